@@ -1,0 +1,33 @@
+# nightshift: two set-up commands on a fresh machine: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install tools bench clean
+
+$(STAMP): pyproject.toml
+	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nightshift needs Python 3.11+: install it, then run make PY=python3.11 ...")'
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# Real parts the suite uses (tmux, git, Slurm, the Claude Code CLI), installed when we can (root).
+tools:
+	@bash .ci/install-tools
+
+demo: $(STAMP)
+	@bash .ci/install-tools tmux git
+	$(BIN)/nightshift demo
+
+test: $(STAMP) tools
+	$(BIN)/python -m pytest
+
+bench: $(STAMP) tools
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache

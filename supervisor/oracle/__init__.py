@@ -1,0 +1,1 @@
+"""The oracle: the workspace's outputs compared against reference outputs, with tolerances."""

@@ -1,0 +1,85 @@
+"""Every path of a run, derived in one place (the run directory is the contract, see DESIGN.md).
+
+A run lives in ``<workspace>/.nightshift/runs/<run-id>/``; the user registry of runs lives under
+``$XDG_STATE_HOME/nightshift/``. Nothing else in nightshift builds these paths by hand.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR_NAME = ".nightshift"
+
+
+def new_run_id() -> str:
+    """A sortable, collision-resistant id: UTC date-time plus 4 random hex digits."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def user_state_dir() -> Path:
+    """The per-user state folder (shared across login nodes through the home directory)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "nightshift"
+
+
+def registry_path() -> Path:
+    """The user registry: one JSON line per run, so `nightshift ls` finds runs from any login node."""
+    return user_state_dir() / "runs.jsonl"
+
+
+def workspace_state_dir(workspace: Path) -> Path:
+    return Path(workspace) / STATE_DIR_NAME
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) readable only by the user: other users share the login node."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run directory."""
+
+    root: Path
+
+    @classmethod
+    def for_run(cls, workspace: Path, run_id: str) -> "RunPaths":
+        return cls(workspace_state_dir(Path(workspace).resolve()) / "runs" / run_id)
+
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    @property
+    def workspace(self) -> Path:
+        return self.root.parent.parent.parent
+
+    config = property(lambda self: self.root / "config.toml")
+    events = property(lambda self: self.root / "events.jsonl")
+    snapshot = property(lambda self: self.root / "snapshot.json")
+    supervisor = property(lambda self: self.root / "supervisor.json")
+    supervisor_log = property(lambda self: self.root / "supervisor.log")
+    lock = property(lambda self: self.root / "supervisor.lock")
+    inbox = property(lambda self: self.root / "inbox")
+    shifts = property(lambda self: self.root / "shifts")
+    stops = property(lambda self: self.root / "stops")
+    references = property(lambda self: self.root / "references")
+    heldout = property(lambda self: self.root / "heldout")
+    agent_home = property(lambda self: self.root / "agent-home")
+
+    def shift_dir(self, shift: int) -> Path:
+        return self.shifts / str(shift)
+
+    def turn_file(self, shift: int, turn: int, name: str) -> Path:
+        """Per-turn files of a shift: ``shifts/<n>/t<turn>.<name>`` (prompt.md, log, exit, ...)."""
+        return self.shift_dir(shift) / f"t{turn}.{name}"
+
+    def create(self) -> "RunPaths":
+        for d in (self.root, self.inbox, self.shifts, self.stops):
+            make_private_dir(d)
+        return self
