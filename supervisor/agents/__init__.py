@@ -1,0 +1,20 @@
+"""Agent adapters: how to start an agent with a prompt, how its stops and claims look, where its cost is."""
+from __future__ import annotations
+
+from supervisor.agents.base import Agent, StopInfo, TurnContext
+
+
+def make_agent(kind: str) -> Agent:
+    if kind == "demo":
+        from supervisor.agents.demo import DemoAgent
+        return DemoAgent()
+    if kind == "command":
+        from supervisor.agents.command import CommandAgent
+        return CommandAgent()
+    if kind == "claude":
+        from supervisor.agents.claude import ClaudeAgent
+        return ClaudeAgent()
+    raise ValueError(f"unknown agent {kind!r}; use claude, command or demo")
+
+
+__all__ = ["Agent", "StopInfo", "TurnContext", "make_agent"]

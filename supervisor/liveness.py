@@ -1,0 +1,63 @@
+"""Is a run's supervisor alive? supervisor.json holds host and pid; its mtime is the heartbeat.
+
+On the same host we check the pid (skipping zombies, which PID 1 may reap late); from another login node
+only the heartbeat can tell, since the file is on the shared filesystem.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+HEARTBEAT_SECONDS = 5.0
+STALE_AFTER = 45.0
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def write_supervisor_info(path: Path, **extra: Any) -> None:
+    info = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(), **extra}
+    tmp = path.with_name(".supervisor.json.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(info, fh)
+    os.replace(tmp, path)
+
+
+def beat(path: Path) -> None:
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        pass
+
+
+def supervisor_status(path: Path) -> dict[str, Any]:
+    """{"alive": bool, "host", "pid", "heartbeat_age", "local": bool} (alive False when never started)."""
+    try:
+        info = json.loads(path.read_text())
+        age = time.time() - path.stat().st_mtime
+    except (FileNotFoundError, ValueError):
+        return {"alive": False, "host": None, "pid": None, "heartbeat_age": None, "local": True}
+    local = info.get("host") == socket.gethostname()
+    if info.get("stopped"):
+        alive = False
+    elif local:
+        alive = pid_alive(int(info.get("pid", 0)))
+    else:
+        alive = age < STALE_AFTER
+    return {**info, "alive": alive, "heartbeat_age": age, "local": local}

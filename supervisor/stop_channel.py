@@ -1,0 +1,86 @@
+"""The Stop-hook channel between a hook-driven agent and its supervisor, through files in ``stops/``.
+
+The hook (``nightshift hook stop``) writes ``<id>.req.json`` by rename and waits for ``<id>.ans.json``; the
+supervisor reads requests, verifies, and answers ``{"decision": "block", "reason": ...}`` or
+``{"decision": "allow"}``. If the supervisor is gone or too slow, the hook lets the agent stop and leaves
+``<id>.released.json`` for the supervisor to record. Only the supervisor writes events. Imports stay light:
+the hook runs at every stop of the agent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def post_request(stops_dir: Path, payload: dict[str, Any]) -> str:
+    """Hook side: record a stop; returns the request id."""
+    req_id = f"{time.time():.6f}-{uuid.uuid4().hex[:8]}"
+    _write_json(stops_dir / f"{req_id}.req.json", {**payload, "id": req_id, "ts": time.time()})
+    return req_id
+
+
+def wait_answer(stops_dir: Path, req_id: str, timeout: float, alive=lambda: True,
+                interval: float = 0.02) -> dict[str, Any] | None:
+    """Hook side: the supervisor's answer, or None when it is gone (``alive()`` false) or the time is up."""
+    answer = stops_dir / f"{req_id}.ans.json"
+    deadline = time.monotonic() + timeout
+    checked = time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            return json.loads(answer.read_text())
+        except (FileNotFoundError, ValueError):
+            pass
+        if time.monotonic() - checked > 1.0:  # liveness is dearer than a stat: once a second
+            checked = time.monotonic()
+            if not alive():
+                return None
+        time.sleep(interval)
+        interval = min(interval * 1.5, 0.1)
+    return None
+
+
+def release(stops_dir: Path, req_id: str, why: str) -> None:
+    """Hook side: say that the agent was let go without an answer."""
+    _write_json(stops_dir / f"{req_id}.released.json", {"id": req_id, "why": why, "ts": time.time()})
+
+
+def pending(stops_dir: Path) -> list[dict[str, Any]]:
+    """Supervisor side: unanswered requests, oldest first."""
+    out = []
+    for path in sorted(stops_dir.glob("*.req.json")):
+        rid = path.name[: -len(".req.json")]
+        if (stops_dir / f"{rid}.ans.json").exists() or (stops_dir / f"{rid}.released.json").exists():
+            continue
+        try:
+            out.append(json.loads(path.read_text()))
+        except (ValueError, FileNotFoundError):
+            continue
+    return out
+
+
+def released(stops_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(stops_dir.glob("*.released.json")):
+        try:
+            out.append(json.loads(path.read_text()))
+        except ValueError:
+            continue
+        path.rename(path.with_name(path.name.replace(".released.json", ".released-seen.json")))
+    return out
+
+
+def answer(stops_dir: Path, req_id: str, decision: str, reason: str = "") -> None:
+    """Supervisor side: ``decision`` is "block" (with the push-back as reason) or "allow"."""
+    _write_json(stops_dir / f"{req_id}.ans.json", {"decision": decision, "reason": reason})
