@@ -4,6 +4,8 @@ Only the model is fake: clients talk real HTTP to it (``POST /v1/messages``, str
 Stdlib only; binds 127.0.0.1 on a free port; stops by itself (daemon threads, shutdown on context exit,
 and an idle timeout so a leaked server dies).
 
+Turns and their builders live in tests/fake_anthropic_turns.py and are re-exported here.
+
 Usage::
 
     from tests.fake_anthropic import FakeAnthropic, text, tools, write, bash, error, usage_limit
@@ -21,8 +23,11 @@ Script: a queue of ``Turn`` objects; each scripted /v1/messages request consumes
 - ``reply(*blocks)``: any blocks in order; a plain str is a text block.
 - ``error(status, type, message, retry_after=None)``: an HTTP error with the Anthropic error JSON body;
   shortcuts ``overloaded()`` (529), ``rate_limited(retry_after)`` (429), ``server_error()`` (500).
-- ``usage_limit(reset_epoch)``: the text "Claude AI usage limit reached|<epoch>" Claude Code shows;
-  ``usage_limit(epoch, as_error=True)`` sends it as a 429 rate_limit_error instead.
+- ``usage_limit(reset_epoch)``: the text "Claude AI usage limit reached|<epoch>" (older Claude Code's form);
+  ``usage_limit(epoch, as_error=True)``: a 429 rate_limit_error with the ``anthropic-ratelimit-unified-*``
+  headers (status rejected, reset epoch) and the same text as its message. Claude Code 2.1.330 with an API
+  key retries it, then ends with is_error, api_error_status 429 and the result
+  "API Error: Request rejected (429) · Claude AI usage limit reached|<epoch>".
 - ``raw(body, status=200)``: an arbitrary body (e.g. not JSON).
 
 Every builder takes ``input_tokens``/``output_tokens`` (usage reported; estimated from sizes when omitted),
@@ -47,126 +52,22 @@ Standalone: ``python -m tests.fake_anthropic --script turns.json --port-file PAT
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.fake_anthropic_turns import (USAGE_LIMIT_TEXT, Turn, _ids, bash, error, message_text, overloaded,
+                                        raw, rate_limited, reply, server_error, text, tool, tools, usage_limit,
+                                        write)
+
+__all__ = ["FakeAnthropic", "Recorded", "Turn", "USAGE_LIMIT_TEXT", "bash", "error", "message_text", "overloaded",
+           "raw", "rate_limited", "reply", "server_error", "text", "tool", "tools", "usage_limit", "write"]
+
 SECRET_HEADERS = {"x-api-key", "authorization", "cookie", "proxy-authorization"}
-USAGE_LIMIT_TEXT = "Claude AI usage limit reached|{epoch}"
-_ids = itertools.count(1)
-
-
-@dataclass
-class Turn:
-    """One scripted answer: content blocks, or an HTTP error, or a raw body."""
-
-    blocks: list[dict] = field(default_factory=list)
-    stop_reason: str | None = None
-    status: int = 200
-    error_type: str | None = None
-    error_message: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    raw_body: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    delay: float = 0.0
-    match: str | None = None
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Turn":
-        """A turn from its JSON form (see the module docstring)."""
-        opts = {k: d[k] for k in ("input_tokens", "output_tokens", "delay", "match") if k in d}
-        if "error" in d:
-            return error(int(d["error"]), d.get("type"), d.get("message"), d.get("retry_after"), **opts)
-        if "usage_limit" in d:
-            return usage_limit(int(d["usage_limit"]), as_error=bool(d.get("as_error")), **opts)
-        if "raw" in d:
-            return raw(d["raw"], int(d.get("status", 200)), **opts)
-        if "tools" in d:
-            calls = [tool(c["name"], c.get("input", {})) for c in d["tools"]]
-            return tools(*calls, text=d.get("text"), **opts)
-        return text(str(d.get("text", "")), **opts)
-
-
-def tool(name: str, input: dict) -> dict:
-    return {"type": "tool_use", "id": f"toolu_fake_{next(_ids):06d}", "name": name, "input": input}
-
-
-def write(file_path: str, content: str) -> dict:
-    return tool("Write", {"file_path": file_path, "content": content})
-
-
-def bash(command: str, description: str = "run a command") -> dict:
-    return tool("Bash", {"command": command, "description": description})
-
-
-def reply(*blocks: dict | str, **opts: Any) -> Turn:
-    made = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
-    has_tool = any(b["type"] == "tool_use" for b in made)
-    opts.setdefault("stop_reason", "tool_use" if has_tool else "end_turn")
-    return Turn(blocks=made, **opts)
-
-
-def text(s: str, **opts: Any) -> Turn:
-    return reply(s, **opts)
-
-
-def tools(*calls: dict, text: str | None = None, **opts: Any) -> Turn:
-    return reply(*calls, *([text] if text else []), **opts)
-
-
-def error(status: int, type: str | None = None, message: str | None = None,
-          retry_after: float | None = None, **opts: Any) -> Turn:
-    default_type = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                    404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
-    etype = type or default_type.get(status, "api_error")
-    headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
-    return Turn(status=status, error_type=etype, error_message=message or f"fake {etype}",
-                headers=headers, **opts)
-
-
-def overloaded(**opts: Any) -> Turn:
-    return error(529, "overloaded_error", "Overloaded", **opts)
-
-
-def rate_limited(retry_after: float = 1, **opts: Any) -> Turn:
-    return error(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit",
-                 retry_after=retry_after, **opts)
-
-
-def server_error(**opts: Any) -> Turn:
-    return error(500, "api_error", "Internal server error", **opts)
-
-
-def usage_limit(reset_epoch: int, as_error: bool = False, **opts: Any) -> Turn:
-    message = USAGE_LIMIT_TEXT.format(epoch=int(reset_epoch))
-    if as_error:
-        return error(429, "rate_limit_error", message, **opts)
-    return text(message, **opts)
-
-
-def raw(body: str, status: int = 200, **opts: Any) -> Turn:
-    return Turn(raw_body=body, status=status, **opts)
-
-
-def message_text(message: dict) -> str:
-    """All text of one message: a string content, text blocks, and tool_result contents."""
-    content = message.get("content", "")
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content:
-        if block.get("type") == "text":
-            parts.append(block.get("text", ""))
-        elif block.get("type") == "tool_result":
-            inner = block.get("content", "")
-            parts.append(inner if isinstance(inner, str) else message_text({"content": inner}))
-    return "\n".join(parts)
 
 
 @dataclass

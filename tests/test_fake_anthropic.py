@@ -159,7 +159,8 @@ def test_usage_limit_text_and_error(fake_anthropic):
     assert ask(c).content[0].text == "Claude AI usage limit reached|1900000000"
     with pytest.raises(anthropic.RateLimitError) as info:
         ask(c)
-    assert "usage limit reached|1900000000" in info.value.body["error"]["message"]
+    assert info.value.response.headers["anthropic-ratelimit-unified-reset"] == "1900000000"
+    assert info.value.response.headers["anthropic-ratelimit-unified-status"] == "rejected"
 
 
 def test_match_waits_for_the_right_request(fake_anthropic):
