@@ -60,7 +60,14 @@ def rubric_for(cfg: JudgeConfig, inputs: JudgeInputs) -> list[str]:
 
 
 def run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeOutcome:
-    """Grade ``inputs`` against the rubric; ``spent_usd`` is what this run's judge already spent."""
+    """Grade ``inputs`` against the rubric; ``spent_usd`` is what this run's judge already spent. Never raises."""
+    try:
+        return _run_judge(cfg, inputs, spent_usd)
+    except Exception as exc:  # noqa: BLE001 - a judge bug must never crash the supervisor or count as a pass
+        return JudgeOutcome(False, False, error=f"the judge failed: {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeOutcome:
     price = price_for(cfg.model, cfg.price_usd_per_mtok)
     notes = [price.note] if price.note else []
     rubric = rubric_for(cfg, inputs)
@@ -87,11 +94,14 @@ def run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeO
                 messages=[{"role": "user", "content": user}])
         except anthropic.APIError as exc:
             return _unavailable(_api_error(exc, cfg), cost, notes)
-        cost += usage_cost(price, response.usage)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+            retry_reason = f"unreadable response: {type(exc).__name__}: {_one_line(exc)}"
+            continue
+        cost += usage_cost(price, getattr(response, "usage", None) or {})
         try:
-            findings = parse_verdict(response.content, rubric)
+            findings = parse_verdict(getattr(response, "content", None) or [], rubric)
         except MalformedVerdict as exc:
-            retry_reason = f"{exc}; stop_reason {response.stop_reason}"
+            retry_reason = f"{exc}; stop_reason {getattr(response, 'stop_reason', None)}"
             continue
         passed = all(f["verdict"] == "PASS" for f in findings)
         return JudgeOutcome(True, passed, findings, cost, None, pushback_lines(findings), notes)

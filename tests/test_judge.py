@@ -9,7 +9,7 @@ import pytest
 from supervisor.judge import JudgeInputs, JudgeOutcome, combine, run_judge
 from supervisor.judge_config import JudgeConfig
 from supervisor.judge_prompt import INTEGRITY_CRITERIA
-from tests.fake_anthropic import FakeAnthropic, error, overloaded, text, tool, tools
+from tests.fake_anthropic import FakeAnthropic, error, overloaded, raw, text, tool, tools
 
 RUBRIC = ["The oracle passes: every comparison is within its tolerance.", "The test command passes."]
 N = len(RUBRIC) + len(INTEGRITY_CRITERIA)
@@ -89,6 +89,17 @@ def test_malformed_twice_is_unavailable_never_a_pass(fake, bad):
     assert "malformed twice" in out.error and "\n" not in out.error
     assert combine(False, out) is False and combine(True, out) is True
     assert len(fake.message_requests()) == 2
+
+
+def test_unreadable_bodies_are_malformed_not_a_crash(fake):
+    fake.push(raw("not json"), raw("{}"))
+    out = run_judge(cfg(), inputs(), 0.0)
+    assert not out.available and "malformed twice" in out.error
+
+
+def test_unreadable_body_then_a_good_answer(fake):
+    fake.push(raw("not json"), verdict())
+    assert run_judge(cfg(), inputs(), 0.0).passed
 
 
 def test_529_then_success_through_sdk_retries(fake):
