@@ -70,6 +70,13 @@ def test_streaming_tool_use_then_text(fake_anthropic):
     assert msg.usage.output_tokens == 42
 
 
+def test_tool_use_non_streaming(fake_anthropic):
+    fake_anthropic.push(tools(bash("make -j4")))
+    msg = ask(client(fake_anthropic))
+    assert msg.stop_reason == "tool_use" and msg.content[0].input["command"] == "make -j4"
+    assert msg.content[0].id.startswith("toolu_")
+
+
 def test_requests_are_recorded_without_secrets(fake_anthropic):
     fake_anthropic.push(text("a"))
     c = client(fake_anthropic)

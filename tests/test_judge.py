@@ -196,3 +196,10 @@ def test_combine_only_adds_failures():
     gone = JudgeOutcome(False, False, error="x")
     assert [combine(d, o) for d in (True, False) for o in (ok, bad, gone, None)] == \
         [True, False, True, True, False, False, False, False]
+
+
+def test_oversized_material_is_cut_and_says_so(fake):
+    fake.push(verdict())
+    run_judge(cfg(), inputs(test_summary="F" * 100_000), 0.0)
+    sent = fake.message_requests()[0].last_user_text()
+    assert "chars cut here to stay under 20000" in sent and len(sent) < 40_000
