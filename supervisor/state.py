@@ -4,12 +4,12 @@ The fold is the one interpretation of the event log shared by the supervisor (to
 (`status`) and the TUI. Event types, with the ``data`` fields the fold reads:
 
 run.created      run_id workspace goal agent backend host
-shift.started    (shift=n) mode prompt_file
+shift.started    (shift=n) token base prompt_file
 agent.started    (shift) turn target            agent.adopted (shift) turn target
 agent.waiting    (shift) until reason           agent.stopped (shift) turn reason exit_code claim cost_usd
 verify.started   (shift) turn                   verify.finished (shift) turn passed claimed summary checks metrics
-commit.created   (shift) turn sha message       commit.skipped (shift) turn reason
-pushback.sent    (shift) turn mode summary      shift.ended (shift) reason
+commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
+pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
 run.paused       reason                         run.resumed by
 command.accepted id verb                        command.rejected id verb reason
@@ -35,7 +35,8 @@ def empty_state() -> dict[str, Any]:
         "cost_usd": 0.0, "pushbacks_in_shift": 0, "stale_stops": 0, "best_metric": None,
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
-        "nudges": [],
+        "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
+        "judge_cost_usd": 0.0,
     }
 
 
@@ -59,8 +60,10 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         for key in ("run_id", "workspace", "goal", "agent", "backend", "host"):
             state[key] = data.get(key)
         state["created"] = ts
+        state["accepted_base"] = data.get("base")
     elif kind == "shift.started":
-        state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working")
+        state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working",
+                     token=data.get("token"), shift_base=data.get("base"), launch_turn=1, target=None)
         _shift_row(state, shift)["started"] = ts
     elif kind in ("agent.started", "agent.adopted"):
         state.update(turn=data.get("turn", state["turn"]), target=data.get("target"), phase="agent",
@@ -82,6 +85,7 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         if data.get("judge"):
             _shift_row(state, shift)["judge"] = data["judge"]
         state["cost_usd"] += float(data.get("judge_cost_usd") or 0.0)
+        state["judge_cost_usd"] += float(data.get("judge_cost_usd") or 0.0)
         metric = data.get("metric")
         state["metrics"].append({"shift": shift, "turn": data.get("turn"), "metric": metric,
                                  "values": data.get("metrics") or {}})
@@ -91,9 +95,17 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         state["phase"] = "committed"
         if kind == "commit.created":
             _shift_row(state, shift)["commits"].append(data.get("sha"))
+        if data.get("passed") and data.get("head"):
+            state["accepted_base"] = data["head"]
         state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0
     elif kind == "pushback.sent":
-        state.update(last_pushback=data, phase="decided", status="pushed_back", nudges=[])
+        # Delivered into the live session (hook answer, typed) the agent goes on; otherwise a new process.
+        live = data.get("delivery") in ("hook", "typed")
+        state.update(last_pushback=data, status="pushed_back", nudges=[], phase="agent" if live else "launching")
+        if live:
+            state["turn"] = data.get("turn", state["turn"])
+        else:
+            state["launch_turn"] = data.get("turn", state["turn"] + 1)
         if data.get("mode") == "session":
             state["pushbacks_in_shift"] += 1
     elif kind == "shift.ended":

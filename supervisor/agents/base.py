@@ -72,6 +72,15 @@ class Agent:
         """What the turn's own records say about how it ended (cost, session, errors)."""
         return StopInfo(reason="exit", exit_code=exit_code)
 
+    def read_hook_stop(self, ctx: TurnContext, request: dict[str, Any]) -> StopInfo:
+        """A stop reported by the Stop hook (hook-driven agents)."""
+        return StopInfo(reason="hook", last_message=str(request.get("last_assistant_message", ""))[:2000],
+                        session_id=request.get("session_id"))
+
+    def is_idle(self, screen: str) -> bool:
+        """Does an interactive agent's screen show it waiting for input?"""
+        return False
+
     def check_screen(self, screen: str) -> str | None:
         """A one-line problem seen on an interactive agent's screen (e.g. a first-run dialog), or None."""
         return None

@@ -1,0 +1,126 @@
+"""The tmux backend: each turn in a window of the run's own tmux server (a private per-run socket).
+
+A per-run server (``tmux -L ns-<run id>``) is started by the `nightshift run` that created it, so the agent
+inherits that shell's environment (credentials included) without anything being written down, and the
+supervisor runs in the same server, detached from the SSH connection. Panes stay after their process ends
+(remain-on-exit) so the last screen can still be read.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any
+
+import libtmux
+from libtmux.exc import LibTmuxException
+
+from supervisor.backends.base import LaunchSpec, write_wrapper
+
+AGENT_SESSION = "agent"
+
+
+class TmuxMissing(Exception):
+    pass
+
+
+def socket_for(run_id: str) -> str:
+    return f"ns-{run_id}"
+
+
+def require_tmux() -> str:
+    path = shutil.which("tmux")
+    if not path:
+        raise TmuxMissing("tmux not found; install it (apt-get install tmux) or use --backend local")
+    return path
+
+
+class TmuxBackend:
+    kind = "tmux"
+
+    def __init__(self, socket_name: str | None, run_id: str):
+        require_tmux()
+        self.socket_name = socket_name or socket_for(run_id)
+        self.server = libtmux.Server(socket_name=self.socket_name)
+
+    def _session(self, spec: LaunchSpec):
+        try:
+            found = self.server.sessions.filter(session_name=AGENT_SESSION)
+        except LibTmuxException:
+            found = []
+        return found[0] if found else None
+
+    def _window(self, name: str):
+        session = self._session(None)  # type: ignore[arg-type]
+        if session is None:
+            return None
+        matches = [w for w in session.windows if w.window_name == name]
+        return matches[0] if matches else None
+
+    def launch(self, spec: LaunchSpec) -> dict[str, Any]:
+        wrapper = write_wrapper(spec)
+        session = self._session(spec)
+        command = f"bash {wrapper}"
+        if session is None:
+            session = self.server.new_session(session_name=AGENT_SESSION, window_name=spec.name,
+                                              window_command=command, start_directory=str(spec.cwd), x=200, y=50)
+            window = session.windows[0]
+        else:
+            window = session.new_window(window_name=spec.name, window_shell=command,
+                                        start_directory=str(spec.cwd), attach=False)
+        window.set_option("remain-on-exit", "on")
+        pane = window.panes[0]
+        if spec.log_file:
+            pane.cmd("pipe-pane", "-o", f"cat >> '{spec.log_file}'")
+        return self._target(window.window_name, pane.pane_id)
+
+    def _target(self, window: str, pane_id: str) -> dict[str, Any]:
+        return {"backend": "tmux", "socket": self.socket_name, "session": AGENT_SESSION, "window": window,
+                "pane": pane_id}
+
+    def find(self, spec: LaunchSpec) -> dict[str, Any] | None:
+        window = self._window(spec.name)
+        if window is None:
+            return None
+        pane = window.panes[0]
+        if pane.pane_dead == "1":
+            return None
+        return self._target(window.window_name, pane.pane_id)
+
+    def _pane(self, target: dict[str, Any]):
+        try:
+            return self.server.panes.get(pane_id=target["pane"], default=None)
+        except (LibTmuxException, KeyError):
+            return None
+
+    def is_alive(self, target: dict[str, Any]) -> bool:
+        pane = self._pane(target)
+        return pane is not None and pane.pane_dead != "1"
+
+    def terminate(self, target: dict[str, Any]) -> None:
+        subprocess.run(["tmux", "-L", self.socket_name, "kill-window", "-t", f"{target['pane']}"],
+                       capture_output=True, check=False)
+
+    def send_text(self, target: dict[str, Any], text: str) -> bool:
+        pane = self._pane(target)
+        if pane is None:
+            return False
+        # Bracketed paste keeps a multi-line message as one user message (see notes/claude-code-offline.md).
+        subprocess.run(["tmux", "-L", self.socket_name, "load-buffer", "-b", "nightshift", "-"], input=text.encode(),
+                       check=False, capture_output=True)
+        subprocess.run(["tmux", "-L", self.socket_name, "paste-buffer", "-p", "-d", "-b", "nightshift", "-t",
+                        target["pane"]], check=False, capture_output=True)
+        pane.send_keys("", enter=True)
+        return True
+
+    def capture(self, target: dict[str, Any], lines: int = 60) -> str:
+        pane = self._pane(target)
+        if pane is None:
+            return ""
+        return "\n".join((pane.capture_pane() or [])[-lines:])
+
+    def attach_command(self, target: dict[str, Any]) -> list[str] | None:
+        return ["tmux", "-L", target.get("socket", self.socket_name), "attach", "-t",
+                f"{target['session']}:{target['window']}"]
+
+    def kill_server(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket_name, "kill-server"], capture_output=True, check=False)

@@ -1,0 +1,150 @@
+"""The deterministic checks of a verdict: the test command (per-test results from JUnit XML, with a ratchet
+on tests that passed before), verification commands, the plan's checkboxes, and the lab notes.
+
+Each check returns a ``Check``: its name, pass/fail, a one-line summary and the measured lines the push-back
+quotes.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    summary: str
+    lines: list[str] = field(default_factory=list)  # what the push-back quotes
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "summary": self.summary, "lines": self.lines}
+
+
+def run_shell(command: str, cwd: Path, timeout: float, log: Path) -> tuple[int | None, str]:
+    """Run ``command`` in its own process group; returns (exit status or None on timeout, output)."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            status: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = None
+    return status, log.read_text(errors="replace")
+
+
+def _tail(text: str, n: int = 8) -> list[str]:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-n:]
+
+
+def parse_junit(path: Path) -> dict[str, dict[str, str]]:
+    """{test id: {"outcome": passed|failed|error|skipped, "message": first lines}} from a JUnit XML file."""
+    results: dict[str, dict[str, str]] = {}
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, FileNotFoundError):
+        return results
+    for case in root.iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}".strip(":")
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            node = case.find(tag)
+            if node is not None:
+                outcome = "failed" if tag == "failure" else tag
+                # pytest puts the assertion's own message first: the measured part a push-back quotes
+                message = (node.get("message") or "").strip() or "\n".join(_tail(node.text or "", 4))
+                break
+        results[test_id] = {"outcome": outcome, "message": message[:400]}
+    return results
+
+
+def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool,
+                passed_before: set[str]) -> Check:
+    junit_file = out_dir / "junit.xml"
+    if junit and re.search(r"\bpytest\b", command):
+        command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
+    status, output = run_shell(command, cwd, timeout, out_dir / "tests.log")
+    if status is None:
+        return Check("tests", False, f"tests: timed out after {timeout:.0f}s", _tail(output))
+    results = parse_junit(junit_file) if junit_file.exists() else {}
+    passed_now = {t for t, r in results.items() if r["outcome"] == "passed"}
+    failing = {t: r for t, r in results.items() if r["outcome"] in ("failed", "error")}
+    regressed = sorted(passed_before - passed_now)
+    lines: list[str] = []
+    for test_id, result in list(failing.items())[:8]:
+        lines.append(f"FAIL {test_id}: {result['message'].splitlines()[0] if result['message'] else ''}".rstrip(": "))
+    for test_id in regressed[:8]:
+        lines.append(f"REGRESSION {test_id}: passed in an earlier shift, now "
+                     f"{results[test_id]['outcome'] if test_id in results else 'missing'}")
+    if not results and status != 0:
+        lines = _tail(output)
+    passed = status == 0 and not regressed
+    if results:
+        summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
+    else:
+        summary = f"tests: exit status {status}"
+    return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now)})
+
+
+def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path) -> Check:
+    failed: list[str] = []
+    for i, command in enumerate(commands):
+        status, output = run_shell(command, cwd, timeout, out_dir / f"command-{i}.log")
+        if status != 0:
+            why = "timed out" if status is None else f"exit status {status}"
+            failed.append(f"`{command}` {why}: " + " | ".join(_tail(output, 3)))
+    summary = f"commands: {len(commands) - len(failed)}/{len(commands)} pass"
+    return Check("commands", not failed, summary, failed)
+
+
+def plan_section(text: str) -> str:
+    """The "## Plan" section of CLAUDE.md (the whole text when there is no such heading)."""
+    match = re.search(r"^##\s+Plan\b.*?$(.*?)(?=^##\s|\Z)", text, flags=re.M | re.S)
+    return match.group(1) if match else text
+
+
+def plan_items(text: str) -> dict[str, bool]:
+    """{item text: checked} for every checkbox line of the plan section."""
+    items: dict[str, bool] = {}
+    for line in plan_section(text).splitlines():
+        match = CHECKBOX.match(line)
+        if match:
+            items[match.group(2)] = match.group(1).lower() == "x"
+    return items
+
+
+def check_plan(plan_file: Path, known: dict[str, bool], claimed_done: bool, require_all: bool) -> Check:
+    """Open items, and items that vanished without being checked (reported, never silently accepted)."""
+    try:
+        items = plan_items(plan_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Check("plan", False, f"plan: {plan_file.name} is missing", [f"{plan_file.name} was deleted"])
+    vanished = [text for text, checked in known.items() if not checked and text not in items]
+    open_items = [text for text, checked in items.items() if not checked]
+    lines = [f"VANISHED (never checked): {text}" for text in vanished[:8]]
+    if claimed_done and require_all:
+        lines += [f"OPEN: {text}" for text in open_items[:8]]
+    passed = not vanished and not (claimed_done and require_all and open_items)
+    done = sum(items.values())
+    summary = f"plan: {done}/{len(items)} checked" + (f", {len(vanished)} vanished unchecked" if vanished else "")
+    return Check("plan", passed, summary, lines, {"items": items, "open": open_items})
+
+
+def check_changelog(changed: bool, required: bool) -> Check:
+    if changed:
+        return Check("changelog", True, "changelog: updated this shift")
+    return Check("changelog", not required, "changelog: no entry this shift",
+                 ["CHANGELOG.md has no new entry this shift: add a dated entry (what you did, what it measured)"])

@@ -1,0 +1,50 @@
+"""A run's events told as a story, one line each (`nightshift log`, `nightshift demo`)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    kind, d, n = event["type"], event.get("data") or {}, event.get("shift")
+    at = f"shift {n}: " if n else ""
+    if kind == "run.created":
+        return f"run {d.get('run_id')} created: {d.get('goal') or '(no goal)'} [{d.get('agent')} agent, {d.get('backend')}]"
+    if kind == "shift.started":
+        return f"{at}started"
+    if kind == "agent.started":
+        return f"{at}agent turn {d.get('turn')} launched"
+    if kind == "agent.adopted":
+        return f"{at}agent turn {d.get('turn')} adopted after a supervisor restart"
+    if kind == "agent.stopped":
+        claim = d.get("claim")
+        said = f"; claims {claim['status']}: {claim['summary']}" if claim else "; no claim"
+        cost = f" (${d['cost_usd']:.4f})" if d.get("cost_usd") else ""
+        return f"{at}agent stopped ({d.get('reason')}){said}{cost}"
+    if kind == "agent.waiting":
+        return f"{at}API limit, waiting: {d.get('reason')}"
+    if kind == "verify.finished":
+        lines = [f"{at}verdict {d.get('summary')}"]
+        for check in d.get("checks", []):
+            if not check.get("passed"):
+                lines += [f"    {line}" for line in check.get("lines", [])[:4]]
+        return "\n".join(lines)
+    if kind == "commit.created":
+        return f"{at}committed {str(d.get('sha'))[:10]}"
+    if kind == "pushback.sent":
+        how = "in the same session" if d.get("mode") == "session" else d.get("mode")
+        return f"{at}pushed back {how} (turn {d.get('turn')})"
+    if kind == "shift.ended":
+        return f"{at}ended ({d.get('reason')})"
+    if kind in ("budget.exceeded", "breaker.tripped"):
+        return f"{at}{kind}: {d}"
+    if kind == "run.paused":
+        return f"run paused: {d.get('reason')}"
+    if kind == "run.resumed":
+        return "run resumed"
+    if kind in ("command.accepted", "command.rejected"):
+        return f"command {d.get('verb')} {kind.split('.')[1]}" + (f": {d['reason']}" if d.get("reason") else "")
+    if kind == "run.finished":
+        return f"run finished: {str(d.get('outcome')).upper()} ({d.get('reason')})"
+    if kind == "slurm.job_changed":
+        return f"{at}job {d.get('job_id')} {d.get('state')} {d.get('reason') or ''}".rstrip()
+    return None
