@@ -76,6 +76,7 @@ class Supervisor(RunRuntime):
         if self.config.oracle is not None and self.config.oracle.compare:
             from supervisor.oracle import protect_references
             protect_references(self.config.oracle, self.run_paths.workspace, self.run_paths.references)
+        self.remember_plan(self.plan_known())  # the plan as it stood when the run began
         self.start_shift()
 
     def start_shift(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import threading
+import signal
 import time
 from datetime import datetime
 from typing import Any
@@ -20,6 +20,9 @@ from supervisor.paths import RunPaths
 from supervisor.resources import render
 from supervisor.state import apply, load_state, write_snapshot
 from supervisor.watch import Waker
+
+# Tests set this to an event type to kill -9 the supervisor right after recording it.
+_CRASH_AFTER = os.environ.get("NIGHTSHIFT_TEST_CRASH_AFTER", "")
 
 
 class AlreadySupervised(Exception):
@@ -77,6 +80,8 @@ class RunRuntime:
         event = self.log.append(type_, shift, **data)
         apply(self.state, event)
         write_snapshot(self.run_paths.snapshot, self.state, os.lseek(self.log._fd, 0, os.SEEK_END))
+        if _CRASH_AFTER and _CRASH_AFTER == type_:
+            os.kill(os.getpid(), signal.SIGKILL)  # test hook: a real kill -9 at a precise point of the loop
         return event
 
     def sleep(self) -> None:
@@ -244,13 +249,17 @@ class RunRuntime:
         return known
 
     def remember_verdict(self, verdict: Any) -> None:
-        passed = self.passed_tests() | set(verdict.passed_tests)
-        known = {**self.plan_known(), **verdict.plan}
-        for name, value in (("tests-passed.json", sorted(passed)), ("plan-known.json", known)):
-            path = self.run_paths.root / name
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text(json.dumps(value))
-            os.replace(tmp, path)
+        self._write_record("tests-passed.json", sorted(self.passed_tests() | set(verdict.passed_tests)))
+        self.remember_plan({**self.plan_known(), **verdict.plan})
+
+    def remember_plan(self, known: dict[str, bool]) -> None:
+        self._write_record("plan-known.json", known)
+
+    def _write_record(self, name: str, value: Any) -> None:
+        path = self.run_paths.root / name
+        tmp = path.with_name(f".{name}.tmp")
+        tmp.write_text(json.dumps(value))
+        os.replace(tmp, path)
 
     def judge_spent(self) -> float:
         return float(self.state.get("judge_cost_usd") or 0.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from supervisor.resources import render
 
 def launch_spec(ctx: TurnContext, command: str, env: dict[str, str]) -> LaunchSpec:
     run = ctx.run
+    # The agent calls `nightshift claim`: put this installation's bin folder first on its PATH.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")])
     base_env = {"NIGHTSHIFT_RUN_DIR": str(run.root), "NIGHTSHIFT_SHIFT": str(ctx.shift),
-                "NIGHTSHIFT_TURN": str(ctx.turn), "NIGHTSHIFT_TOKEN": ctx.token}
+                "NIGHTSHIFT_TURN": str(ctx.turn), "NIGHTSHIFT_TOKEN": ctx.token, "PATH": path}
     return LaunchSpec(run_id=run.run_id, shift=ctx.shift, turn=ctx.turn, command=command, cwd=run.workspace,
                       env={**base_env, **env}, wrapper=ctx.file("sh"), log_file=ctx.file("log"),
                       started_file=ctx.file("started"), exit_file=ctx.file("exit"))

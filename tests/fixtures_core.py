@@ -1,0 +1,146 @@
+"""Fixtures for the core loop: real git workspaces, a scripted command agent, supervisors in subprocesses,
+and cleanup of every per-run tmux server by its private socket.
+
+The scripted agent (``agent.py`` in the workspace) reads ``agent_script.json``: for each ``s<shift>t<turn>``
+(or ``default``) a list of actions: ``["write", path, text]``, ``["append", path, text]``, ``["sleep", s]``,
+``["claim", status, summary]``, ``["exit", code]``. It is not a model; it only does what the test says.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from supervisor.init import InitOptions, init_workspace
+
+AGENT = r'''
+import json, os, subprocess, sys, time
+from pathlib import Path
+key = f"s{os.environ['NIGHTSHIFT_SHIFT']}t{os.environ['NIGHTSHIFT_TURN']}"
+script = json.loads(Path("agent_script.json").read_text())
+print(f"scripted agent {key}", flush=True)
+for action in script.get(key, script.get("default", [])):
+    kind, args = action[0], action[1:]
+    if kind == "write":
+        Path(args[0]).parent.mkdir(parents=True, exist_ok=True); Path(args[0]).write_text(args[1])
+    elif kind == "append":
+        with open(args[0], "a") as fh: fh.write(args[1])
+    elif kind == "sleep":
+        time.sleep(float(args[0]))
+    elif kind == "claim":
+        subprocess.run([sys.executable, "-m", "supervisor.cli", "claim", args[0], "--summary", args[1]], check=True)
+    elif kind == "exit":
+        sys.exit(int(args[0]))
+'''
+
+CONFIG = """
+goal = "make check.txt say ok"
+
+[agent]
+kind = "command"
+command = "{python} agent.py"
+max_pushbacks_per_shift = {pushbacks}
+
+[backend]
+kind = "{backend}"
+
+[limits]
+max_shifts = {max_shifts}
+breaker_stops = {breaker}
+
+[verify]
+test_command = "{test_command}"
+require_changelog = {require_changelog}
+require_plan = false
+{extra}
+"""
+
+
+def require_tool(name: str) -> None:
+    """A missing real part fails in CI and skips loudly elsewhere."""
+    if shutil.which(name):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{name} is required in CI but not installed (make test installs it)")
+    pytest.skip(f"{name} not installed: this test needs the real {name}")
+
+
+class Workspace:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def configure(self, script: dict, backend: str = "tmux", test_command: str = "test \"$(cat check.txt)\" = ok",
+                  pushbacks: int = 3, max_shifts: int = 5, breaker: int = 4, require_changelog: bool = False,
+                  extra: str = "") -> "Workspace":
+        if backend == "tmux":
+            require_tool("tmux")
+        (self.path / "agent_script.json").write_text(json.dumps(script))
+        (self.path / "nightshift.toml").write_text(CONFIG.format(
+            python=sys.executable, backend=backend, test_command=test_command.replace('"', '\\"'),
+            pushbacks=pushbacks, max_shifts=max_shifts, breaker=breaker,
+            require_changelog=str(require_changelog).lower(), extra=extra))
+        subprocess.run(["git", "add", "-A"], cwd=self.path, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup"], cwd=self.path,
+                       check=True)
+        return self
+
+    def create_run(self):
+        from supervisor.launcher import create_run, resolve_config
+        return create_run(self.path, resolve_config(self.path))
+
+    def events(self, run) -> list[dict]:
+        from supervisor.events import read_events
+        return read_events(run.events).events
+
+    def types(self, run) -> list[str]:
+        return [e["type"] for e in self.events(run)]
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    require_tool("git")
+    path = tmp_path / "ws"
+    path.mkdir()
+    init_workspace(path, InitOptions(goal="make check.txt say ok", agent="command"))
+    (path / "agent.py").write_text(AGENT)
+    yield Workspace(path)
+    for run_dir in (path / ".nightshift" / "runs").glob("*"):
+        subprocess.run(["tmux", "-L", f"ns-{run_dir.name}", "kill-server"], capture_output=True)
+        kill_supervisor(run_dir)
+
+
+def kill_supervisor(run_dir: Path) -> None:
+    try:
+        pid = json.loads((run_dir / "supervisor.json").read_text())["pid"]
+        if pid != os.getpid():
+            os.kill(pid, 9)
+    except (FileNotFoundError, ValueError, KeyError, ProcessLookupError, PermissionError):
+        pass
+
+
+def supervise(run, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The supervisor in a subprocess (as `nightshift run` starts it), waited for."""
+    return subprocess.run([sys.executable, "-m", "supervisor.cli", "supervise", str(run.root)], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=run.workspace)
+
+
+def nightshift(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 60,
+               input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "supervisor.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})}, input=input)
+
+
+def wait_for(predicate, timeout: float = 30, interval: float = 0.1, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
