@@ -79,7 +79,7 @@ def _report_ack(run, cmd_id: str, offset: int, verb: str) -> int:
     from supervisor.control import wait_ack
     from supervisor.liveness import supervisor_status
 
-    event = wait_ack(run, cmd_id, offset, timeout=10.0)
+    event = wait_ack(run, cmd_id, offset, timeout=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
     if event is None:
         alive = supervisor_status(run.supervisor)["alive"]
         hint = "the supervisor is busy; it will act on it at its next step" if alive else \

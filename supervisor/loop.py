@@ -36,6 +36,11 @@ class Supervisor(RunRuntime):
     def run(self) -> int:
         self.open()
         try:
+            if self.state["phase"] == "agent" and self.state["target"]:
+                # A restart found the agent's turn under way: adopt it, never launch it a second time.
+                target = self.state["target"]
+                self.emit("agent.adopted", self.state["shift"], turn=self.state["turn"], target=target,
+                          alive=self.backend.is_alive(target))
             while self.state["phase"] != "finished":
                 self.step()
             return 0 if self.state["outcome"] == "done" else 1

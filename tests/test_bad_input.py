@@ -1,0 +1,115 @@
+"""Bad input gets one line naming the thing and the fix, a non-zero exit, no traceback, nothing lost."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supervisor.config import ConfigError, parse_config
+from supervisor.events import EventLog, EventLogError, read_events
+from tests.fixtures_core import nightshift, supervise, wait_for, workspace  # noqa: F401
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def test_malformed_and_unknown_keys_name_the_line_and_key(workspace):
+    toml = workspace.path / "nightshift.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace("max_shifts = 20", "max_shifts = \"lots\""))
+    line = text.splitlines().index("max_shifts = 20") + 1
+    one_line_error(nightshift("run", str(workspace.path)), f"nightshift.toml line {line}", "limits.max_shifts")
+    toml.write_text(text.replace("[limits]", "[limits]\nmax_shfts = 3"))
+    one_line_error(nightshift("run", str(workspace.path)), "unknown key limits.max_shfts", "spelling")
+    toml.write_text(text + "\n[oops\n")
+    one_line_error(nightshift("run", str(workspace.path)), "not valid TOML")
+    assert not (workspace.path / ".nightshift" / "runs").exists()  # nothing half-created
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('[[oracle.compare]]\nname = "a"\ncandidate = "c"\nreference = "r"\nrtol = "tight"\n',
+     "line 5: oracle.compare[0].rtol"),
+    ('[verify]\ntimeout = "3 weeks"\n', "line 2: verify.timeout"),
+    ('[agent]\nkind = "gpt"\n', "line 2: agent.kind"),
+])
+def test_config_errors_point_at_the_key(text, needle):
+    with pytest.raises(ConfigError) as err:
+        parse_config(text)
+    assert needle in str(err.value)
+
+
+def test_missing_workspace_unknown_run_and_outside_a_shift():
+    one_line_error(nightshift("run", "/nonexistent/ws"), "/nonexistent/ws", "does not exist")
+    one_line_error(nightshift("status", "nosuchrun"), "run nosuchrun not found", "nightshift ls")
+    one_line_error(nightshift("claim", "done", "--summary", "x",
+                              env={"NIGHTSHIFT_RUN_DIR": "", "NIGHTSHIFT_TOKEN": ""}), "inside a nightshift shift")
+
+
+def test_tmux_missing_is_named_with_the_fix(workspace, tmp_path):
+    workspace.configure({"default": []})
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("git", "bash"):
+        (bindir / tool).symlink_to(shutil.which(tool))
+    proc = nightshift("run", str(workspace.path), env={"PATH": str(bindir)})
+    one_line_error(proc, "tmux not found", "apt-get install tmux")
+
+
+def test_a_second_supervisor_on_the_same_run_is_refused(workspace):
+    ws = workspace.configure({"default": [["sleep", "30"]]})
+    run = ws.create_run()
+    first = subprocess.Popen([sys.executable, "-m", "supervisor.cli", "supervise", str(run.root)], cwd=ws.path)
+    try:
+        wait_for(lambda: "agent.started" in ws.types(run), what="the first supervisor")
+        before = run.events.read_bytes()
+        second = supervise(run, timeout=30)
+        one_line_error(second, "already supervised", f"nightshift stop {run.run_id}")
+        assert run.events.read_bytes() == before  # the second one wrote nothing
+    finally:
+        first.kill()
+        first.wait()
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert nightshift("init", str(plain), "--goal", "g").returncode == 0
+    assert (plain / ".git").is_dir()  # a plain folder became a git repository
+    (plain / "CLAUDE.md").write_text("my own plan")
+    one_line_error(nightshift("init", str(plain)), "CLAUDE.md already exists", "--force")
+    assert (plain / "CLAUDE.md").read_text() == "my own plan"
+    assert nightshift("init", str(plain), "--force").returncode == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tiny tmpfs needs root")
+def test_full_disk_while_appending_loses_nothing_recorded(tmp_path):
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)]).returncode != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("could not mount a tmpfs as root")
+        pytest.skip("mount of a tmpfs refused here")
+    try:
+        log = EventLog(mnt / "events.jsonl")
+        written = 0
+        with pytest.raises(EventLogError) as err:
+            for _ in range(10_000):
+                log.append("filler.added", None, blob="x" * 200)
+                written += 1
+        assert "disk full" in str(err.value) and "nightshift resume" in str(err.value)
+        result = read_events(mnt / "events.jsonl")
+        assert len(result.events) == written and not result.warnings  # no torn line left behind
+        log.close()
+    finally:
+        subprocess.run(["umount", str(mnt)])
