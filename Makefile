@@ -17,7 +17,7 @@ install: $(STAMP)
 
 # Real parts the suite uses (tmux, git, Slurm, the Claude Code CLI), installed when we can (root).
 tools:
-	@bash .ci/install-tools
+	@bash .ci/install-tools || echo "make: some real parts are missing (above); their tests skip, or fail under CI=true"
 
 demo: $(STAMP)
 	@bash .ci/install-tools tmux git
