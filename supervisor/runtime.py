@@ -8,7 +8,7 @@ import json
 import os
 import signal
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from supervisor import control, gitops, stop_channel
@@ -206,7 +206,7 @@ class RunRuntime:
         created = self.state["created"]
         if not created:
             return 0.0
-        start = datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() - time.timezone
+        start = datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
         return (time.time() - start) / 3600.0
 
     def findings(self) -> str:

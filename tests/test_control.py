@@ -96,3 +96,18 @@ def test_a_killed_agent_pane_ends_the_shift_as_lost_and_a_fresh_one_starts(works
     assert [e["data"]["reason"] for e in events if e["type"] == "agent.stopped"][0] == "lost"
     assert [e["data"]["reason"] for e in events if e["type"] == "shift.ended"] == ["lost"]
     assert events[-1]["data"]["outcome"] == "done"
+
+
+def test_resume_restarts_a_run_whose_supervisor_was_killed(workspace):
+    ws = workspace.configure({"s1t1": [["sleep", "4"], ["write", "check.txt", "ok"], ["claim", "done", "ok"]]})
+    run = start_detached(ws)
+    pid = json.loads(run.supervisor.read_text())["pid"]
+    os.kill(pid, 9)
+    wait_for(lambda: not json.loads(nightshift("status", run.run_id, "--json").stdout)["supervisor"]["alive"],
+             what="the supervisor to be seen dead")
+    out = nightshift("resume", run.run_id)
+    assert out.returncode == 0 and "supervisor restarted" in out.stdout, out.stderr
+    wait_for(lambda: "run.finished" in ws.types(run), what="run.finished")
+    types = ws.types(run)
+    assert types.count("agent.started") == 1 and "agent.adopted" in types
+    assert ws.events(run)[-1]["data"]["outcome"] == "done"
