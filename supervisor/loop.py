@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 from supervisor import gitops
@@ -102,11 +103,13 @@ class Supervisor(RunRuntime):
         self.agent.prepare(ctx)
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
         target = self.backend.find(spec)
+        if target is not None:
+            target = {**target, "exit_file": str(spec.exit_file)}
         if target is not None or spec.started_file.exists():
             # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost).
             self.emit("agent.adopted", ctx.shift, turn=ctx.turn, target=target)
             return
-        target = self.backend.launch(spec)
+        target = {**self.backend.launch(spec), "exit_file": str(spec.exit_file)}
         self.emit("agent.started", ctx.shift, turn=ctx.turn, target=target, prompt_file=str(ctx.prompt_file))
 
     # ----- waiting for a stop ---------------------------------------------------------------------
@@ -114,6 +117,8 @@ class Supervisor(RunRuntime):
         ctx = self.ctx()
         spec = launch_spec(ctx, "", {})
         target = self.state["target"]
+        if target and target.get("exit_file"):
+            spec.exit_file = Path(target["exit_file"])  # a live session's process belongs to an earlier turn
         began = time.monotonic()
         screen_checked = 0.0
         while True:
