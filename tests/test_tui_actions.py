@@ -1,0 +1,194 @@
+"""Pilot tests of the TUI's actions against fixture run directories: each key writes the right inbox command,
+the supervisor's answer (written here as the supervisor would, with the real EventLog) comes back as a notice,
+and the screen follows events appended to the log."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from supervisor.events import EventLog
+from supervisor.state import load_state
+from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
+from tui.app import make_app
+from tui.screens.run_screen import RunScreen
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def until(pilot, predicate, timeout: float = 10.0):
+    """Let the app run until ``predicate()`` holds (no timing assertion: the timeout only ends a hang)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.05)
+
+
+def inbox_commands(run) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(run.inbox.glob("*.json"))]
+
+
+def answer(run, command: dict, accepted: bool = True, reason: str = "") -> None:
+    """Acknowledge a command exactly as the supervisor does: an event carrying the command's id."""
+    state, _, _ = load_state(run.root)
+    log = EventLog(run.events, last_seq=state["seq"])
+    kind = "command.accepted" if accepted else "command.rejected"
+    extra = {"reason": reason} if reason else {}
+    log.append(kind, None, id=command["id"], verb=command["verb"], args=command.get("args", {}), **extra)
+    log.close()
+
+
+async def open_dashboard(app, pilot):
+    await until(pilot, lambda: app.loaded and app.screen.query("#runs") and app.screen.query_one("#runs").row_count)
+
+
+async def act_and_answer(app, pilot, run, keys: list[str], accepted: bool = True, reason: str = "") -> dict:
+    for key in keys:
+        await pilot.press(key)
+    await until(pilot, lambda: inbox_commands(run))
+    command = inbox_commands(run)[0]
+    answer(run, command, accepted, reason)
+    word = "accepted" if accepted else "refused"
+    await until(pilot, lambda: any(word in m for m in notices(app)))
+    return command
+
+
+@pytest.mark.parametrize("key,verb", [("p", "pause"), ("r", "resume")])
+async def test_pause_and_resume_keys_write_the_command(tui_home, key, verb):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)  # the newest run (cosmo) is highlighted first
+        command = await act_and_answer(app, pilot, runs["cosmo"], [key])
+    assert command["verb"] == verb and command["args"] == {}
+
+
+async def test_stop_asks_first_and_cancel_sends_nothing(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("x")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen")
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert inbox_commands(runs["cosmo"]) == []
+        command = await act_and_answer(app, pilot, runs["cosmo"], ["x", "y"])
+    assert command["verb"] == "stop"
+
+
+async def test_nudge_sends_the_typed_message(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "NudgeScreen")
+        await pilot.press(*"use the implicit stepper", "enter")
+        await until(pilot, lambda: inbox_commands(runs["cosmo"]))
+        command = inbox_commands(runs["cosmo"])[0]
+    assert command["verb"] == "nudge" and command["args"] == {"message": "use the implicit stepper"}
+
+
+async def test_a_refused_command_is_a_notice(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await act_and_answer(app, pilot, runs["cosmo"], ["p"], accepted=False, reason="already paused")
+        assert any("refused by the supervisor: already paused" in m for m in notices(app))
+
+
+async def test_palette_runs_the_same_actions(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"Pause 2026")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: inbox_commands(runs["cosmo"]))
+    assert inbox_commands(runs["cosmo"])[0]["verb"] == "pause"
+
+
+async def test_actions_on_a_missing_run_are_refused_with_a_notice(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("down")  # the deleted workspace's row
+        await pilot.press("p")
+        await until(pilot, lambda: any("missing" in m for m in notices(app)))
+    assert not runs["gone"].root.exists()
+
+
+async def test_verdict_screen_shows_checks_and_pushback(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await pilot.press("5")  # Shifts tab; the newest shift is first
+        await pilot.press("down")  # shift 2
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "VerdictScreen")
+        body = app.screen.query_one("#verdict-body")
+        await until(pilot, lambda: "Push-back" in str(body.render()))
+        text = str(body.render())
+    assert "FAIL oracle" in text and "Push-back (turn 2" in text and "still fails" in text
+
+
+async def test_attach_without_a_pane_says_so(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("a")
+        await until(pilot, lambda: any("no agent pane" in m for m in notices(app)))
+
+
+async def test_attach_to_a_tmux_pane_hands_over_or_says_how(tui_home):
+    """Headless there is no terminal to hand over: the notice gives the command the real attach_argv built."""
+    home, runs = tui_home
+    run = runs["cosmo"]
+    state, _, _ = load_state(run.root)
+    log = EventLog(run.events, last_seq=state["seq"])
+    log.append("agent.started", 3, turn=3, target={"backend": "tmux", "socket": "ns-x", "session": "agent",
+                                                   "window": "s3", "pane": "%1"})
+    log.close()
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("a")
+        await until(pilot, lambda: any("tmux -L ns-x attach -t agent:s3" in m for m in notices(app)))
+
+
+async def test_start_run_in_a_folder_without_config_is_a_notice(tui_home, tmp_path):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
+        field = app.screen.query_one("#workspace")
+        field.value = str(tmp_path)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("has no nightshift.toml" in m for m in notices(app)))
+
+
+async def test_help_screen_opens_and_closes(tui_home):
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test() as pilot:
+        await open_dashboard(app, pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "DashboardScreen")

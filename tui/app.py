@@ -1,0 +1,169 @@
+"""The nightshift TUI: every run of the user at a glance, closed and reopened at will.
+
+``make_app`` builds the app for ``main`` (the `nightshift` / `nightshift tui` commands), the snapshot tests
+and the benchmark alike. The app holds no state of its own: it reads run directories (snapshot plus tail)
+and writes nothing but inbox commands (see tui/seams.py). Live updates come from one thread worker
+(tui/live.py) whose batches are folded on the UI thread.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.message import Message
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from supervisor.paths import RunPaths
+from tui.actions import RunActions
+from tui.follow import RunFollower
+from tui.live import Batch, LiveFeed
+from tui.runs import RunBook
+from tui.screens.dashboard import DashboardScreen
+from tui.seams import Seams
+
+
+class NightshiftApp(RunActions, App[int]):
+    """The app; screens ask it for the run book and call its actions (tui/actions.py)."""
+
+    TITLE = "nightshift"
+    CSS = """
+    Screen { background: $surface; }
+    .title-bar { height: 1; background: $primary-background; color: $text; padding: 0 1; }
+    .detail-line { height: auto; max-height: 3; color: $text-muted; padding: 0 1; }
+    .fail { color: $error; }
+    """
+    BINDINGS = [("question_mark", "help", "Help"), ("q", "quit", "Quit")]
+
+    class Batched(Message):
+        """New events (or new runs) read by the live worker, to fold on the UI thread."""
+
+        def __init__(self, batch: Batch, initial: bool = False) -> None:
+            super().__init__()
+            self.batch = batch
+            self.initial = initial
+
+    def __init__(self, clock: Callable[[], float] = time.time, seams: Seams | None = None, live: bool = True,
+                 runs: list[RunPaths] | None = None, open_run: str | None = None):
+        super().__init__()
+        self.clock = clock
+        self.seams = seams or Seams()
+        self.live = live
+        self.book = RunBook(clock)
+        self.loaded = False
+        self._explicit_runs = runs
+        self._open_run = open_run
+        self.feed = LiveFeed(self.book.followers, use_registry=runs is None)
+
+    def on_mount(self) -> None:
+        self.push_screen(DashboardScreen())
+        self.load_runs()
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_runs(self) -> None:
+        """First paint: every run read from its snapshot and tail, off the UI thread."""
+        batch = self.feed.initial()
+        for run in self._explicit_runs or []:
+            batch.new_runs.setdefault(run.run_id, RunFollower(run))
+        self.post_message(self.Batched(batch, initial=True))
+
+    @work(thread=True, exclusive=True, group="live")
+    def follow_runs(self) -> None:
+        worker = get_current_worker()
+        last = time.monotonic()
+        while not worker.is_cancelled:
+            self.feed.wait()
+            if worker.is_cancelled:
+                return
+            batch = self.feed.tick()
+            # With nothing new, a beat every few seconds keeps the ages and heartbeats honest.
+            if batch or time.monotonic() - last > 4.5:
+                last = time.monotonic()
+                self.post_message(self.Batched(batch))
+
+    def on_nightshift_app_batched(self, message: Batched) -> None:
+        batch = message.batch
+        changed: set[str] = set()
+        for run_id, follower in batch.new_runs.items():
+            self.book.add(run_id, follower)
+            changed.add(run_id)
+            for warning in follower.warnings:
+                self.notify(f"{run_id}: {warning}", severity="warning", timeout=8)
+        for run_id, update in batch.updates.items():
+            follower = self.book.followers.get(run_id)
+            if follower is None:
+                continue
+            before = len(follower.warnings)
+            follower.absorb(update)
+            changed.add(run_id)
+            for warning in follower.warnings[before:]:
+                self.notify(f"{run_id}: {warning}", severity="warning", timeout=8)
+        if message.initial:
+            self.loaded = True
+            if self._open_run:
+                self.open_run(self._open_run)
+            if self.live:
+                self.feed.watch([f.run.root for f in self.book.followers.values()])
+                self.follow_runs()
+        elif batch.new_runs and self.live:
+            self.feed.watch([f.run.root for f in batch.new_runs.values()])
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "runs_changed", None)
+            if refresh is not None:
+                refresh(changed)
+
+    def poll_now(self) -> None:
+        """Look at the logs right away (tests and the `g` key): the same path as a live tick."""
+        self.post_message(self.Batched(self.feed.tick()))
+
+    def open_run(self, run_id: str) -> None:
+        from tui.screens.run_screen import RunScreen
+
+        follower = self.book.followers.get(run_id) or next(
+            (f for rid, f in self.book.followers.items() if rid.startswith(run_id)), None)
+        if follower is None:
+            self.notify(f"run {run_id} not found; the dashboard lists your runs", severity="error")
+            return
+        self.push_screen(RunScreen(follower.run.run_id))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from self.run_commands(screen)
+
+    def on_unmount(self) -> None:
+        self.feed.stop()
+
+
+def make_app(clock: Callable[[], float] = time.time, seams: Seams | None = None, live: bool = True,
+             runs: list[RunPaths] | None = None, open_run: str | None = None) -> NightshiftApp:
+    """The one way to build the app (CLI, snapshot tests, benchmark)."""
+    return NightshiftApp(clock=clock, seams=seams, live=live, runs=runs, open_run=open_run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="nightshift tui", description="Every run of yours at a glance.")
+    parser.add_argument("run", nargs="?", help="open this run (id, id prefix, or run directory) directly")
+    args = parser.parse_args(argv if argv is not None else [])
+    runs, open_run = None, None
+    if args.run:
+        as_dir = Path(args.run).expanduser()
+        if (as_dir / "events.jsonl").exists():
+            run = RunPaths(as_dir.resolve())
+            runs, open_run = [run], run.run_id
+        else:
+            open_run = args.run
+    if not sys.stdout.isatty():
+        print("nightshift tui: needs a terminal; use `nightshift ls` or `nightshift status` in scripts",
+              file=sys.stderr)
+        return 2
+    result = make_app(runs=runs, open_run=open_run).run()
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

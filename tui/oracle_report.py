@@ -1,0 +1,139 @@
+"""Reading a verdict's oracle report (``shifts/<n>/t<turn>.oracle/oracle.json``) defensively, as table rows.
+
+The report is written by the oracle (supervisor/oracle/); the TUI accepts the field names it is likely to use
+and shows what it cannot read as a note, so a change in the report never breaks the screen.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ALIASES = {
+    "max_rel": ("max_rel", "max_rel_err", "max_relative", "max_rel_error", "rel_max", "worst_rel"),
+    "max_abs": ("max_abs", "max_abs_err", "max_absolute", "max_abs_error", "abs_max"),
+    "where": ("x_at_max", "where", "worst_x", "x_max_rel", "at", "x_worst", "argmax_x"),
+    "median": ("median_rel", "median", "rel_median", "median_rel_err"),
+    "p95": ("p95_rel", "p95", "rel_p95", "p95_rel_err"),
+    "points": ("points", "n_points", "compared", "n", "count"),
+    "failing": ("failing", "points_failing", "n_failing", "n_fail", "fail_count"),
+    "passed": ("passed", "pass", "ok"),
+    "tol": ("rtol", "tolerance", "tol"),
+}
+
+
+@dataclass
+class OracleRow:
+    comparison: str
+    column: str
+    passed: bool | None
+    max_rel: Any = None
+    max_abs: Any = None
+    where: Any = None
+    median: Any = None
+    p95: Any = None
+    points: Any = None
+    failing: Any = None
+    tol: Any = None
+    note: str = ""
+
+
+def _pick(d: dict[str, Any], field: str) -> Any:
+    for key in ALIASES[field]:
+        if key in d:
+            return d[key]
+    return None
+
+
+def _columns(comp: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    cols = comp.get("columns") or comp.get("results") or []
+    if isinstance(cols, dict):
+        return [(str(k), v if isinstance(v, dict) else {"max_rel": v}) for k, v in cols.items()]
+    out = []
+    for i, col in enumerate(cols if isinstance(cols, list) else []):
+        if isinstance(col, dict):
+            out.append((str(col.get("column", col.get("name", i))), col))
+    return out
+
+
+def _comparisons(report: Any) -> list[dict[str, Any]]:
+    comps = report.get("comparisons", report.get("compare", [])) if isinstance(report, dict) else report
+    if isinstance(comps, dict):
+        comps = [{"name": k, **v} if isinstance(v, dict) else {"name": k} for k, v in comps.items()]
+    return [c for c in comps if isinstance(c, dict)] if isinstance(comps, list) else []
+
+
+def rows_from_report(report: Any) -> list[OracleRow]:
+    rows: list[OracleRow] = []
+    for comp in _comparisons(report):
+        name = str(comp.get("name", "?"))
+        comp_tol = _pick(comp, "tol")
+        comp_passed = _pick(comp, "passed")
+        cols = _columns(comp)
+        error = comp.get("error") or comp.get("message")
+        if not cols:
+            rows.append(OracleRow(name, "-", bool(comp_passed) if comp_passed is not None else None,
+                                  tol=comp_tol, note=str(error or "no column results")))
+            continue
+        for col_name, col in cols:
+            passed = _pick(col, "passed")
+            rows.append(OracleRow(
+                name, col_name, bool(passed) if passed is not None else (bool(comp_passed) if comp_passed is not None else None),
+                max_rel=_pick(col, "max_rel"), max_abs=_pick(col, "max_abs"), where=_pick(col, "where"),
+                median=_pick(col, "median"), p95=_pick(col, "p95"), points=_pick(col, "points"),
+                failing=_pick(col, "failing"), tol=_pick(col, "tol") or comp_tol,
+                note=str(col.get("error") or error or "")))
+    return rows
+
+
+def load_report(path: Path | None) -> tuple[list[OracleRow], str]:
+    """(rows, note): the note says why there are no rows (no verdict yet, unreadable report...)."""
+    if path is None:
+        return [], "no verdict yet"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], f"no oracle report at {path.parent.name}/{path.name}"
+    except (OSError, ValueError) as exc:
+        return [], f"oracle report {path.name} unreadable: {exc}"
+    rows = rows_from_report(report)
+    return rows, "" if rows else "the oracle report has no comparisons"
+
+
+def num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            return str(value)
+        if isinstance(value, int):
+            return str(value)
+        return f"{value:.{digits}g}" if 1e-3 <= abs(value) < 1e5 or value == 0 else f"{value:.{digits - 1}e}"
+    return str(value)
+
+
+def history(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[int, float | None]]]:
+    """Per comparison, (verdict index, worst error / tolerance) from the fold's ``metrics`` list.
+
+    ``values`` may map a comparison to a number or to a dict holding it; the headline is kept as "all".
+    """
+    series: dict[str, list[tuple[int, float | None]]] = {}
+    for i, entry in enumerate(metrics):
+        values = entry.get("values") or {}
+        if isinstance(values, dict):
+            for name, v in values.items():
+                if isinstance(v, dict):
+                    v = v.get("metric", v.get("ratio", v.get("worst")))
+                series.setdefault(str(name), []).append((i, _as_float(v)))
+        if not values:
+            series.setdefault("all", []).append((i, _as_float(entry.get("metric"))))
+    return series
+
+
+def _as_float(v: Any) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,136 @@
+"""The dashboard's view of the user's runs: one row per registry entry, computed from a RunFollower.
+
+A registry line whose run directory is gone, a run directory without a readable log, a supervisor that
+stopped beating: each becomes a row state with a line saying what is wrong, never an exception.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from supervisor.liveness import STALE_AFTER, supervisor_status
+from supervisor.paths import RunPaths
+from tui import fmt
+from tui.follow import RunFollower
+
+Clock = Callable[[], float]
+
+
+@dataclass
+class Supervisor:
+    alive: bool
+    host: str | None
+    heartbeat_age: float | None
+    local: bool
+
+
+@dataclass
+class RunRow:
+    run_id: str
+    run: RunPaths
+    name: str
+    workspace: str
+    where: str
+    state: str  # a status label, or a problem state (missing, half-written, ...)
+    problem: bool
+    detail: str
+    shift: int
+    verdict: str
+    best: str
+    spark: str
+    cost: str
+    last_event: str
+    supervisor: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_supervisor(run: RunPaths, now: float) -> Supervisor:
+    """Liveness with ages from our clock: the pid on this host, the heartbeat from any other."""
+    info = supervisor_status(run.supervisor)
+    try:
+        hb_age = now - run.supervisor.stat().st_mtime
+    except OSError:
+        hb_age = None
+    alive = bool(info.get("alive"))
+    if not info.get("local") and not info.get("stopped") and hb_age is not None:
+        alive = hb_age < STALE_AFTER
+    return Supervisor(alive, info.get("host"), hb_age, bool(info.get("local", True)))
+
+
+def where_it_runs(state: dict[str, Any]) -> str:
+    backend = state.get("backend") or "-"
+    slurm = state.get("slurm") or {}
+    if slurm.get("job_id"):
+        node = slurm.get("node") or slurm.get("state") or ""
+        return f"slurm {slurm['job_id']}" + (f"@{node}" if node else "")
+    return backend
+
+
+def status_label(state: dict[str, Any], sup: Supervisor) -> str:
+    status = state.get("status") or "created"
+    if status == "created" and not sup.host:
+        return "not started"
+    return fmt.STATUS_LABELS.get(status, status)
+
+
+def orphaned(state: dict[str, Any], sup: Supervisor) -> bool:
+    """The log says the run goes on but nobody supervises it: `nightshift resume` is the fix."""
+    return state.get("status") not in ("done", "failed", "stopped") and bool(state.get("run_id")) and not sup.alive
+
+
+def verdict_label(state: dict[str, Any]) -> str:
+    verdict = state.get("last_verdict")
+    if not verdict:
+        return "-"
+    return "PASS" if verdict.get("passed") else "FAIL"
+
+
+def supervisor_label(sup: Supervisor) -> str:
+    if not sup.host:
+        return "-"
+    beat = fmt.age(sup.heartbeat_age)
+    return f"{sup.host} {beat}" + ("" if sup.alive else " dead")
+
+
+def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
+    run, state = follower.run, follower.state
+    workspace = fmt.home_path(state.get("workspace") or run.workspace)
+    name = Path(str(state.get("workspace") or run.workspace)).name or run_id
+    if follower.problem:
+        return RunRow(run_id, run, name, workspace, "-", follower.problem, True, follower.detail, 0, "-", "-",
+                      "", "-", "-", "-", list(follower.warnings))
+    sup = read_supervisor(run, now)
+    values = [m.get("metric") for m in state.get("metrics") or []]
+    detail = state.get("goal") or ""
+    if orphaned(state, sup):
+        where = f"on {sup.host}, last beat {fmt.age(sup.heartbeat_age)} ago" if sup.host else "never started"
+        detail = f"no supervisor ({where}): `nightshift resume {run_id}` restarts it. {detail}"
+    return RunRow(
+        run_id=run_id, run=run, name=name, workspace=workspace, where=where_it_runs(state),
+        state=status_label(state, sup), problem=False, detail=detail,
+        shift=int(state.get("shift") or 0), verdict=verdict_label(state), best=fmt.metric(state.get("best_metric")),
+        spark=fmt.sparkline(values), cost=fmt.cost(state.get("cost_usd")),
+        last_event=fmt.ts_age(state.get("last_event_ts"), now), supervisor=supervisor_label(sup),
+        warnings=list(follower.warnings))
+
+
+class RunBook:
+    """Every run of the user, each with its follower; refreshed from the registry and the logs."""
+
+    def __init__(self, clock: Clock = time.time):
+        self.clock = clock
+        self.followers: dict[str, RunFollower] = {}
+        self.order: list[str] = []
+
+    def add(self, run_id: str, follower: RunFollower) -> RunFollower:
+        if run_id not in self.followers:
+            self.followers[run_id] = follower
+            self.order.append(run_id)
+        return self.followers[run_id]
+
+    def rows(self) -> list[RunRow]:
+        now = self.clock()
+        # Newest first: the run a user started last is the one they look for.
+        return [make_row(run_id, self.followers[run_id], now) for run_id in reversed(self.order)]

@@ -1,0 +1,117 @@
+"""The dashboard: one row per run of the user (the registry), the state of each at a glance.
+
+Rows for runs that cannot be read whole (missing, half-written) say so in the State column and, for the
+highlighted row, in the line under the table. Enter opens the run; the action keys act on the highlighted run.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui.fmt import ellipsize
+from tui.runs import RunRow
+
+COLUMNS = (("run", "Run"), ("state", "State"), ("shift", "Sh"), ("verdict", "Verdict"), ("best", "Best"),
+           ("trend", "Trend"), ("last", "Last"), ("sup", "Supervisor"), ("cost", "Cost"), ("where", "Where"),
+           ("workspace", "Workspace"))
+STATE_STYLES = {"done": "green", "failed": "red", "stopped": "yellow", "paused": "yellow", "pushed back": "magenta",
+                "missing": "red", "half-written": "red", "unreadable": "red"}
+
+
+def state_cell(row: RunRow) -> Text:
+    style = STATE_STYLES.get(row.state, "red" if "no supervisor" in row.state else "")
+    label = row.state + (" !" if row.warnings else "")
+    return Text(label, style=style)
+
+
+def cells(row: RunRow) -> list:
+    verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "red" if row.verdict == "FAIL" else "")
+    sup = Text(row.supervisor, style="red" if row.supervisor.endswith("dead") and row.state not in
+               ("done", "failed", "stopped") else "")
+    return [ellipsize(row.name, 16), state_cell(row), str(row.shift or "-"), verdict, row.best, row.spark,
+            row.last_event, sup, row.cost, row.where, row.workspace]
+
+
+class DashboardScreen(Screen):
+    """Every run; Enter opens one."""
+
+    BINDINGS = [
+        ("enter", "open", "Open"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
+        ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
+        ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"), ("g", "app.refresh", "Reload"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static("nightshift · your runs", classes="title-bar", id="dash-title")
+        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static("reading the registry ...", classes="detail-line", id="dash-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.runs_changed(set())
+
+    def run_id_in_focus(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - no row under the cursor
+            return None
+
+    def runs_changed(self, run_ids: set[str]) -> None:
+        """Redraw the rows (cheap: a few dozen cells), keeping the cursor on the same run."""
+        app = self.app
+        if not getattr(app, "loaded", False):
+            return
+        table = self.query_one("#runs", DataTable)
+        keep = self.run_id_in_focus()
+        rows = app.book.rows()
+        self._rows = {row.run_id: row for row in rows}
+        known = {key.value for key in table.rows}
+        if known != set(self._rows) or not run_ids:
+            table.clear()
+            for row in rows:
+                table.add_row(*cells(row), key=row.run_id)
+        else:
+            for row in rows:
+                for (key, _), value in zip(COLUMNS, cells(row)):
+                    table.update_cell(row.run_id, key, value, update_width=False)
+        if keep in self._rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        title = f"nightshift · {len(rows)} run{'s' if len(rows) != 1 else ''}"
+        self.query_one("#dash-title", Static).update(title)
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#dash-detail", Static)
+        rows = getattr(self, "_rows", {})
+        if not rows:
+            detail.update("No runs yet. Press s to start one in a workspace with nightshift.toml "
+                          "(`nightshift init` makes one), or run `nightshift demo`.")
+            return
+        row = rows.get(self.run_id_in_focus() or "")
+        if row is None:
+            return
+        text = Text()
+        text.append(f"{row.run_id}  ", style="bold")
+        text.append(row.detail or "(no goal)", style="red" if row.problem else "")
+        for warning in row.warnings[-2:]:
+            text.append(f"\n! {warning}", style="yellow")
+        detail.update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.open_run(event.row_key.value)
+
+    def action_open(self) -> None:
+        run_id = self.run_id_in_focus()
+        if run_id:
+            self.app.open_run(run_id)

@@ -1,0 +1,138 @@
+"""One run in tabs: Agent, Plan, Lab notes, Oracle, Shifts, Events; the action keys act on this run.
+
+The screen reads its run's follower (kept by the app, advanced by the live worker) and redraws the visible
+tab when the run changes; nothing here reads the whole event log.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from tui import fmt
+from tui.runs import read_supervisor, status_label, where_it_runs
+from tui.widgets.agent_tail import AgentTail
+from tui.widgets.doc_view import DocView
+from tui.widgets.events_view import EventsView
+from tui.widgets.oracle_view import OracleView
+from tui.widgets.shifts_table import ShiftsTable
+
+TABS = ("agent", "plan", "notes", "oracle", "shifts", "events")
+
+
+class RunScreen(Screen):
+    BINDINGS = [
+        ("escape", "back", "Back"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
+        ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
+        ("v", "app.verdict", "Verdict"), ("g", "app.refresh", "Reload"), ("slash", "filter", "Filter"),
+    ] + [(str(i + 1), f"tab('{tab}')", tab.title()) for i, tab in enumerate(TABS)]
+
+    DEFAULT_CSS = """
+    RunScreen #run-title { height: auto; max-height: 2; padding: 0 1; background: $primary-background; }
+    RunScreen TabbedContent { height: 1fr; }
+    RunScreen TabPane { padding: 0; }
+    """
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+
+    @property
+    def follower(self):
+        return self.app.book.followers[self.run_id]
+
+    def compose(self) -> ComposeResult:
+        run = self.follower.run
+        workspace = Path(self.follower.state.get("workspace") or run.workspace)
+        yield Static("", id="run-title")
+        with TabbedContent(initial="agent", id="run-tabs"):
+            with TabPane("Agent", id="agent"):
+                yield AgentTail(run, id="agent-tail")
+            with TabPane("Plan", id="plan"):
+                yield DocView(workspace / "CLAUDE.md", with_progress=True, id="plan-doc")
+            with TabPane("Lab notes", id="notes"):
+                yield DocView(workspace / "CHANGELOG.md", with_progress=False, id="notes-doc")
+            with TabPane("Oracle", id="oracle"):
+                yield OracleView(run, id="oracle-view")
+            with TabPane("Shifts", id="shifts"):
+                yield ShiftsTable(id="shifts-table")
+            with TabPane("Events", id="events"):
+                yield EventsView(id="events-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.runs_changed({self.run_id})
+
+    def run_id_in_focus(self) -> str:
+        return self.run_id
+
+    def shift_in_focus(self) -> int | None:
+        if self.query_one("#run-tabs", TabbedContent).active == "shifts":
+            return self.query_one(ShiftsTable).shift_in_focus()
+        return None
+
+    def title_text(self) -> Text:
+        follower, now = self.follower, self.app.clock()
+        state = follower.state
+        text = Text()
+        text.append(f"{self.run_id} ", style="bold")
+        if follower.problem:
+            text.append(f"{follower.problem}: {follower.detail}", style="red")
+            return text
+        sup = read_supervisor(follower.run, now)
+        verdict = state.get("last_verdict")
+        text.append(f"{status_label(state, sup)}", style="bold")
+        text.append(f" · shift {state.get('shift') or '-'} · ")
+        if verdict:
+            text.append("PASS" if verdict.get("passed") else "FAIL", style="green" if verdict.get("passed") else "red")
+        else:
+            text.append("no verdict")
+        text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}"
+                    f" · {where_it_runs(state)} · last {fmt.ts_age(state.get('last_event_ts'), now)}")
+        text.append(f"\n{fmt.ellipsize(state.get('goal') or '', 200)}", style="dim")
+        return text
+
+    def runs_changed(self, run_ids: set[str]) -> None:
+        if run_ids and self.run_id not in run_ids and self.run_id in self.app.book.followers:
+            self.query_one("#run-title", Static).update(self.title_text())  # ages only
+            return
+        if self.run_id not in self.app.book.followers:
+            return
+        self.query_one("#run-title", Static).update(self.title_text())
+        self.refresh_tab(self.query_one("#run-tabs", TabbedContent).active)
+
+    def refresh_tab(self, tab: str) -> None:
+        follower = self.follower
+        state = follower.state
+        if tab == "agent":
+            self.query_one(AgentTail).show_state(state)
+        elif tab == "plan":
+            self.query_one("#plan-doc", DocView).check()
+        elif tab == "notes":
+            self.query_one("#notes-doc", DocView).check()
+        elif tab == "oracle":
+            self.query_one(OracleView).show_state(state)
+        elif tab == "shifts":
+            self.query_one(ShiftsTable).show_state(state, self.app.clock())
+        elif tab == "events":
+            self.query_one(EventsView).show_events(follower.recent_events())
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_tab(event.pane.id or "")
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#run-tabs", TabbedContent).active = tab
+        # Keys then go to the tab's content (up/down/Enter in a table) rather than to the tab bar.
+        content = {"shifts": ShiftsTable, "oracle": "#oracle-table", "agent": AgentTail}.get(tab)
+        if content is not None:
+            self.query_one(content).focus()
+
+    def action_filter(self) -> None:
+        self.action_tab("events")
+        self.query_one("#event-filter").focus()
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,81 @@
+"""The TUI's only ways to act on the world: commands into a run's inbox, starting a run, attaching a pane.
+
+Every action of the TUI goes through here, so it is plain which writes the TUI can make (inbox commands, and
+the run a user explicitly starts) and so tests can replace ``starter`` or ``attacher`` with a recorder. The
+real functions are imported when first used: the TUI opens even where a part of the supervisor is missing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from supervisor.paths import RunPaths
+
+
+class ActionError(Exception):
+    """A one-line reason an action could not be done, for a notice."""
+
+
+@dataclass
+class Ack:
+    verb: str
+    accepted: bool | None  # None: no answer within the wait (is the supervisor running?)
+    reason: str = ""
+
+
+def send(run: RunPaths, verb: str, wait: float = 5.0, **args: Any) -> Ack:
+    """Queue ``verb`` in the run's inbox and wait for the supervisor's answer (in a worker thread)."""
+    from supervisor.control import send_command, wait_ack
+
+    if not run.inbox.is_dir():
+        raise ActionError(f"run {run.run_id} has no inbox ({run.inbox}); is the run directory complete?")
+    try:
+        cmd_id, offset = send_command(run, verb, **args)
+    except OSError as exc:
+        raise ActionError(f"could not write the {verb} command to {run.inbox}: {exc.strerror}") from None
+    event = wait_ack(run, cmd_id, offset, timeout=wait)
+    if event is None:
+        return Ack(verb, None)
+    data = event.get("data") or {}
+    return Ack(verb, event["type"] == "command.accepted", str(data.get("reason") or ""))
+
+
+def start_run(workspace: Path) -> tuple[RunPaths, str]:
+    """Create a run in ``workspace`` (it needs a nightshift.toml) and start its supervisor detached."""
+    workspace = Path(workspace).expanduser().resolve()
+    if not workspace.is_dir():
+        raise ActionError(f"workspace {workspace} does not exist; give an existing folder")
+    if not (workspace / "nightshift.toml").is_file():
+        raise ActionError(f"{workspace} has no nightshift.toml; run `nightshift init {workspace}` first")
+    try:
+        from supervisor.errors import is_user_error
+        from supervisor.launcher import create_run, resolve_config, start_detached
+    except ImportError as exc:
+        raise ActionError(f"starting runs is not available in this install ({exc})") from None
+    try:
+        config = resolve_config(workspace)
+        run = create_run(workspace, config)
+        where = start_detached(run, config)
+    except Exception as exc:  # noqa: BLE001 - a user's error becomes a notice; a bug still surfaces
+        if is_user_error(exc):
+            raise ActionError(str(exc)) from None
+        raise
+    return run, where
+
+
+def attach_argv(run: RunPaths) -> list[str] | None:
+    try:
+        from supervisor.attach import attach_argv as real
+    except ImportError:
+        return None
+    return real(run)
+
+
+@dataclass
+class Seams:
+    """What the app calls to act; tests swap a field for a recorder without touching the rest."""
+
+    send: Callable[..., Ack] = send
+    start_run: Callable[[Path], tuple[RunPaths, str]] = start_run
+    attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
