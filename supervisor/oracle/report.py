@@ -1,0 +1,126 @@
+"""Words and JSON for a verdict's oracle results: the one-line summary, the push-back lines quoting the worst
+offenders, held-out redaction, and strict JSON (non-finite numbers written as "inf"/"nan" strings).
+
+A held-out entry keeps only its name, columns, pass/fail and the size of the miss (error over tolerance):
+never values, x locations, grid sizes, or what the reference file says.
+"""
+from __future__ import annotations
+
+import math
+
+HELDOUT_KINDS = {  # what a held-out error may say about the reference, by OracleInputError.kind
+    "missing file": "the held-out reference is unavailable",
+    "grids differ": "the candidate's grid does not match the held-out grid (try interpolate)",
+    "no overlap": "the candidate's x range does not overlap the held-out one",
+}
+
+
+def fmt(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.2e}" if value and (abs(value) < 1e-2 or abs(value) >= 1e4) else f"{value:.3g}"
+
+
+def x_label(entry: dict, x: float) -> str:
+    return f"{entry.get('x')}={x:.6g}" if entry.get("x") is not None else f"row {int(x)}"
+
+
+def redact(entry: dict) -> dict:
+    """The part of a held-out comparison the agent may see."""
+    out = {"name": entry["name"], "heldout": True, "passed": entry["passed"], "ratio": entry.get("ratio")}
+    if entry.get("error"):
+        out["error"] = entry["error"] if entry.get("error_side") == "candidate" else \
+            HELDOUT_KINDS.get(entry.get("error_kind"), f"held-out comparison failed: {entry.get('error_kind')}")
+    if entry.get("uncovered"):
+        out["problem"] = "the candidate does not cover the whole held-out x range"
+    out["columns"] = [{"column": c["column"], "passed": c["passed"], "ratio": c["ratio"]}
+                      for c in entry.get("columns", [])]
+    return out
+
+
+def visible(entries: list[dict]) -> list[dict]:
+    return [redact(e) if e.get("heldout") else e for e in entries]
+
+
+def _column_line(entry: dict, col: dict) -> str:
+    head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']} / {col['column']}"
+    if entry.get("heldout"):
+        return f"{head}: fails, worst error {fmt(col['ratio'])}x its tolerance"
+    tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
+    line = (f"{head}: worst at {x_label(entry, col['x_worst'])}: rel err {fmt(col['rel_worst'])} vs {tol} "
+            f"({fmt(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
+    if col["nonfinite"]:
+        line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
+    return line
+
+
+def _entry_lines(entry: dict) -> list[str]:
+    prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if entry.get("error"):
+        return [f"{prefix}: {entry['error']}"]
+    lines = []
+    unc = entry.get("uncovered") or entry.get("problem")
+    if unc:
+        lines.append(f"{prefix}: {entry['problem']}" if entry.get("heldout") else
+                     f"{prefix}: {unc['count']} reference points are not covered by the candidate "
+                     f"({x_label(entry, unc['x_min'])} to {x_label(entry, unc['x_max'])}; the candidate spans "
+                     f"{unc['candidate_x'][0]:.6g} to {unc['candidate_x'][1]:.6g})")
+    failing = sorted((c for c in entry.get("columns", []) if not c["passed"]), key=lambda c: -c["ratio"])
+    return lines + [_column_line(entry, c) for c in failing]
+
+
+def pushback_lines(entries: list[dict], limit: int = 6) -> list[str]:
+    """The worst offenders first; ``entries`` are already redacted (see ``visible``)."""
+    failing = sorted((e for e in entries if not e["passed"]), key=lambda e: -_ratio(e))
+    lines = [line for e in failing for line in _entry_lines(e)]
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit} more (see the oracle report)"]
+    return lines
+
+
+def _ratio(entry: dict) -> float:
+    value = entry.get("ratio")
+    return math.inf if value is None else float(value)
+
+
+def _worst_phrase(entry: dict) -> str:
+    prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if entry.get("error"):
+        return f"{prefix}: {entry['error']}"
+    cols = entry.get("columns") or []
+    if not cols:
+        return prefix
+    col = max(cols, key=lambda c: c["ratio"])
+    if entry.get("heldout"):
+        return f"{prefix} {col['column']} {fmt(col['ratio'])}x its tolerance"
+    if entry.get("uncovered") and col["ratio"] <= 1:
+        return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
+    sign = ">" if col["ratio"] > 1 else "<="
+    return (f"{prefix} {col['column']} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at "
+            f"{x_label(entry, col['x_worst'])}")
+
+
+def summary_line(entries: list[dict], problems: list[str]) -> str:
+    failing = [e for e in entries if not e["passed"]]
+    if not entries:
+        text = "oracle: no comparisons configured"
+    elif failing:
+        worst = max(failing, key=_ratio)
+        text = f"oracle: {len(failing)} of {len(entries)} comparisons fail (worst: {_worst_phrase(worst)})"
+    else:
+        worst = max(entries, key=_ratio)
+        text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
+    return text + "".join(f"; {p}" for p in problems)
+
+
+def strict_json(value):
+    """A copy with every non-finite float as a string, so the report is standard JSON (float() reads it)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
