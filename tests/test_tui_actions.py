@@ -8,6 +8,7 @@ import json
 import time
 
 import pytest
+from textual.css.query import NoMatches
 
 from supervisor.events import EventLog
 from supervisor.state import load_state
@@ -23,7 +24,14 @@ def notices(app) -> list[str]:
 async def until(pilot, predicate, timeout: float = 10.0):
     """Let the app run until ``predicate()`` holds (no timing assertion: the timeout only ends a hang)."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+
+    def holds() -> bool:
+        try:
+            return bool(predicate())
+        except NoMatches:  # the screen is still being composed
+            return False
+
+    while not holds():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached")
         await pilot.pause(0.05)

@@ -92,8 +92,11 @@ class NightshiftApp(RunActions, App[int]):
         for run_id, follower in batch.new_runs.items():
             self.book.add(run_id, follower)
             changed.add(run_id)
-            for warning in follower.warnings:
-                self.notify(f"{run_id}: {warning}", severity="warning", timeout=8)
+        flawed = [rid for rid, f in batch.new_runs.items() if f.warnings and not f.problem]
+        if flawed:
+            # One notice for all of them; the rows carry a "!" and the details.
+            self.notify(f"{len(flawed)} run log{'s' if len(flawed) > 1 else ''} with unreadable or torn lines "
+                        f"(skipped): {', '.join(flawed[:3])}; rows marked !", severity="warning", timeout=8)
         for run_id, update in batch.updates.items():
             follower = self.book.followers.get(run_id)
             if follower is None:

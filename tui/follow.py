@@ -64,9 +64,9 @@ class RunFollower:
         self.warnings = warnings
         self._recent = None
         if not self.run.events.exists():
-            self.problem, self.detail = "half-written", f"{home_path(root)} has no events.jsonl (never started?)"
+            self.problem, self.detail = "half-written", "its run directory has no events.jsonl (never started, or cut short while starting)"
         elif self.state.get("run_id") is None:
-            self.problem, self.detail = "half-written", f"{home_path(self.run.events)} has no run.created event yet"
+            self.problem, self.detail = "half-written", "events.jsonl has no run.created event yet"
         self._size = self._events_size()
 
     def _events_size(self) -> int:

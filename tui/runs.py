@@ -100,7 +100,7 @@ def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
     name = Path(str(state.get("workspace") or run.workspace)).name or run_id
     if follower.problem:
         return RunRow(run_id, run, name, workspace, "-", follower.problem, True, follower.detail, 0, "-", "-",
-                      "", "-", "-", "-", list(follower.warnings))
+                      "", "-", "-", "-", [])
     sup = read_supervisor(run, now)
     values = [m.get("metric") for m in state.get("metrics") or []]
     detail = state.get("goal") or ""

@@ -53,6 +53,7 @@ class DashboardScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._ready = True
         self.runs_changed(set())
 
     def run_id_in_focus(self) -> str | None:
@@ -67,7 +68,7 @@ class DashboardScreen(Screen):
     def runs_changed(self, run_ids: set[str]) -> None:
         """Redraw the rows (cheap: a few dozen cells), keeping the cursor on the same run."""
         app = self.app
-        if not getattr(app, "loaded", False):
+        if not getattr(app, "loaded", False) or not getattr(self, "_ready", False):
             return
         table = self.query_one("#runs", DataTable)
         keep = self.run_id_in_focus()

@@ -64,6 +64,7 @@ class RunScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._ready = True
         self.runs_changed({self.run_id})
 
     def run_id_in_focus(self) -> str:
@@ -96,6 +97,8 @@ class RunScreen(Screen):
         return text
 
     def runs_changed(self, run_ids: set[str]) -> None:
+        if not getattr(self, "_ready", False):
+            return  # not composed yet; on_mount draws it
         if run_ids and self.run_id not in run_ids and self.run_id in self.app.book.followers:
             self.query_one("#run-title", Static).update(self.title_text())  # ages only
             return
