@@ -1,0 +1,153 @@
+"""The Slurm CLI client: sbatch, squeue, scontrol, scancel (and sacct when accounting exists).
+
+``squeue --json`` ignores its filters on 22.05, so jobs are read with one ``squeue -h -O <fields>`` call for the
+user and filtered here. Slurm's own error messages are kept verbatim.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+from hpc.client import JOB_PREFIX, Backoff, SubmitOptions, current_user
+from hpc.errors import SlurmCommandFailed, SlurmMissing, SubmitRejected
+from hpc.jobs import JobInfo, base_state, parse_duration
+
+# Messages of a controller that is down, restarting or overloaded: worth retrying with backoff.
+TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"
+                       r"Zero Bytes were transmitted|Communication connection failure|Unexpected message received|"
+                       r"Slurm backup controller in standby mode|Transport endpoint|Resource temporarily unavailable",
+                       re.I)
+FIELDS = ("JobID", "State", "Reason", "NodeList", "TimeLeft", "TimeLimit", "exit_code", "RestartCnt", "Name")
+SEP = "\x1f"  # a unit separator: never in a job name or a node list
+
+
+class _Failed(Exception):
+    def __init__(self, argv: list[str], code: int, message: str):
+        super().__init__(message)
+        self.argv, self.code, self.message = argv, code, message
+
+
+class CliClient:
+    kind = "cli"
+
+    def __init__(self, backoff: Backoff = Backoff(), user: str | None = None, timeout: float = 60):
+        missing = [name for name in ("sbatch", "squeue", "scontrol", "scancel") if not shutil.which(name)]
+        if missing:
+            raise SlurmMissing(f"Slurm commands not found ({', '.join(missing)}); run nightshift on a machine with "
+                               "the Slurm client (a login node), or use --backend tmux")
+        self.backoff, self.user, self.timeout = backoff, user or current_user(), timeout
+        self.calls = 0  # controller calls made, for benchmarks
+
+    # ----- plumbing -----------------------------------------------------------------------------
+    def _run_once(self, argv: list[str]) -> str:
+        self.calls += 1
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise _Failed(argv, -1, f"{argv[0]} timed out after {self.timeout:.0f}s (Socket timed out)") from None
+        if result.returncode != 0:
+            message = (result.stderr.strip() or result.stdout.strip() or f"exit {result.returncode}")
+            raise _Failed(argv, result.returncode, message.splitlines()[-1] if message else message)
+        return result.stdout
+
+    def _run(self, argv: list[str]) -> str:
+        try:
+            return self.backoff.run(lambda: self._run_once(argv), lambda exc: isinstance(exc, _Failed)
+                                    and bool(TRANSIENT.search(exc.message)))
+        except _Failed as exc:
+            raise SlurmCommandFailed(f"{' '.join(argv[:2])} failed: {exc.message}") from None
+
+    # ----- the interface ------------------------------------------------------------------------
+    def submit(self, script: Path, options: SubmitOptions = SubmitOptions()) -> int:
+        argv = ["sbatch", "--parsable"]
+        if options.job_name:
+            argv.append(f"--job-name={options.job_name}")
+        if options.dependency:
+            argv.append(f"--dependency={options.dependency}")
+        argv += [*options.extra_args, str(script)]
+
+        def attempt() -> str:
+            if options.job_name:  # a retry after a lost answer: the first try may have been accepted
+                live = [j for j in self.query(prefix=options.job_name).values()
+                        if j.name == options.job_name and not j.terminal]
+                if live:
+                    return str(live[0].job_id)
+            return self._run_once(argv)
+
+        try:
+            out = self.backoff.run(attempt, lambda exc: isinstance(exc, _Failed) and bool(TRANSIENT.search(exc.message)))
+        except _Failed as exc:
+            # sbatch's own words, verbatim ("sbatch: error: Batch job submission failed: Invalid partition ...")
+            raise SubmitRejected(exc.message) from None
+        try:
+            return int(out.strip().split(";")[0])
+        except ValueError:
+            raise SlurmCommandFailed(f"sbatch answered {out.strip()!r} instead of a job id") from None
+
+    def query(self, job_ids: Iterable[int] | None = None, prefix: str = JOB_PREFIX) -> dict[int, JobInfo]:
+        wanted = set(job_ids or ())
+        fmt = ",".join(f"{name}:{SEP}" for name in FIELDS)
+        out = self._run(["squeue", "-h", "-u", self.user, "-t", "all", "-O", fmt])
+        jobs: dict[int, JobInfo] = {}
+        for line in out.splitlines():
+            job = _parse_line(line)
+            if job and (job.job_id in wanted or (prefix and job.name.startswith(prefix))):
+                jobs[job.job_id] = job
+        return jobs
+
+    def cancel(self, job_id: int) -> None:
+        self._quiet_if_gone(["scancel", str(job_id)])
+
+    def signal(self, job_id: int, signal: str = "USR1", batch_only: bool = True) -> None:
+        argv = ["scancel", f"--signal={signal.removeprefix('SIG')}"] + (["--batch"] if batch_only else [])
+        self._quiet_if_gone([*argv, str(job_id)])
+
+    def requeue(self, job_id: int) -> None:
+        self._run(["scontrol", "requeue", str(job_id)])
+
+    def start_now(self, job_id: int) -> None:
+        self._run(["scontrol", "update", f"JobId={job_id}", "StartTime=now"])
+
+    def history(self, job_ids: Iterable[int]) -> dict[int, JobInfo]:
+        ids = [str(i) for i in job_ids]
+        if not ids or not shutil.which("sacct"):
+            return {}
+        try:
+            out = self._run(["sacct", "-n", "-P", "-X", "-j", ",".join(ids), "-o", "JobID,JobName,State,ExitCode,NodeList"])
+        except SlurmCommandFailed:
+            return {}  # no accounting (slurmdbd) here: the exit-status file is the record
+        found: dict[int, JobInfo] = {}
+        for line in out.splitlines():
+            parts = line.split("|")
+            if len(parts) < 5 or not parts[0].isdigit():
+                continue
+            code, _, sig = parts[3].partition(":")
+            found[int(parts[0])] = JobInfo(job_id=int(parts[0]), name=parts[1], state=base_state(parts[2]),
+                                           node=parts[4], exit_code=int(code or 0), signal=int(sig or 0) or None)
+        return found
+
+    def _quiet_if_gone(self, argv: list[str]) -> None:
+        """scancel of a job that already ended is not an error for us."""
+        try:
+            self._run(argv)
+        except SlurmCommandFailed as exc:
+            if "Invalid job id" not in str(exc) and "already completed" not in str(exc):
+                raise
+
+
+def _parse_line(line: str) -> JobInfo | None:
+    parts = [p.strip() for p in line.split(SEP)]
+    if len(parts) < len(FIELDS) or not parts[0].isdigit():
+        return None  # array or het job ids ("12_3", "12+1") are not nightshift's
+    job_id, state, reason, node, left, limit, raw_exit, restarts, name = parts[: len(FIELDS)]
+    status = int(raw_exit) if raw_exit.isdigit() else None
+    finished = base_state(state) not in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING")
+    return JobInfo(job_id=int(job_id), name=name, state=base_state(state),
+                   reason="" if reason in ("None", "(null)") else reason, node="" if node == "(null)" else node,
+                   exit_code=(status >> 8) & 0xFF if status is not None and finished else None,
+                   signal=(status & 0x7F) or None if status is not None and finished else None,
+                   time_left=parse_duration(left), time_limit=parse_duration(limit),
+                   restarts=int(restarts) if restarts.isdigit() else 0)

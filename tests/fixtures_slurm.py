@@ -1,0 +1,85 @@
+"""Slurm fixtures: a private single-node cluster on localhost for the whole session, and clients to reach it.
+
+The cluster needs root and Debian's slurm-wlm and munge (`.ci/install-tools slurm`). Where it cannot come up,
+the Slurm tests fail in CI (CI=true) and are skipped loudly elsewhere, with the reason.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from hpc.client import Backoff, make_client
+from hpc.config import SlurmConfig
+from hpc.localcluster import ClusterUnavailable, LocalCluster
+from hpc.pyslurm_client import pyslurm_problem
+from hpc.script import BatchJob, write_script
+
+QUICK = Backoff(delays=(0.5, 1.0))  # tests do not wait out a long controller outage
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the localhost Slurm cluster is required in CI: {reason}", pytrace=False)
+    pytest.skip(f"SLURM TESTS SKIPPED: {reason}")
+
+
+# Each test module imports the fixture, which makes one fixture per module: they share this one cluster.
+_shared: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    if "cluster" not in _shared and "reason" not in _shared:
+        reason = LocalCluster.why_not()
+        if reason is None:
+            cluster = LocalCluster(tmp_path_factory.mktemp("slurm-cluster"))
+            try:
+                _shared["cluster"] = cluster.start()
+            except ClusterUnavailable as exc:
+                cluster.stop()
+                reason = str(exc)
+        if reason:
+            _shared["reason"] = reason
+    if "reason" in _shared:
+        unavailable(str(_shared["reason"]))
+    yield _shared["cluster"]
+    cluster = _shared.pop("cluster", None)  # the first copy of the fixture torn down stops it
+    if cluster is not None:
+        cluster.stop()
+
+
+@pytest.fixture(params=["cli", "pyslurm"])
+def slurm_client(request, slurm_cluster):
+    """Each behaviour test runs against both clients; pyslurm only where a matching build is importable."""
+    if request.param == "pyslurm":
+        problem = pyslurm_problem()
+        if problem:
+            pytest.skip(f"pyslurm client not tested: {problem}")
+    return make_client(request.param, backoff=QUICK)
+
+
+def wait_for(predicate, timeout: float = 60, every: float = 0.5, what: str = "condition"):
+    """Poll until predicate() is truthy; its value. Waiting has a bound, never a timing assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"gave up waiting for {what} after {timeout:.0f}s")
+
+
+def batch_job(tmp_path: Path, name: str, work: str, forward_usr1: bool = False) -> BatchJob:
+    return BatchJob(job_name=name, work=work, workdir=tmp_path, log_file=tmp_path / f"{name}.log",
+                    status_file=tmp_path / f"{name}.status", signal_file=tmp_path / f"{name}.usr1",
+                    forward_usr1=forward_usr1)
+
+
+def submit_job(client, tmp_path: Path, name: str, work: str, config: SlurmConfig | None = None,
+               **job_args) -> tuple[int, BatchJob]:
+    job = batch_job(tmp_path, name, work, **job_args)
+    script = write_script(config or SlurmConfig(time="5:00", grace=30), job, tmp_path / f"{name}.sbatch")
+    return client.submit(script), job

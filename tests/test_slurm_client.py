@@ -1,0 +1,68 @@
+"""The Slurm clients (CLI and pyslurm) against a real single-node cluster on localhost."""
+from __future__ import annotations
+
+import pytest
+
+from hpc.config import SlurmConfig
+from hpc.errors import SubmitRejected
+from hpc.script import read_status
+from tests.fixtures_slurm import slurm_client, slurm_cluster, submit_job, wait_for  # noqa: F401
+
+pytestmark = pytest.mark.slurm
+
+
+def test_submit_query_cancel(slurm_client, tmp_path):
+    job_id, job = submit_job(slurm_client, tmp_path, "ns-test-cancel", "sleep 300")
+    running = wait_for(lambda: (slurm_client.query().get(job_id) or None) if
+                       slurm_client.query().get(job_id) and slurm_client.query()[job_id].running else None,
+                       what="the job to run")
+    assert running.name == "ns-test-cancel"
+    assert running.node == "localhost"
+    assert running.time_left is not None and 0 < running.time_left <= 300
+    slurm_client.cancel(job_id)
+    ended = wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.terminal and j, what="the job to end")
+    assert ended.state == "CANCELLED"
+    status = wait_for(lambda: read_status(job.status_file), what="the status file")
+    assert status["signal"] == "TERM" and status["job"] == str(job_id)
+    slurm_client.cancel(job_id)  # cancelling a finished job is not an error
+
+
+def test_exit_status_is_recorded_by_the_job(slurm_client, tmp_path):
+    job_id, job = submit_job(slurm_client, tmp_path, "ns-test-exit", "echo working; exit 7")
+    status = wait_for(lambda: read_status(job.status_file), what="the status file")
+    assert status == {**status, "exit": 7, "signal": "", "job": str(job_id), "restarts": 0}
+    ended = wait_for(lambda: (j := slurm_client.query([job_id]).get(job_id)) and j.terminal and j, what="the end")
+    assert (ended.state, ended.exit_code) == ("FAILED", 7)
+    assert "working" in job.log_file.read_text()
+
+
+def test_query_filters_by_prefix_and_ids(slurm_client, tmp_path):
+    mine, _ = submit_job(slurm_client, tmp_path, "ns-test-mine", "sleep 120")
+    other, _ = submit_job(slurm_client, tmp_path, "someone-else", "sleep 120")
+    try:
+        jobs = slurm_client.query()
+        assert mine in jobs and other not in jobs
+        assert other in slurm_client.query([other])
+    finally:
+        slurm_client.cancel(mine)
+        slurm_client.cancel(other)
+
+
+def test_sbatch_rejection_is_shown_verbatim(slurm_client, tmp_path):
+    with pytest.raises(SubmitRejected) as caught:
+        submit_job(slurm_client, tmp_path, "ns-test-badpart", "true", config=SlurmConfig(partition="nosuch"))
+    assert "Invalid partition name specified" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_requeue_keeps_the_log_and_counts_restarts(slurm_client, tmp_path):
+    job_id, job = submit_job(slurm_client, tmp_path, "ns-test-requeue", "sleep 300")
+    wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.running, what="the job to run")
+    slurm_client.requeue(job_id)
+    wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.pending, what="the job to be pending again")
+    slurm_client.start_now(job_id)
+    again = wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.running and j, what="the rerun")
+    assert again.restarts == 1
+    log = wait_for(lambda: "restart 1" in job.log_file.read_text() and job.log_file.read_text(), what="rerun log")
+    assert "restart 0" in log  # --open-mode=append: the first run's output is still there
+    slurm_client.cancel(job_id)
