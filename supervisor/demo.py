@@ -16,6 +16,7 @@ from pathlib import Path
 
 from supervisor import gitops
 from supervisor.init import InitOptions, init_workspace
+from supervisor.liveness import supervisor_status
 
 TEST = '''"""The demo's own tests: the solver's output against the exact reference."""
 import subprocess
@@ -97,11 +98,23 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     run = create_run(workspace, config)
     print(f"run {run.run_id}: agent in {backend}" + (f" (watch: nightshift attach {run.run_id})" if backend == "tmux" else ""))
     started = time.monotonic()
-    if headless:
-        code = run_foreground(run, say=lambda line: print(f"  {line}", flush=True))
+    if headless:  # the supervisor in this process; the story is told from its events, as when detached
+        import threading
+        errors: list[BaseException] = []
+
+        def supervise() -> None:
+            try:
+                run_foreground(run, say=lambda _: None)
+            except BaseException as exc:  # noqa: BLE001 - reported below, the demo must not hang
+                errors.append(exc)
+        worker = threading.Thread(target=supervise, daemon=True)
+        worker.start()
+        code = _follow(run, alive=worker.is_alive)
+        if errors:
+            raise errors[0]
     else:
         start_detached(run, config)
-        code = _follow(run)
+        code = _follow(run, alive=lambda: supervisor_status(run.supervisor)["alive"])
     print(f"demo finished in {time.monotonic() - started:.0f}s: {'VERIFIED DONE' if code == 0 else 'not done'}"
           f"\n  workspace: {workspace}\n  history:   git -C {workspace} log --oneline"
           f"\n  events:    nightshift log {run.run_id}")
@@ -110,13 +123,14 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     return code
 
 
-def _follow(run) -> int:
-    """Print the story from the event log until the run finishes (the supervisor runs detached)."""
+def _follow(run, alive) -> int:
+    """Print the story from the event log until the run finishes or its supervisor is gone."""
     from supervisor.events import read_events
     from supervisor.story import describe
 
-    offset, outcome = 0, None
-    while outcome is None:
+    offset, outcome, grace = 0, None, 50
+    while outcome is None and grace > 0:
+        grace = grace if alive() else grace - 1  # a few more reads after the supervisor ends
         result = read_events(run.events, offset)
         offset = result.offset
         for event in result.events:

@@ -95,14 +95,15 @@ def main() -> int:
         add_note("forward Euler solver, dt = 0.01; output written", status="Euler solver written; looks done.")
         claim("Euler integrator written and produces out/trajectory.dat")
         return 0
-    measured = re.findall(r"[0-9.]+e[-+]?\d+", prompt)
-    say(f"push-back received; measured errors quoted: {', '.join(measured[:3]) or 'see prompt'}")
+    measured = re.findall(r"rel err ([0-9.e+-]+) vs rtol ([0-9.e+-]+)", prompt)
+    quoted = ", ".join(f"{err} (tolerance {tol})" for err, tol in measured[:3])
+    say(f"push-back received; measured errors quoted: {quoted or 'see the prompt'}")
     if "forward Euler" in solver.read_text():
         say("Euler is first order: its global error ~ dt; the tolerance needs a higher-order method")
         say("rewriting solver.py with classical RK4 (fourth order), same dt")
         solver.write_text(RK4)
         run(sys.executable, "solver.py")
-        worst = measured[0] if measured else "?"
+        worst = f"{measured[0][0]} against a tolerance of {measured[0][1]}" if measured else "see the verdict"
         add_note("switched to RK4 after the oracle measured the Euler error",
                  failed=f"forward Euler, dt = 0.01: worst relative error {worst}, far above tolerance",
                  status="RK4 solver; agrees with the reference.")

@@ -1,0 +1,29 @@
+"""`nightshift demo` end to end: the scripted demo agent in tmux, pushed back with the measured error, verified."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+from tests.fixtures_core import nightshift, require_tool
+
+
+def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
+    require_tool("tmux")
+    ws = tmp_path / "demo"
+    out = nightshift("demo", "--headless", "--dir", str(ws), timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    story = out.stdout
+    assert "scripted, offline demo agent (not a model)" in story
+    assert story.index("claims done: Euler") < story.index("verdict FAIL") < story.index("pushed back") \
+        < story.index("claims done: RK4") < story.index("VERIFIED DONE")
+    run_dir = next((ws / ".nightshift" / "runs").iterdir())
+    pushback = (run_dir / "shifts" / "1" / "t2.prompt.md").read_text()
+    assert "rel err 0.011 vs rtol 1e-06" in pushback  # the measured worst error of Euler, quoted
+    notes = (ws / "CHANGELOG.md").read_text()
+    assert "forward Euler, dt = 0.01: worst relative error 0.011 against a tolerance of 1e-06" in notes.split("## Failed approaches")[1]
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=ws, capture_output=True, text=True).stdout
+    assert "shift 1 turn 2: PASS" in log
+    verdicts = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()
+                if '"verify.finished"' in line]
+    assert [v["data"]["passed"] for v in verdicts] == [False, True]
+    assert verdicts[1]["data"]["metric"] <= 1.0 < verdicts[0]["data"]["metric"]
