@@ -1,0 +1,323 @@
+"""Benchmark of the supervisor loop (issue 2): what a detached supervisor costs while its agent works, and how
+fast a stop is answered with a push-back. Prints figures beside their goals; never fails on a figure.
+
+Real parts only: git workspaces made by `nightshift init`, the `command` agent, and the supervisor started by
+`start_detached` in its per-run tmux server (`tmux -L ns-<run id>`), exactly as `nightshift run` starts it.
+
+1. Cost while the agent works (goal: under 0.5% of one core, peak RSS under 80 MB). Three runs side by side,
+   each agent working for longer than the window: a quiet one (`sleep`), a chatty one (ten lines a second into
+   its pane, which tmux pipes into the turn log under the watched shifts/ folder), and a quiet one with
+   NIGHTSHIFT_POLL=1 (the polling fallback for NFS/Lustre; no goal, shown for the cluster case). CPU = the
+   supervisor's utime+stime plus its reaped children (the tmux and git clients it runs) over the window / wall
+   time; peak RSS = VmHWM of the supervisor process. Then the per-wake cost of the wait loop's pieces.
+2. Stop -> push-back delivered (goal: p95 under 300 ms, verification excluded). A `command` agent that works
+   0.3 s, appends a line and exits, with no verification configured and no limit on push-backs: every exit is
+   a stop answered in the same shift by the next turn. Per stop: from the turn's exit file (its mtime: the
+   stop) to the next turn's `agent.started` event (delivered), minus verify.started -> verify.finished.
+
+Usage: python bench/bench_supervisor.py [--seconds 60] [--stops 60]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
+import tomli_w
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import against_goal, info, percentile  # noqa: E402
+
+from supervisor import control  # noqa: E402
+from supervisor.backends.base import LaunchSpec, read_exit  # noqa: E402
+from supervisor.backends.tmux import TmuxBackend  # noqa: E402
+from supervisor.events import read_events  # noqa: E402
+from supervisor.init import InitOptions, init_workspace  # noqa: E402
+from supervisor.launcher import create_run, resolve_config, start_detached  # noqa: E402
+from supervisor.liveness import pid_alive  # noqa: E402
+from supervisor.paths import RunPaths  # noqa: E402
+from supervisor.runtime import RunRuntime  # noqa: E402
+
+CPU_GOAL_PCT, RSS_GOAL_MB, P95_GOAL_MS = 0.5, 80.0, 300.0
+
+
+@dataclass
+class Run:
+    name: str
+    run: RunPaths
+    pid: int
+    socket: str
+    socket_path: str = ""
+
+    def events(self) -> list[dict]:
+        return read_events(self.run.events).events
+
+    def count(self, kind: str) -> int:
+        return sum(1 for e in self.events() if e["type"] == kind)
+
+
+def make_workspace(path: Path, command: str, pushbacks: int) -> Path:
+    """A real workspace (`nightshift init`, git) whose config runs ``command`` each turn and verifies nothing."""
+    path.mkdir(parents=True)
+    init_workspace(path, InitOptions(goal="benchmark the supervisor", agent="command"))
+    config = {"goal": "benchmark the supervisor",
+              "agent": {"kind": "command", "command": command, "max_pushbacks_per_shift": pushbacks},
+              "backend": {"kind": "tmux"}, "limits": {"max_shifts": 3, "breaker_stops": 1_000_000},
+              "verify": {"test_command": "", "require_changelog": False, "require_plan": False}}
+    (path / "nightshift.toml").write_text(tomli_w.dumps(config))
+    subprocess.run(["git", "add", "-A"], cwd=path, check=True)
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "setup"],
+                   cwd=path, check=True)
+    return path
+
+
+def start(name: str, workspace: Path, started: list[Run], env: dict[str, str] | None = None) -> Run:
+    """Create a run and start its supervisor detached in the run's own tmux server (which inherits ``env``)."""
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        config = resolve_config(workspace)
+        run = create_run(workspace, config)
+        socket = f"ns-{run.run_id}"
+        started.append(Run(name, run, 0, socket))  # cleaned up by socket even if the start fails
+        start_detached(run, config)
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+    started[-1].pid = int(json.loads(run.supervisor.read_text())["pid"])
+    started[-1].socket_path = tmux_query(socket, "", "#{socket_path}")
+    return started[-1]
+
+
+def wait_until(what: str, check, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench_supervisor: timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def stop(run: Run) -> None:
+    """Stop through the inbox like `nightshift stop`, then wait for the process to end."""
+    if run.pid and pid_alive(run.pid):
+        control.send_command(run.run, "stop")
+        deadline = time.monotonic() + 15
+        while pid_alive(run.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def clean_up(run: Run) -> None:
+    if run.pid and pid_alive(run.pid):
+        os.kill(run.pid, signal.SIGTERM)
+        time.sleep(1)
+        if pid_alive(run.pid):
+            os.kill(run.pid, signal.SIGKILL)
+    subprocess.run(["tmux", "-L", run.socket, "kill-server"], capture_output=True)
+    if run.socket_path and Path(run.socket_path).name == run.socket:
+        Path(run.socket_path).unlink(missing_ok=True)  # tmux 3.3 leaves the socket file behind
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(own utime+stime, reaped children's utime+stime) of a process, in seconds."""
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system, t.children_user + t.children_system
+
+
+def status_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def tmux_server_pid(socket: str) -> int | None:
+    out = subprocess.run(["tmux", "-L", socket, "display-message", "-p", "#{pid}"], capture_output=True, text=True)
+    return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+
+def tmux_query(socket: str, pane: str, fmt: str) -> str:
+    where = ["-t", pane] if pane else []
+    return subprocess.run(["tmux", "-L", socket, "display-message", "-p", *where, fmt], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def call_cost_ms(call, n: int = 40) -> float:
+    """CPU per call, of this process and the children it reaped (tmux clients), in ms."""
+    own0, kids0 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(n):
+        call()
+    own1, kids1 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    kids = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    return 1000 * ((own1 - own0) + kids) / n
+
+
+# ----- 1. cost while the agent works ------------------------------------------------------------------
+def bench_cost(root: Path, seconds: float, started: list[Run]) -> None:
+    work = seconds + 40  # outlasts the settle time, the window and the diagnostics
+    lines = int(work * 10)
+    agents = [("quiet agent (sleep), inotify wake-ups", f"sleep {work:.0f}", None),
+              ("chatty agent (10 lines/s), inotify wake-ups",
+               f'for i in $(seq 1 {lines}); do echo "step $i of {lines}: residual 1.0e-3"; sleep 0.1; done', None),
+              ("quiet agent, polling fallback (NIGHTSHIFT_POLL=1)", f"sleep {work:.0f}", {"NIGHTSHIFT_POLL": "1"})]
+    runs = [start(label, make_workspace(root / f"cost{i}", command, 3), started, env)
+            for i, (label, command, env) in enumerate(agents)]
+    for run in runs:
+        wait_until(f"the agent of {run.name!r} to start", lambda r=run: r.count("agent.started") >= 1, 30)
+    time.sleep(2)  # let the launch settle: the window is the agent working, nothing else
+    servers = {run.name: tmux_server_pid(run.socket) for run in runs}
+    before = {run.name: (cpu_seconds(run.pid), cpu_seconds(servers[run.name]) if servers[run.name] else (0, 0))
+              for run in runs}
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    wall = time.monotonic() - t0
+    print(f"\n1. supervisor cost while the agent works ({wall:.1f} s window, tmux backend, three runs side by side)")
+    for run in runs:
+        (own0, kids0), (srv0, _) = before[run.name]
+        own1, kids1 = cpu_seconds(run.pid)
+        srv1 = cpu_seconds(servers[run.name])[0] if servers[run.name] else 0.0
+        total_pct = 100 * ((own1 - own0) + (kids1 - kids0)) / wall
+        hwm_mb, rss_mb = status_kb(run.pid, "VmHWM") / 1024, status_kb(run.pid, "VmRSS") / 1024
+        print(f" {run.name}")
+        label = "CPU, % of one core (supervisor + its children)"
+        if "POLL" in run.name:  # the goal is for a local filesystem; this is the NFS/Lustre case
+            print(info(label, total_pct, "%  (no goal: the NFS/Lustre fallback)"))
+        else:
+            print(against_goal(label, total_pct, CPU_GOAL_PCT, "%"))
+        print(info("  of which the supervisor process itself", 100 * (own1 - own0) / wall, "%"))
+        print(info("  of which its tmux/git client children", 100 * (kids1 - kids0) / wall, "%"))
+        print(info("tmux server of the run (agent pane + queries)", 100 * (srv1 - srv0) / wall, "%  (info)"))
+        print(against_goal("peak RSS (VmHWM)", hwm_mb, RSS_GOAL_MB, "MB") + f"   (RSS now {rss_mb:.1f} MB)")
+    diagnose(runs[0])
+    for run in runs:
+        stop(run)
+
+
+def diagnose(run: Run) -> None:
+    """Per-call cost of what wait_for_stop does at every wake-up, measured here against the live agent."""
+    state = {e["type"]: e for e in run.events()}
+    target = state["agent.started"]["data"]["target"]
+    backend = TmuxBackend(run.socket, run.run.run_id)
+    spec = LaunchSpec(run.run.run_id, 1, 1, "", run.run.workspace, exit_file=Path(target["exit_file"]))
+    runtime = SimpleNamespace(state={"created": state["run.created"]["ts"]})
+    pane = target["pane"]
+    pane_pid = int(tmux_query(run.socket, pane, "#{pane_pid}") or 0)
+    pieces = [("backend.is_alive(target)", lambda: backend.is_alive(target)),
+              ("control.take_commands (inbox glob)", lambda: control.take_commands(run.run)),
+              ("read_exit (exit file absent)", lambda: read_exit(spec)),
+              ("hours_used (strptime of run.created)", lambda: RunRuntime.hours_used(runtime)),
+              ("  for comparison: tmux display-message '#{pane_dead}'", lambda: tmux_query(run.socket, pane, "#{pane_dead}")),
+              ("  for comparison: pid_alive(pane_pid), no tmux", lambda: pid_alive(pane_pid))]
+    print(" where a wake-up of the wait loop spends its CPU (per call, this process + its children)")
+    for label, call in pieces:
+        print(info(f"  {label}", call_cost_ms(call), "ms CPU"))
+
+
+# ----- 2. stop -> push-back latency -------------------------------------------------------------------
+def epoch(ts: str) -> float:
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime_ns / 1e9
+    except FileNotFoundError:
+        return None
+
+
+def bench_latency(root: Path, stops: int, started: list[Run]) -> None:
+    command = "sleep 0.3; date +%s.%N >> work.log"  # works a little, changes the tree, exits: a stop
+    run = start("latency", make_workspace(root / "latency", command, 1_000_000), started)
+    wait_until("the first agent turn", lambda: run.count("agent.started") >= 1, 30)
+    own0, kids0 = cpu_seconds(run.pid)
+    wait_until(f"{stops} push-backs", lambda: run.count("agent.started") > stops, stops * 5 + 30)
+    own1, kids1 = cpu_seconds(run.pid)
+    hwm_mb = status_kb(run.pid, "VmHWM") / 1024
+    # Every turn of a shift leaves its (dead, remain-on-exit) window; each is_alive lists all of them.
+    windows = len(subprocess.run(["tmux", "-L", run.socket, "list-windows", "-t", "agent", "-F", "#{window_id}"],
+                                 capture_output=True, text=True).stdout.split())
+    live = [e for e in run.events() if e["type"] == "agent.started"][-1]["data"]["target"]
+    backend = TmuxBackend(run.socket, run.run.run_id)
+    alive_ms = call_cost_ms(lambda: backend.is_alive(live), 10)
+    stop(run)
+    at: dict[tuple[str, int], float] = {}
+    for event in run.events():
+        if event["shift"] == 1 and "turn" in event["data"]:
+            at.setdefault((event["type"], int(event["data"]["turn"])), epoch(event["ts"]))
+    rows, early = [], 0
+    for k in range(1, stops + 1):
+        stop_at = mtime(run.run.turn_file(1, k, "exit"))
+        keys = [("agent.started", k), ("agent.stopped", k), ("verify.started", k), ("verify.finished", k),
+                ("pushback.sent", k + 1), ("agent.started", k + 1)]
+        commit = at.get(("commit.created", k), at.get(("commit.skipped", k)))
+        if stop_at is None or commit is None or any(key not in at for key in keys):
+            continue
+        early += stop_at < at[("agent.started", k)]
+        verify = at[("verify.finished", k)] - at[("verify.started", k)]
+        pane = mtime(run.run.turn_file(1, k + 1, "started"))
+        rows.append({"total": at[("agent.started", k + 1)] - stop_at - verify,
+                     "exit file -> agent.stopped (detection)": at[("agent.stopped", k)] - stop_at,
+                     "agent.stopped -> verify.started": at[("verify.started", k)] - at[("agent.stopped", k)],
+                     "verify.finished -> commit event (git add/commit)": commit - at[("verify.finished", k)],
+                     "commit -> pushback.sent (decide, prompt)": at[("pushback.sent", k + 1)] - commit,
+                     "pushback.sent -> agent.started (tmux launch)": at[("agent.started", k + 1)]
+                     - at[("pushback.sent", k + 1)],
+                     "verification (excluded)": verify,
+                     "agent.started -> wrapper running (info)": (pane - at[("agent.started", k + 1)]) if pane else 0.0})
+    print(f"\n2. stop -> push-back delivered, verification excluded ({len(rows)} stops in one shift, tmux backend)")
+    if not rows:
+        print("  no complete stop was recorded; see", run.run.root)
+        return
+    totals = [1000 * r["total"] for r in rows]
+    print(info("p50", percentile(totals, 50), "ms"))
+    print(against_goal("p95", percentile(totals, 95), P95_GOAL_MS, "ms"))
+    print(info("max", max(totals), "ms"))
+    print(" median of each part (ms); the parts before the exclusion add up to the total")
+    for key in rows[0]:
+        if key != "total":
+            print(info(f"  {key}", 1000 * percentile([r[key] for r in rows], 50), "ms"))
+    cycle_cpu = ((own1 - own0) + (kids1 - kids0)) / stops
+    print(info("supervisor CPU per stop cycle (incl. verification, git)", 1000 * cycle_cpu, "ms"))
+    print(info("supervisor peak RSS (VmHWM)", hwm_mb, "MB"))
+    print(info("snapshot.json size (rewritten at every event)", run.run.snapshot.stat().st_size / 1024, "KB"))
+    print(info(f"agent windows in the run's tmux server after {stops} turns", windows, ""))
+    print(info("  backend.is_alive(target) with that many windows", alive_ms, "ms CPU per call"))
+    print(info("p50 of the first 10 stops", percentile(totals[:10], 50), "ms"))
+    print(info("p50 of the last 10 stops", percentile(totals[-10:], 50), "ms"))
+    if early:
+        print(f"  note: {early} turn(s) exited before their agent.started was recorded (launch overlap)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="the window the agent works (default 60)")
+    parser.add_argument("--stops", type=int, default=60, help="stops to measure (default 60, at least 50)")
+    args = parser.parse_args()
+    started: list[Run] = []
+    print(f"bench_supervisor: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; "
+          f"python {sys.version.split()[0]}; {subprocess.run(['tmux', '-V'], capture_output=True, text=True).stdout.strip()}")
+    with tempfile.TemporaryDirectory(prefix="nightshift-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["XDG_STATE_HOME"] = str(root / "state")  # keep these runs out of the user's `nightshift ls`
+        try:
+            bench_cost(root, args.seconds, started)
+            bench_latency(root, args.stops, started)
+        finally:
+            for run in started:
+                clean_up(run)
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end (other work on this machine skews the figures)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
