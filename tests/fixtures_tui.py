@@ -66,14 +66,16 @@ def heartbeat(run: RunPaths, age: float, host: str = HOST, **extra: Any) -> None
 
 
 def oracle_report(tt: float, ee: float, pk: float) -> dict[str, Any]:
+    """Shaped like supervisor/oracle's report (oracle.json), with the fields the Oracle tab reads."""
     def col(name, rel, x, rtol, points):
-        return {"column": name, "passed": rel <= rtol, "max_rel": rel, "max_abs": rel * 2.1e3, "x_at_max": x,
-                "median_rel": rel / 9, "p95_rel": rel / 2, "points": points, "failing": 0 if rel <= rtol else 31,
-                "rtol": rtol}
-    return {"passed": False, "comparisons": [
-        {"name": "lensed C_l", "passed": tt <= 1e-3 and ee <= 1e-3, "rtol": 1e-3,
+        return {"column": name, "rtol": rtol, "atol": 0.0, "points": points, "failing": 0 if rel <= rtol else 31,
+                "nonfinite": 0, "max_rel": rel, "x_max_rel": x, "max_abs": rel * 2.1e3, "x_max_abs": x,
+                "median_rel": rel / 9, "p95_rel": rel / 2, "ratio": rel / rtol, "passed": rel <= rtol}
+    return {"v": 1, "mode": "full", "passed": False, "comparisons": [
+        {"name": "lensed C_l", "passed": tt <= 1e-3 and ee <= 1e-3, "ratio": max(tt, ee) / 1e-3, "error": None,
          "columns": [col("TT", tt, 2401, 1e-3, 2499), col("EE", ee, 1717, 1e-3, 2499)]},
-        {"name": "P(k)", "passed": pk <= 1e-2, "rtol": 1e-2, "columns": [col("P", pk, 0.31, 1e-2, 400)]}]}
+        {"name": "P(k)", "passed": pk <= 1e-2, "ratio": pk / 1e-2, "error": None,
+         "columns": [col("P", pk, 0.31, 1e-2, 400)]}]}
 
 
 def verdict(log: EventLog, run: RunPaths, shift: int, turn: int, tt: float, ee: float, pk: float,
@@ -213,13 +215,13 @@ def tui_home(tmp_path, monkeypatch):
     return home, tui_world(home)
 
 
-def write_big_run(root: Path, n_events: int, name: str = "big") -> RunPaths:
+def write_big_run(root: Path, n_events: int, name: str = "big", run_id: str | None = None) -> RunPaths:
     """A run with ``n_events`` events written in bulk, and a snapshot a few events before the end.
 
     The snapshot's goal differs from run.created's on purpose: a reader that shows the snapshot's goal did
     not replay the log.
     """
-    run = make_run(root, name, f"20261101-000000-{n_events % 65536:04x}")
+    run = make_run(root, name, run_id or f"20261101-000000-{n_events % 65536:04x}")
     start = FIXED_NOW - 20 * 86400
     state = empty_state()
     created = {"v": 1, "seq": 1, "ts": ts_at(FIXED_NOW - start), "type": "run.created", "shift": None,

@@ -61,7 +61,8 @@ class NightshiftApp(RunActions, App[int]):
         self.feed = LiveFeed(self.book.followers, use_registry=runs is None)
 
     def on_mount(self) -> None:
-        self.push_screen(DashboardScreen())
+        if not self._open_run:  # opened on one run, the dashboard is built when the user goes back to it
+            self.push_screen(DashboardScreen())
         self.load_runs()
 
     @work(thread=True, exclusive=True, group="load")
@@ -131,6 +132,8 @@ class NightshiftApp(RunActions, App[int]):
             (f for rid, f in self.book.followers.items() if rid.startswith(run_id)), None)
         if follower is None:
             self.notify(f"run {run_id} not found; the dashboard lists your runs", severity="error")
+            if not self.screen_stack[1:]:
+                self.push_screen(DashboardScreen())
             return
         self.push_screen(RunScreen(follower.run.run_id))
 

@@ -1,7 +1,8 @@
 """Reading a verdict's oracle report (``shifts/<n>/t<turn>.oracle/oracle.json``) defensively, as table rows.
 
-The report is written by the oracle (supervisor/oracle/); the TUI accepts the field names it is likely to use
-and shows what it cannot read as a note, so a change in the report never breaks the screen.
+The report is written by the oracle (supervisor/oracle/report: comparisons[].columns[] with max_rel, x_max_rel,
+max_abs, median_rel, p95_rel, points, failing, rtol, passed); the TUI also accepts a few other likely names and
+shows what it cannot read as a note, so a change in the report never breaks the screen.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 ALIASES = {
     "max_rel": ("max_rel", "max_rel_err", "max_relative", "max_rel_error", "rel_max", "worst_rel"),
     "max_abs": ("max_abs", "max_abs_err", "max_absolute", "max_abs_error", "abs_max"),
-    "where": ("x_at_max", "where", "worst_x", "x_max_rel", "at", "x_worst", "argmax_x"),
+    "where": ("x_max_rel", "x_worst", "x_at_max", "where", "worst_x", "at"),
     "median": ("median_rel", "median", "rel_median", "median_rel_err"),
     "p95": ("p95_rel", "p95", "rel_p95", "p95_rel_err"),
     "points": ("points", "n_points", "compared", "n", "count"),

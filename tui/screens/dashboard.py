@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -40,7 +41,7 @@ class DashboardScreen(Screen):
     BINDINGS = [
         ("enter", "open", "Open"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
-        ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"), ("g", "app.refresh", "Reload"),
+        ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"), Binding("g", "app.refresh", "Reload", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -75,14 +76,23 @@ class DashboardScreen(Screen):
         rows = app.book.rows()
         self._rows = {row.run_id: row for row in rows}
         known = {key.value for key in table.rows}
-        if known != set(self._rows) or not run_ids:
+        drawn = getattr(self, "_drawn", {})
+        if known != set(self._rows):
             table.clear()
+            drawn = {}
             for row in rows:
-                table.add_row(*cells(row), key=row.run_id)
+                values = cells(row)
+                table.add_row(*values, key=row.run_id)
+                drawn[row.run_id] = [str(v) for v in values]
         else:
-            for row in rows:
-                for (key, _), value in zip(COLUMNS, cells(row)):
-                    table.update_cell(row.run_id, key, value, update_width=False)
+            for row in rows:  # only the cells that changed: an idle dashboard redraws nothing
+                values = cells(row)
+                old = drawn.get(row.run_id, [])
+                for i, ((key, _), value) in enumerate(zip(COLUMNS, values)):
+                    if i >= len(old) or old[i] != str(value):
+                        table.update_cell(row.run_id, key, value)
+                drawn[row.run_id] = [str(v) for v in values]
+        self._drawn = drawn
         if keep in self._rows:
             table.move_cursor(row=table.get_row_index(keep))
         title = f"nightshift · {len(rows)} run{'s' if len(rows) != 1 else ''}"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -21,14 +22,16 @@ from tui.widgets.oracle_view import OracleView
 from tui.widgets.shifts_table import ShiftsTable
 
 TABS = ("agent", "plan", "notes", "oracle", "shifts", "events")
+TAB_LABELS = ("Agent", "Plan", "Lab notes", "Oracle", "Shifts", "Events")
 
 
 class RunScreen(Screen):
     BINDINGS = [
         ("escape", "back", "Back"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
-        ("v", "app.verdict", "Verdict"), ("g", "app.refresh", "Reload"), ("slash", "filter", "Filter"),
-    ] + [(str(i + 1), f"tab('{tab}')", tab.title()) for i, tab in enumerate(TABS)]
+        ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),
+        Binding("slash", "filter", "Filter", show=False),
+    ] + [Binding(str(i + 1), f"tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(zip(TABS, TAB_LABELS))]
 
     DEFAULT_CSS = """
     RunScreen #run-title { height: auto; max-height: 2; padding: 0 1; background: $primary-background; }
@@ -45,26 +48,36 @@ class RunScreen(Screen):
         return self.app.book.followers[self.run_id]
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="run-title")
+        # Only the Agent tab is built now; the others on first view (a quicker first paint over SSH).
+        with TabbedContent(initial="agent", id="run-tabs"):
+            for tab, label in zip(TABS, TAB_LABELS):
+                with TabPane(label, id=tab):
+                    if tab == "agent":
+                        yield AgentTail(self.follower.run, id="agent-tail")
+        yield Footer()
+
+    def _tab_widget(self, tab: str):
         run = self.follower.run
         workspace = Path(self.follower.state.get("workspace") or run.workspace)
-        yield Static("", id="run-title")
-        with TabbedContent(initial="agent", id="run-tabs"):
-            with TabPane("Agent", id="agent"):
-                yield AgentTail(run, id="agent-tail")
-            with TabPane("Plan", id="plan"):
-                yield DocView(workspace / "CLAUDE.md", with_progress=True, id="plan-doc")
-            with TabPane("Lab notes", id="notes"):
-                yield DocView(workspace / "CHANGELOG.md", with_progress=False, id="notes-doc")
-            with TabPane("Oracle", id="oracle"):
-                yield OracleView(run, id="oracle-view")
-            with TabPane("Shifts", id="shifts"):
-                yield ShiftsTable(id="shifts-table")
-            with TabPane("Events", id="events"):
-                yield EventsView(id="events-view")
-        yield Footer()
+        return {
+            "plan": lambda: DocView(workspace / "CLAUDE.md", with_progress=True, id="plan-doc"),
+            "notes": lambda: DocView(workspace / "CHANGELOG.md", with_progress=False, id="notes-doc"),
+            "oracle": lambda: OracleView(run, id="oracle-view"),
+            "shifts": lambda: ShiftsTable(id="shifts-table"),
+            "events": lambda: EventsView(id="events-view"),
+        }[tab]()
+
+    async def ensure_tab(self, tab: str) -> None:
+        """Build a tab's content the first time it is shown."""
+        if tab in self._built:
+            return
+        self._built.add(tab)
+        await self.query_one(f"#{tab}", TabPane).mount(self._tab_widget(tab))
 
     def on_mount(self) -> None:
         self._ready = True
+        self._built = {"agent"}
         self.runs_changed({self.run_id})
 
     def run_id_in_focus(self) -> str:
@@ -108,6 +121,8 @@ class RunScreen(Screen):
         self.refresh_tab(self.query_one("#run-tabs", TabbedContent).active)
 
     def refresh_tab(self, tab: str) -> None:
+        if tab not in self._built:
+            return
         follower = self.follower
         state = follower.state
         if tab == "agent":
@@ -123,19 +138,26 @@ class RunScreen(Screen):
         elif tab == "events":
             self.query_one(EventsView).show_events(follower.recent_events())
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        await self.ensure_tab(event.pane.id or "")
         self.refresh_tab(event.pane.id or "")
 
-    def action_tab(self, tab: str) -> None:
+    async def action_tab(self, tab: str) -> None:
         self.query_one("#run-tabs", TabbedContent).active = tab
+        await self.ensure_tab(tab)
         # Keys then go to the tab's content (up/down/Enter in a table) rather than to the tab bar.
         content = {"shifts": ShiftsTable, "oracle": "#oracle-table", "agent": AgentTail}.get(tab)
         if content is not None:
             self.query_one(content).focus()
 
-    def action_filter(self) -> None:
-        self.action_tab("events")
+    async def action_filter(self) -> None:
+        await self.action_tab("events")
         self.query_one("#event-filter").focus()
 
     def action_back(self) -> None:
-        self.dismiss()
+        from tui.screens.dashboard import DashboardScreen
+
+        if any(isinstance(screen, DashboardScreen) for screen in self.app.screen_stack):
+            self.dismiss()
+        else:  # the TUI was opened on this run
+            self.app.switch_screen(DashboardScreen())
