@@ -9,12 +9,16 @@ their count and x span, and they fail the comparison rather than being dropped.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from supervisor.oracle.config import CompareConfig
 from supervisor.oracle.scale import scale_values
 from supervisor.oracle.table import OracleInputError, Table
+
+PARALLEL_ROWS = 200_000  # below this, threads cost more than they save
 
 
 def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
@@ -29,17 +33,24 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     if cfg.interpolate == "none":
         cand_rows = _same_grid(cfg, xc, xr, keep)
         at = np.flatnonzero(keep)
+        if len(at) == len(xr) and len(cand_rows) == len(xc):
+            at = cand_rows = slice(None)  # every row on both sides: views, not copies of big tables
         values = [cand.columns[i][cand_rows] for i in cand_idx]
     else:
         at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep)
-    if len(at) == 0:
+    if isinstance(at, np.ndarray) and len(at) == 0:
         raise OracleInputError("no reference points to compare inside the range " + str(list(cfg.range or [])),
                                "reference", "empty range")
     x_at = xr[at]
     lookup = _reference_lookup(ref, at)
-    columns = [_measure(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
-                        np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup)
-               for n, ri in enumerate(ref_idx)]
+    jobs = [(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
+             np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup) for n, ri in enumerate(ref_idx)]
+    if len(jobs) > 1 and len(x_at) >= PARALLEL_ROWS:
+        # numpy releases the GIL in its loops and in partition: big columns are measured side by side
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+            columns = list(pool.map(lambda job: _measure(*job), jobs))
+    else:
+        columns = [_measure(*job) for job in jobs]
     ratio = max((c["ratio"] for c in columns), default=math.inf)
     if result["uncovered"]:
         ratio = math.inf
@@ -70,7 +81,8 @@ def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndar
         raise OracleInputError(f"the candidate has {len(rows)} rows to compare and the reference {int(keep.sum())}"
                                "; make the grids match or set interpolate = 'linear'", "both", "grids differ")
     if cfg.x is not None:
-        a, b = xc[rows], xr[keep]
+        a = xc if len(rows) == len(xc) else xc[rows]
+        b = xr if len(rows) == len(xr) else xr[keep]
         with np.errstate(invalid="ignore"):
             off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
         if off.any():
@@ -139,19 +151,23 @@ def _tolerances(cfg: CompareConfig, key: str | int, name: str) -> tuple[float, f
 def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
     """Error over tolerance at each point (<= 1 passes); NaN anywhere becomes inf."""
     if mode == "sum":
-        ratio = _over(diff, atol + rtol * scale)
+        tol = scale * rtol
+        tol += atol
+        ratio = _over(diff, tol, into_den=True)
     else:
-        by_rel, by_abs = _over(diff, rtol * scale), _over(diff, np.full(diff.shape, atol))
-        ratio = np.minimum(by_rel, by_abs) if mode == "either" else np.maximum(by_rel, by_abs)
+        by_rel, by_abs = _over(diff, scale * rtol, into_den=True), _over(diff, np.full(diff.shape, atol), True)
+        ratio = np.minimum(by_rel, by_abs, out=by_rel) if mode == "either" else np.maximum(by_rel, by_abs,
+                                                                                         out=by_rel)
     ratio[np.isnan(ratio)] = np.inf
     return ratio
 
 
-def _over(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den with 0/0 = 0 and x/0 = inf for x > 0 (an exact match passes a zero tolerance)."""
-    with np.errstate(all="ignore"):
-        out = num / den
+def _over(num: np.ndarray, den: np.ndarray, into_den: bool = False) -> np.ndarray:
+    """num / den with 0/0 = 0 and x/0 = inf for x > 0 (an exact match passes a zero tolerance).
+    With ``into_den`` the result overwrites ``den`` (a temporary), saving a column-sized copy."""
     zero = den == 0
+    with np.errstate(all="ignore"):
+        out = np.divide(num, den, out=den if into_den else None)
     if zero.any():
         out[zero] = np.where(num[zero] > 0, np.inf, np.where(num[zero] == 0, 0.0, np.nan))
     return out
@@ -162,25 +178,28 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
     rtol, atol, scale = _tolerances(cfg, key, name)
     scale_at = scale_values(scale, ref, lookup)
     with np.errstate(all="ignore"):
-        diff = np.abs(cand - ref)
+        diff = np.subtract(cand, ref)
+        np.abs(diff, out=diff)
     diff[np.isnan(diff)] = np.inf
-    rel = _over(diff, scale_at)
-    rel[np.isnan(rel)] = np.inf
     ratio = point_ratios(diff, scale_at, rtol, atol, cfg.tolerance)
-    worst, i_rel, i_abs = int(np.argmax(ratio)), int(np.argmax(rel)), int(np.argmax(diff))
+    worst, i_abs = int(np.argmax(ratio)), int(np.argmax(diff))
     failing = int((ratio > 1).sum())
-    median, p95 = _percentiles(rel)
-    return {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
-            "points": int(len(ref)), "failing": failing, "nonfinite": int((~np.isfinite(cand)).sum()),
-            "max_rel": float(rel[i_rel]), "x_max_rel": float(x[i_rel]),
-            "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
-            "median_rel": median, "p95_rel": p95,
-            "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "rel_worst": float(rel[worst]),
-            "passed": failing == 0}
+    found = {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
+             "points": int(len(ref)), "failing": failing, "nonfinite": int((~np.isfinite(cand)).sum()),
+             "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
+             "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "passed": failing == 0}
+    del ratio
+    rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
+    rel[np.isnan(rel)] = np.inf
+    i_rel = int(np.argmax(rel))
+    found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), rel_worst=float(rel[worst]))
+    found["median_rel"], found["p95_rel"] = _percentiles(rel)  # last use of rel: partitioned in place
+    return found
 
 
 def _percentiles(values: np.ndarray) -> tuple[float, float]:
-    """Median and 95th percentile (numpy's linear definition), in one partition pass."""
+    """Median and 95th percentile (numpy's linear definition), in one partition pass that reorders
+    ``values``."""
     with np.errstate(all="ignore"):
-        found = np.percentile(values, [50, 95])
+        found = np.percentile(values, [50, 95], overwrite_input=True)
     return tuple(math.inf if math.isnan(v) else float(v) for v in found)

@@ -7,6 +7,7 @@ pass run, to name the file, line and column of the first bad cell.
 """
 from __future__ import annotations
 
+import ctypes
 import re
 from pathlib import Path
 
@@ -101,17 +102,34 @@ def _parse_fast(path: Path, skip: int, n: int, delimiter: str | None, first: str
     except ImportError:
         return None
     names = [f"f{i}" for i in range(n)]
+    # The system allocator and 1 MB blocks keep the peak near the size of the parsed numbers (pyarrow's
+    # default pool holds on to the text buffers): about 1.7x the numbers instead of 3x, at the same speed.
+    pool = pa.system_memory_pool()
     try:
         table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(skip_rows=skip, column_names=names, block_size=1 << 24),
+            path, memory_pool=pool,
+            read_options=pacsv.ReadOptions(skip_rows=skip, column_names=names, block_size=1 << 20),
             parse_options=pacsv.ParseOptions(delimiter=delimiter or " ", ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types={c: pa.float64() for c in names}, null_values=[],
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, ValueError):
         return None
-    # one copy per column only when it spans several chunks
-    return [table.column(i).to_numpy() for i in range(table.num_columns)]
+    columns = []
+    while table.num_columns:  # one contiguous copy per column, freeing that column's chunks right away
+        columns.append(np.ascontiguousarray(table.column(0).to_numpy()))
+        table = table.remove_column(0)
+        pool.release_unused()
+    if path.stat().st_size > 1 << 24:
+        _give_back_freed_memory()
+    return columns
+
+
+def _give_back_freed_memory() -> None:
+    """glibc keeps what pyarrow's threads freed in per-thread arenas; return it before the next big read."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to do
 
 
 def _parse_numpy(path: Path, skip: int, delimiter: str | None) -> np.ndarray | None:
