@@ -94,7 +94,10 @@ def start(name: str, workspace: Path, started: list[Run], env: dict[str, str] | 
         start_detached(run, config)
     finally:
         for key, value in saved.items():
-            os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     started[-1].pid = int(json.loads(run.supervisor.read_text())["pid"])
     started[-1].socket_path = tmux_query(socket, "", "#{socket_path}")
     return started[-1]
