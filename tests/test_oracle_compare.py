@@ -61,6 +61,8 @@ def test_per_column_override():
     loose = cfg(rtol=1e-3, columns=["TT", "EE", "TE"], per_column={"TE": {"rtol": 0.06}})
     out = compare_tables(loose, table(cand), table(ref))
     assert out["passed"] and out["columns"][2]["rtol"] == 0.06 and out["columns"][0]["rtol"] == 1e-3
+    with pytest.raises(OracleInputError, match=r"per_column names \['Te'\], which are not compared"):
+        compare_tables(cfg(per_column={"Te": {"rtol": 0.06}}), table(cand), table(ref))
 
 
 def test_linear_interpolation_is_exact_for_a_line_and_bounded_for_a_curve():

@@ -173,6 +173,17 @@ def test_heldout_errors_about_the_reference_are_redacted(tmp_path):
     assert "150" not in json.dumps(out.report["comparisons"]) + out.summary  # the held-out grid size
 
 
+def test_a_missing_heldout_reference_fails_without_saying_where(tmp_path):
+    ws = setup(tmp_path / "ws")
+    held = {"name": "h", "candidate": "out/cl.dat", "reference": str(tmp_path / "gone" / "h.dat"), "x": "l",
+            "heldout": True}
+    store = ws / ".nightshift" / "runs" / "r" / "references"
+    protect_references(oracle(held), ws, store)
+    out = run_oracle(oracle(held), ws, tmp_path / "o", store)
+    assert not out.passed and out.pushback == ["held-out h: the held-out reference is unavailable"]
+    assert "gone" not in json.dumps(out.report) + out.summary
+
+
 def test_fast_oracle_runs_the_fast_subset_and_command(tmp_path):
     ws = setup(tmp_path / "ws")
     cfg = oracle(entry(name="slow", candidate="out/slow.dat"), entry(name="quick", fast=True),

@@ -24,6 +24,12 @@ PARALLEL_ROWS = 200_000  # below this, threads cost more than they save
 def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     xr, xc = _x(cfg, ref, "reference"), _x(cfg, cand, "candidate")
     keys = _column_keys(cfg, ref)
+    compared = {str(k) for k in keys} | {ref.name_of(ref.index_of(k, "reference")) for k in keys}
+    stray = sorted(k for k in cfg.per_column if k not in compared)
+    if stray:
+        raise OracleInputError(f"per_column names {stray}, which are not compared (compared: "
+                               f"{', '.join(str(k) for k in keys)}); fix the column name", "reference",
+                               "unknown column")
     ref_idx = [ref.index_of(k, "reference") for k in keys]
     cand_idx = [cand.index_of(k, "candidate") for k in keys]
     keep = np.ones(len(xr), dtype=bool)
