@@ -33,6 +33,9 @@ def two_points(cand: list[float], ref: list[float]):
     ("either", 0.01, 0.01, False),
     ("both", 0.03, 0.03, True),
     ("both", 0.03, 0.01, False),    # the absolute one fails
+    ("either", 0.02, 0.0, True),    # numdiff -a 0 -r 0.02
+    ("either", 0.01, 0.0, False),
+    ("both", 0.02, 0.0, False),     # a zero absolute tolerance fails any difference
     ("sum", 0.0, 0.02, True),       # atol only
     ("sum", 0.02, 0.0, True),       # rtol only
     ("sum", 0.014, 0.0, False),
@@ -134,10 +137,15 @@ def test_scale_for_a_quantity_crossing_zero():
 
 
 def test_scale_expressions_cannot_run_code():
-    ref = spectrum(10)
+    from pydantic import ValidationError
+
+    from supervisor.oracle.scale import evaluate
     for bad in ("__import__('os').system('true')", "TT.__class__", "open('x')", "TT if 1 else EE"):
         with pytest.raises(OracleInputError, match="not allowed"):
-            compare_tables(cfg(columns=["TE"], scale=bad), table(ref), table(ref))
+            evaluate(bad, lambda key: np.ones(3))
+        with pytest.raises(ValidationError, match="not allowed"):  # refused when the config is loaded
+            cfg(columns=["TE"], scale=bad)
+    ref = spectrum(10)
     with pytest.raises(OracleInputError, match="no column named 'BB'"):
         compare_tables(cfg(columns=["TE"], scale="sqrt(BB)"), table(ref), table(ref))
 

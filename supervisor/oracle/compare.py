@@ -161,9 +161,12 @@ def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, 
         tol += atol
         ratio = _over(diff, tol, into_den=True)
     else:
-        by_rel, by_abs = _over(diff, scale * rtol, into_den=True), _over(diff, np.full(diff.shape, atol), True)
-        ratio = np.minimum(by_rel, by_abs, out=by_rel) if mode == "either" else np.maximum(by_rel, by_abs,
-                                                                                         out=by_rel)
+        ratio = _over(diff, scale * rtol, into_den=True)
+        if atol:
+            (np.minimum if mode == "either" else np.maximum)(ratio, diff / atol, out=ratio)
+        elif mode == "both":  # a zero absolute tolerance: any difference at all fails
+            ratio[diff > 0] = np.inf
+        # "either" with atol = 0: d <= 0 only where d == 0, where the relative ratio is already 0
     ratio[np.isnan(ratio)] = np.inf
     return ratio
 

@@ -23,10 +23,23 @@ ToleranceMode = Literal["sum", "either", "both"]
 Scale = float | str
 
 
+def _valid_scale(value: Scale | None) -> Scale | None:
+    from supervisor.oracle.scale import check_scale
+
+    if value is not None:
+        check_scale(value)
+    return value
+
+
 class ColumnOverride(Section):
     rtol: float | None = Field(None, ge=0)
     atol: float | None = Field(None, ge=0)
     scale: Scale | None = None
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ok(cls, value: Scale | None) -> Scale | None:
+        return _valid_scale(value)
 
 
 class CompareConfig(Section):
@@ -44,6 +57,11 @@ class CompareConfig(Section):
     interpolate: Literal["none", "linear", "loglog"] = "none"
     heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
     fast: bool = False  # part of the fast oracle run at every stop
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ok(cls, value: Scale) -> Scale:
+        return _valid_scale(value)
 
     @field_validator("range")
     @classmethod

@@ -35,6 +35,17 @@ def scale_values(scale: float | str, reference: np.ndarray, lookup: Callable[[st
         return np.abs(np.broadcast_to(evaluate(scale, lookup), reference.shape)).astype(float)
 
 
+def check_scale(scale: float | str) -> None:
+    """Raise ValueError (for the config loader) when a scale is neither a keyword, a number nor an allowed
+    expression; column names are checked only when the data is read."""
+    if not isinstance(scale, str) or scale in ("reference", "max"):
+        return
+    try:
+        evaluate(scale, lambda key: np.ones(1))
+    except OracleInputError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def evaluate(expression: str, lookup: Callable[[str | int], np.ndarray]) -> np.ndarray:
     try:
         tree = ast.parse(expression, mode="eval")
