@@ -1,7 +1,7 @@
 """The Slurm CLI client: sbatch, squeue, scontrol, scancel (and sacct when accounting exists).
 
-``squeue --json`` ignores its filters on 22.05, so jobs are read with one ``squeue -h -O <fields>`` call for the
-user and filtered here. Slurm's own error messages are kept verbatim.
+``squeue --json`` ignores its filters on 22.05 and squeue costs two RPCs a call, so jobs are read with one
+``scontrol -o show job`` (one line per job) and filtered here. Slurm's own error messages are kept verbatim.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Con
                        r"Zero Bytes were transmitted|Communication connection failure|Unexpected message received|"
                        r"Slurm backup controller in standby mode|Transport endpoint|Resource temporarily unavailable",
                        re.I)
-FIELDS = ("JobID", "State", "Reason", "NodeList", "TimeLeft", "TimeLimit", "exit_code", "RestartCnt", "Name")
-SEP = "\x1f"  # a unit separator: never in a job name or a node list
+_PAIR = re.compile(r"([A-Za-z][\w/:]*)=(.*?)(?= [A-Za-z][\w/:]*=|$)")
+_USER = re.compile(r"\bUserId=([^( ]+)")
 
 
 class _Failed(Exception):
@@ -88,13 +88,17 @@ class CliClient:
             raise SlurmCommandFailed(f"sbatch answered {out.strip()!r} instead of a job id") from None
 
     def query(self, job_ids: Iterable[int] | None = None, prefix: str = JOB_PREFIX) -> dict[int, JobInfo]:
+        # `scontrol -o show job` is ONE RPC (REQUEST_JOB_INFO); squeue adds a REQUEST_PARTITION_INFO to each call,
+        # and the controller sends every job either way (user filters are applied client-side on 22.05).
         wanted = set(job_ids or ())
-        fmt = ",".join(f"{name}:{SEP}" for name in FIELDS)
-        out = self._run(["squeue", "-h", "-u", self.user, "-t", "all", "-O", fmt])
+        out = self._run(["scontrol", "-o", "show", "job"])
         jobs: dict[int, JobInfo] = {}
         for line in out.splitlines():
             job = _parse_line(line)
-            if job and (job.job_id in wanted or (prefix and job.name.startswith(prefix))):
+            if job is None:
+                continue
+            user = _USER.search(line)
+            if job.job_id in wanted or (prefix and job.name.startswith(prefix) and user and user.group(1) == self.user):
                 jobs[job.job_id] = job
         return jobs
 
@@ -138,16 +142,25 @@ class CliClient:
                 raise
 
 
+def _fields(line: str) -> dict[str, str]:
+    """Key=Value pairs of one `scontrol -o` line; a value may hold spaces (up to the next " Key=")."""
+    return {m.group(1): m.group(2) for m in _PAIR.finditer(line)}
+
+
 def _parse_line(line: str) -> JobInfo | None:
-    parts = [p.strip() for p in line.split(SEP)]
-    if len(parts) < len(FIELDS) or not parts[0].isdigit():
-        return None  # array or het job ids ("12_3", "12+1") are not nightshift's
-    job_id, state, reason, node, left, limit, raw_exit, restarts, name = parts[: len(FIELDS)]
-    status = int(raw_exit) if raw_exit.isdigit() else None
-    finished = base_state(state) not in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING")
-    return JobInfo(job_id=int(job_id), name=name, state=base_state(state),
-                   reason="" if reason in ("None", "(null)") else reason, node="" if node == "(null)" else node,
-                   exit_code=(status >> 8) & 0xFF if status is not None and finished else None,
-                   signal=(status & 0x7F) or None if status is not None and finished else None,
-                   time_left=parse_duration(left), time_limit=parse_duration(limit),
-                   restarts=int(restarts) if restarts.isdigit() else 0)
+    f = _fields(line)
+    if not f.get("JobId", "").isdigit() or "ArrayJobId" in f and f.get("ArrayTaskId"):
+        return None  # array tasks are not nightshift's
+    state = base_state(f.get("JobState", ""))
+    finished = state not in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING")
+    code, _, sig = f.get("ExitCode", "").partition(":")
+    limit, run_time = parse_duration(f.get("TimeLimit")), parse_duration(f.get("RunTime"))
+    left = max(0, limit - run_time) if limit is not None and run_time is not None and state == "RUNNING" else None
+    node = f.get("BatchHost") or f.get("NodeList") or ""
+    reason = f.get("Reason", "")
+    return JobInfo(job_id=int(f["JobId"]), name=f.get("JobName", ""), state=state,
+                   reason="" if reason in ("None", "(null)") else reason,
+                   node="" if node in ("(null)", "None Assigned") or state == "PENDING" else node,
+                   exit_code=int(code) if finished and code.isdigit() else None,
+                   signal=(int(sig) or None) if finished and sig.isdigit() else None,
+                   time_left=left, time_limit=limit, restarts=int(f.get("Restarts", "0") or 0))

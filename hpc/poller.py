@@ -33,9 +33,11 @@ def default_cache_file(client: SlurmClient) -> Path:
 
 class JobPoller:
     def __init__(self, client: SlurmClient, interval: float = 30.0, max_interval: float | None = None,
-                 prefix: str = JOB_PREFIX, cache_file: Path | None = None):
+                 prefix: str = JOB_PREFIX, cache_file: Path | None = None, first_interval: float = 2.0):
         self.client, self.prefix = client, prefix
         self.interval = interval
+        # A job just submitted is polled sooner (2 s, 3 s, 4.5 s, ... growing as usual) so its start is seen fast.
+        self.first_interval = min(first_interval, interval)
         self.max_interval = max_interval if max_interval is not None else 4 * interval
         self.current = interval
         self.cache_file = cache_file if cache_file is not None else default_cache_file(client)
@@ -47,8 +49,8 @@ class JobPoller:
 
     def watch(self, job_id: int) -> None:
         self.watched.setdefault(job_id, time.time())
-        self.next_due = 0.0  # see the new job at the next poll
-        self.current = self.interval
+        self.current = self.first_interval
+        self.next_due = min(self.next_due, time.monotonic() + self.current)
 
     def unwatch(self, job_id: int) -> None:
         self.watched.pop(job_id, None)
@@ -65,7 +67,7 @@ class JobPoller:
         if not (force or self.due()):
             return []
         try:
-            taken, jobs = self._snapshot(max_age=0.0 if force else self.interval)
+            taken, jobs = self._snapshot(max_age=0.0 if force else self.current / 2)
         except (ControllerUnavailable, SlurmCommandFailed) as exc:
             self.unavailable = str(exc)
             self.next_due = time.monotonic() + self.current
@@ -83,7 +85,11 @@ class JobPoller:
                 changes.append(JobChange(job_id, old, new))
             if new is not None:
                 self.jobs[job_id] = new
-        self.current = self.interval if changes else min(self.current * 1.5, self.max_interval)
+        if changes:  # back to the base interval, or stay quick while a watched job has not started yet
+            quick = any(j.pending for j in self.jobs.values() if j.job_id in self.watched)
+            self.current = self.first_interval if quick else self.interval
+        else:
+            self.current = min(self.current * 1.5, self.max_interval)
         self.next_due = time.monotonic() + self.current
         return changes
 
