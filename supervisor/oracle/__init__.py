@@ -1,13 +1,19 @@
 """The oracle: the workspace's outputs compared against reference outputs, with tolerances.
 
 The supervisor calls ``protect_references`` when a run starts and ``run_oracle`` at every stop; the CLI verbs
-``nightshift compare`` and ``nightshift plot`` live in ``supervisor.oracle.cli``.
+``nightshift compare`` and ``nightshift plot`` live in ``supervisor.oracle.cli``. Names load on first use
+(PEP 562), so importing the config schema (every CLI call, every supervisor) does not import numpy.
 """
-from supervisor.oracle.check import OracleOutcome, run_oracle
-from supervisor.oracle.config import ColumnOverride, CompareConfig, OracleConfig
-from supervisor.oracle.integrity import heldout_store, protect_references, restore_references
-from supervisor.oracle.readers import read_table
-from supervisor.oracle.table import OracleInputError, Table
+from importlib import import_module
 
-__all__ = ["ColumnOverride", "CompareConfig", "OracleConfig", "OracleInputError", "OracleOutcome", "Table",
-           "heldout_store", "protect_references", "read_table", "restore_references", "run_oracle"]
+_HOME = {"OracleOutcome": "check", "run_oracle": "check", "ColumnOverride": "config", "CompareConfig": "config",
+         "OracleConfig": "config", "heldout_store": "integrity", "protect_references": "integrity",
+         "restore_references": "integrity", "read_table": "readers", "OracleInputError": "table", "Table": "table"}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(f"supervisor.oracle.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'supervisor.oracle' has no attribute {name!r}")

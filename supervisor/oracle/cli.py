@@ -144,8 +144,12 @@ def plot_main(run_root: Path, out: Path | None) -> int:
     ax.set_title(f"oracle history of run {Path(run_root).name}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=100)
+    except OSError as exc:
+        return _fail("plot", f"cannot write {out} ({exc.strerror or exc}); choose another path with -o")
+    finally:
+        plt.close(fig)
     print(out)
     return 0

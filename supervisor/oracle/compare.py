@@ -167,7 +167,7 @@ def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, 
         elif mode == "both":  # a zero absolute tolerance: any difference at all fails
             ratio[diff > 0] = np.inf
         # "either" with atol = 0: d <= 0 only where d == 0, where the relative ratio is already 0
-    ratio[np.isnan(ratio)] = np.inf
+    _nan_to_inf(ratio)
     return ratio
 
 
@@ -189,21 +189,36 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
     with np.errstate(all="ignore"):
         diff = np.subtract(cand, ref)
         np.abs(diff, out=diff)
-    diff[np.isnan(diff)] = np.inf
+    _nan_to_inf(diff)
     ratio = point_ratios(diff, scale_at, rtol, atol, cfg.tolerance)
     worst, i_abs = int(np.argmax(ratio)), int(np.argmax(diff))
     failing = int((ratio > 1).sum())
     found = {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
-             "points": int(len(ref)), "failing": failing, "nonfinite": int((~np.isfinite(cand)).sum()),
+             "points": int(len(ref)), "failing": failing, "nonfinite": _nonfinite(cand),
              "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
              "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "passed": failing == 0}
     del ratio
     rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
-    rel[np.isnan(rel)] = np.inf
+    _nan_to_inf(rel)
     i_rel = int(np.argmax(rel))
     found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), rel_worst=float(rel[worst]))
     found["median_rel"], found["p95_rel"] = _percentiles(rel)  # last use of rel: partitioned in place
     return found
+
+
+def _nan_to_inf(values: np.ndarray) -> None:
+    """In place; the cheap sum finds out first whether there is any NaN to replace (usually none)."""
+    with np.errstate(all="ignore"):
+        if not np.isnan(values.sum()):
+            return
+    values[np.isnan(values)] = np.inf
+
+
+def _nonfinite(values: np.ndarray) -> int:
+    with np.errstate(all="ignore"):
+        if np.isfinite(values.sum()):
+            return 0
+    return int((~np.isfinite(values)).sum())
 
 
 def _percentiles(values: np.ndarray) -> tuple[float, float]:
