@@ -27,6 +27,9 @@ from supervisor.turns import launch_spec, orientation_prompt, pushback_text, tak
 from supervisor.verify import StopContext, verify_stop
 
 
+ALIVE_CHECK_SECONDS = 5.0
+
+
 class Supervisor(RunRuntime):
     def __init__(self, run: RunPaths, config: Config, say=print):
         super().__init__(run, config, say)
@@ -109,8 +112,11 @@ class Supervisor(RunRuntime):
             # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost).
             self.emit("agent.adopted", ctx.shift, turn=ctx.turn, target=target)
             return
+        previous = self.state["target"]
         target = {**self.backend.launch(spec), "exit_file": str(spec.exit_file)}
         self.emit("agent.started", ctx.shift, turn=ctx.turn, target=target, prompt_file=str(ctx.prompt_file))
+        if previous:  # the ended turn's window (kept by remain-on-exit; its screen is in its log) would pile up
+            self.backend.terminate(previous)
 
     # ----- waiting for a stop ---------------------------------------------------------------------
     def wait_for_stop(self) -> StopInfo:
@@ -120,7 +126,7 @@ class Supervisor(RunRuntime):
         if target and target.get("exit_file"):
             spec.exit_file = Path(target["exit_file"])  # a live session's process belongs to an earlier turn
         began = time.monotonic()
-        screen_checked = 0.0
+        screen_checked = alive_checked = 0.0
         while True:
             self.tick()
             if self.stop_requested:
@@ -136,7 +142,14 @@ class Supervisor(RunRuntime):
                     return stop
             if exit_code is not None:
                 return self.agent.read_stop(ctx, exit_code)
-            if target is None or not self.backend.is_alive(target):
+            # A turn normally ends with its exit file (inotify wakes us); liveness only catches a killed pane and
+            # costs a tmux call (~5 ms CPU), so it is asked every few seconds, not at every wake-up.
+            if time.monotonic() - alive_checked >= ALIVE_CHECK_SECONDS:
+                alive_checked = time.monotonic()
+                alive = target is not None and self.backend.is_alive(target)
+            else:
+                alive = target is not None
+            if not alive:
                 time.sleep(0.2)  # the wrapper writes the exit file just after the agent ends
                 exit_code = read_exit(spec)
                 if exit_code is not None:

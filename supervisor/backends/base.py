@@ -69,7 +69,7 @@ def write_wrapper(spec: LaunchSpec) -> Path:
         f"{exports}"
         f"cd {shlex.quote(str(spec.cwd))} || exit 97\n"
         f": > {shlex.quote(str(spec.started_file))}\n"
-        f"{spec.command}\n"
+        f"(\n{spec.command}\n)\n"
         "status=$?\n"
         f"echo $status > {shlex.quote(str(exit_tmp))} && mv {shlex.quote(str(exit_tmp))} {shlex.quote(str(spec.exit_file))}\n"
         "exit $status\n"

@@ -7,6 +7,7 @@ supervisor runs in the same server, detached from the SSH connection. Panes stay
 """
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 from typing import Any
@@ -15,6 +16,7 @@ import libtmux
 from libtmux.exc import LibTmuxException
 
 from supervisor.backends.base import LaunchSpec, write_wrapper
+from supervisor.liveness import pid_alive
 
 AGENT_SESSION = "agent"
 
@@ -57,21 +59,25 @@ class TmuxBackend:
         return matches[0] if matches else None
 
     def launch(self, spec: LaunchSpec) -> dict[str, Any]:
+        """One tmux call: remain-on-exit is on before the window exists, so an agent that exits at once (a typo
+        in its command) leaves a dead pane and its exit file instead of a vanished window (or server)."""
         wrapper = write_wrapper(spec)
-        session = self._session(spec)
-        command = f"bash {wrapper}"
-        if session is None:
-            session = self.server.new_session(session_name=AGENT_SESSION, window_name=spec.name,
-                                              window_command=command, start_directory=str(spec.cwd), x=200, y=50)
-            window = session.windows[0]
+        window = ["-P", "-F", "#{pane_id} #{pane_pid}", "-n", spec.name, "-c", str(spec.cwd),
+                  f"bash {shlex.quote(str(wrapper))}"]
+        if self._session(spec) is None:
+            make = ["new-session", "-d", "-s", AGENT_SESSION, "-x", "200", "-y", "50", *window]
         else:
-            window = session.new_window(window_name=spec.name, window_shell=command,
-                                        start_directory=str(spec.cwd), attach=False)
-        window.set_option("remain-on-exit", "on")
-        pane = window.panes[0]
+            make = ["new-window", "-d", "-t", f"{AGENT_SESSION}:", *window]
+        argv = ["tmux", "-L", self.socket_name, "set-option", "-g", "remain-on-exit", "on", ";", *make]
         if spec.log_file:
-            pane.cmd("pipe-pane", "-o", f"cat >> '{spec.log_file}'")
-        return self._target(window.window_name, pane.pane_id)
+            argv += [";", "pipe-pane", "-o", "-t", f"{AGENT_SESSION}:{spec.name}",
+                     f"cat >> {shlex.quote(str(spec.log_file))}"]
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or len(proc.stdout.split()) < 2:
+            raise TmuxMissing(f"tmux could not start turn {spec.name} on socket {self.socket_name}: "
+                              f"{proc.stderr.strip() or 'no pane'}; check `tmux -L {self.socket_name} ls`")
+        pane_id, pane_pid = proc.stdout.split()[:2]
+        return {**self._target(spec.name, pane_id), "pane_pid": int(pane_pid)}
 
     def _target(self, window: str, pane_id: str) -> dict[str, Any]:
         return {"backend": "tmux", "socket": self.socket_name, "session": AGENT_SESSION, "window": window,
@@ -93,6 +99,8 @@ class TmuxBackend:
             return None
 
     def is_alive(self, target: dict[str, Any]) -> bool:
+        if target.get("pane_pid"):  # the pane's process on this host: no tmux call (the pane dies with it)
+            return pid_alive(int(target["pane_pid"]))
         pane = self._pane(target)
         return pane is not None and pane.pane_dead != "1"
 
