@@ -113,3 +113,21 @@ def test_full_disk_while_appending_loses_nothing_recorded(tmp_path):
         log.close()
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+def test_an_agent_command_that_does_not_exist_is_a_failed_turn_not_a_crash(workspace):
+    ws = workspace.configure({"default": []}, pushbacks=0, max_shifts=1)
+    toml = ws.path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace(f'command = "{sys.executable} agent.py"',
+                                             'command = "no-such-agent-binary {prompt_file}"'))
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli", "supervise", str(run.root)], cwd=ws.path)
+    try:
+        wait_for(lambda: "run.paused" in ws.types(run), what="the budget pause")
+        stop = next(e["data"] for e in ws.events(run) if e["type"] == "agent.stopped")
+        assert stop["reason"] == "exit" and stop["exit_code"] == 127
+        assert "command not found" in run.turn_file(1, 1, "log").read_text()
+        assert proc.poll() is None  # still supervising, paused
+    finally:
+        proc.kill()
+        proc.wait()
