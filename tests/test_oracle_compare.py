@@ -204,3 +204,18 @@ def test_report_numbers_match_an_independent_numpy_computation():
         assert col["ratio"] == pytest.approx(ratio.max(), rel=1e-12)
         assert col["x_worst"] == x[ratio.argmax()]
     assert out["ratio"] == max(c["ratio"] for c in out["columns"])
+
+
+def test_interpolated_report_matches_numpy_interp():
+    rng = np.random.default_rng(7)
+    xc = np.sort(rng.uniform(0, 100, 400))
+    xr = np.linspace(5, 95, 1000)
+    cand = table(np.column_stack([xc, np.sin(xc / 9) + 2]), ("l", "y"))
+    ref = table(np.column_stack([xr, np.sin(xr / 9) + 2 + 1e-4 * np.cos(xr)]), ("l", "y"))
+    col = compare_tables(cfg(interpolate="linear", rtol=1e-4), cand, ref)["columns"][0]
+    at = np.interp(xr, xc, np.sin(xc / 9) + 2)
+    r = np.sin(xr / 9) + 2 + 1e-4 * np.cos(xr)
+    rel = np.abs(at - r) / np.abs(r)
+    assert col["points"] == 1000 and col["failing"] == (rel > 1e-4).sum()
+    assert col["max_rel"] == pytest.approx(rel.max(), rel=1e-12) and col["x_max_rel"] == xr[rel.argmax()]
+    assert col["p95_rel"] == pytest.approx(np.percentile(rel, 95), rel=1e-12)

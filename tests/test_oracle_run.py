@@ -65,6 +65,17 @@ def test_command_runs_in_the_workspace_and_its_output_is_kept(tmp_path):
     assert (tmp_path / "o" / "command.stderr").read_text() == "warn\n"
 
 
+def test_the_command_gets_no_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("MY_TOKEN", "tok-secret")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    ws = setup(tmp_path / "ws", None)
+    cmd = "mkdir -p out && cp reference/cl.dat out/cl.dat && env"
+    assert run_oracle(oracle(entry(), command=cmd), ws, tmp_path / "o", None).passed
+    env = (tmp_path / "o" / "command.stdout").read_text()
+    assert "OMP_NUM_THREADS=3" in env and "sk-test-secret" not in env and "tok-secret" not in env
+
+
 def test_stale_candidates_are_removed_before_the_command(tmp_path):
     ws = setup(tmp_path / "ws")  # a hand-written out/cl.dat that would pass
     out = run_oracle(oracle(entry(), command="true"), ws, tmp_path / "o", None)
@@ -89,7 +100,9 @@ def test_bad_inputs_become_failing_entries(tmp_path):
     entries = [entry(name="missing", candidate="out/none.dat"),
                entry(name="column", columns=["BB"]),
                entry(name="cell", candidate="out/broken.dat", columns=["TT"]),
-               entry(name="noref", reference="reference/none.dat")]
+               entry(name="noref", reference="reference/none.dat"),
+               entry(name="garbage", candidate="out/garbage.dat")]
+    (ws / "out" / "garbage.dat").write_bytes(np.random.default_rng(0).bytes(5000))
     out = run_oracle(oracle(*entries), ws, tmp_path / "o", None)
     assert not out.passed and set(out.metrics.values()) == {np.inf}
     text = "\n".join(out.pushback)
@@ -97,7 +110,8 @@ def test_bad_inputs_become_failing_entries(tmp_path):
     assert "no column named 'BB'; it has: 0:l, 1:TT, 2:EE, 3:TE" in text
     assert "broken.dat line 3, column 2: 'x' is not a number" in text
     assert "reference/none.dat: no such file" in text
-    assert out.summary.startswith("oracle: 4 of 4 comparisons fail")
+    assert out.summary.startswith("oracle: 5 of 5 comparisons fail")
+    assert "garbage.dat" in text
 
 
 def test_tampered_and_deleted_references_are_restored_and_fail(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import time
@@ -36,6 +37,14 @@ class OracleOutcome:
     tampered: list[str] = field(default_factory=list)
 
 
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|^ANTHROPIC_|^NIGHTSHIFT_", re.IGNORECASE)
+
+
+def command_env() -> dict[str, str]:
+    """The supervisor's environment without secrets: the command runs code the agent wrote."""
+    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+
+
 def run_command(command: str, workspace: Path, timeout: float, out_dir: Path) -> dict:
     """Run the oracle command in its own process group; stdout and stderr are kept in ``out_dir``."""
     stdout, stderr = out_dir / "command.stdout", out_dir / "command.stderr"
@@ -43,7 +52,7 @@ def run_command(command: str, workspace: Path, timeout: float, out_dir: Path) ->
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         try:
             proc = subprocess.Popen(["bash", "-c", command], cwd=workspace, stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True, env=command_env())
         except OSError as exc:
             return {"command": command, "status": None, "timed_out": False, "error": str(exc)}
         try:
