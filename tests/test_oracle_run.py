@@ -111,7 +111,7 @@ def test_bad_inputs_become_failing_entries(tmp_path):
     assert "broken.dat line 3, column 2: 'x' is not a number" in text
     assert "reference/none.dat: no such file" in text
     assert out.summary.startswith("oracle: 5 of 5 comparisons fail")
-    assert "garbage.dat" in text
+    assert "garbage.dat: binary data, not a text table" in text
 
 
 def test_tampered_and_deleted_references_are_restored_and_fail(tmp_path):

@@ -77,6 +77,9 @@ def _has_number(fields: list[str]) -> bool:
 def read_text_table(path: Path) -> Table:
     with open(path, "rb") as handle:
         raw = handle.read(PROBE_BYTES)
+    if b"\0" in raw:
+        raise OracleInputError(f"{path}: binary data, not a text table (supported: text tables, CSV/TSV, .npy, "
+                               ".npz, .h5/.hdf5, .json)", kind="unreadable file")
     skip, comments, named_row, first = _probe(path, raw.decode("utf-8", errors="replace"), len(raw) < PROBE_BYTES)
     delimiter = _delimiter_for(path, first)
     n = len(_split(first, delimiter))
