@@ -23,6 +23,14 @@ def fmt(value: float) -> str:
     return f"{value:.2e}" if value and (abs(value) < 1e-2 or abs(value) >= 1e4) else f"{value:.3g}"
 
 
+def fmt_ratio(value: float) -> str:
+    """Error over tolerance, as "0.42", "3.2" or "1810" (times the tolerance)."""
+    value = float(value)
+    if math.isfinite(value) and 10 <= value < 1e6:
+        return f"{value:.0f}"
+    return fmt(value)
+
+
 def x_label(entry: dict, x: float) -> str:
     return f"{entry.get('x')}={x:.6g}" if entry.get("x") is not None else f"row {int(x)}"
 
@@ -47,10 +55,10 @@ def visible(entries: list[dict]) -> list[dict]:
 def _column_line(entry: dict, col: dict) -> str:
     head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']} / {col['column']}"
     if entry.get("heldout"):
-        return f"{head}: fails, worst error {fmt(col['ratio'])}x its tolerance"
+        return f"{head}: fails, worst error {fmt_ratio(col['ratio'])}x its tolerance"
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     line = (f"{head}: worst at {x_label(entry, col['x_worst'])}: rel err {fmt(col['rel_worst'])} vs {tol} "
-            f"({fmt(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
+            f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
     if col["nonfinite"]:
         line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
     return line
@@ -94,7 +102,7 @@ def _worst_phrase(entry: dict) -> str:
         return prefix
     col = max(cols, key=lambda c: c["ratio"])
     if entry.get("heldout"):
-        return f"{prefix} {col['column']} {fmt(col['ratio'])}x its tolerance"
+        return f"{prefix} {col['column']} {fmt_ratio(col['ratio'])}x its tolerance"
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
