@@ -219,3 +219,9 @@ def test_interpolated_report_matches_numpy_interp():
     assert col["points"] == 1000 and col["failing"] == (rel > 1e-4).sum()
     assert col["max_rel"] == pytest.approx(rel.max(), rel=1e-12) and col["x_max_rel"] == xr[rel.argmax()]
     assert col["p95_rel"] == pytest.approx(np.percentile(rel, 95), rel=1e-12)
+
+
+def test_a_range_that_selects_nothing_is_an_error():
+    ref = spectrum(20)
+    with pytest.raises(OracleInputError, match=r"no reference points to compare inside the range \[1000.0, 2000.0\]"):
+        compare_tables(cfg(range=[1000, 2000]), table(ref), table(ref))

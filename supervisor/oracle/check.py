@@ -122,17 +122,24 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
                full: bool = True) -> OracleOutcome:
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tampered = restore_references(workspace, store) if store is not None else []
+    setup_problems = []
+    try:
+        tampered = restore_references(workspace, store) if store is not None else []
+    except OSError as exc:  # the verdict fails; the supervisor goes on
+        tampered = [f"reference integrity could not be checked: {exc}"]
     entries = cfg.selected(full)
     command = cfg.command_for(full)
     result = None
     if command:
-        if cfg.clean_candidates:
-            _clean_candidates(entries, workspace)
+        try:
+            if cfg.clean_candidates:
+                _clean_candidates(entries, workspace)
+        except OSError as exc:
+            setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
         result = run_command(command, workspace, cfg.timeout, out_dir)
     started = time.monotonic()
     results = [_one(comp, workspace, store) for comp in entries]
-    problems = [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
+    problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     metrics = {e["name"]: float(e["ratio"]) for e in results}
     shown = visible(results)
     passed = not problems and all(e["passed"] for e in results)

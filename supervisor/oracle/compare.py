@@ -44,10 +44,10 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
         values = [cand.columns[i][cand_rows] for i in cand_idx]
     else:
         at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep)
-    if isinstance(at, np.ndarray) and len(at) == 0:
-        raise OracleInputError("no reference points to compare inside the range " + str(list(cfg.range or [])),
-                               "reference", "empty range")
     x_at = xr[at]
+    if len(x_at) == 0:
+        where = f" inside the range {list(cfg.range)}" if cfg.range else ""
+        raise OracleInputError(f"no reference points to compare{where}", "reference", "empty range")
     lookup = _reference_lookup(ref, at)
     jobs = [(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
              np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup) for n, ri in enumerate(ref_idx)]
