@@ -100,6 +100,8 @@ async def test_nudge_sends_the_typed_message(tui_home):
         await pilot.press(*"use the implicit stepper", "enter")
         await until(pilot, lambda: inbox_commands(runs["cosmo"]))
         command = inbox_commands(runs["cosmo"])[0]
+        answer(runs["cosmo"], command)
+        await until(pilot, lambda: any("nudge accepted" in m for m in notices(app)))
     assert command["verb"] == "nudge" and command["args"] == {"message": "use the implicit stepper"}
 
 
@@ -123,7 +125,10 @@ async def test_palette_runs_the_same_actions(tui_home):
         await pilot.pause(0.3)
         await pilot.press("enter")
         await until(pilot, lambda: inbox_commands(runs["cosmo"]))
-    assert inbox_commands(runs["cosmo"])[0]["verb"] == "pause"
+        command = inbox_commands(runs["cosmo"])[0]
+        answer(runs["cosmo"], command)
+        await until(pilot, lambda: any("pause accepted" in m for m in notices(app)))
+    assert command["verb"] == "pause"
 
 
 async def test_actions_on_a_missing_run_are_refused_with_a_notice(tui_home):
@@ -143,7 +148,7 @@ async def test_verdict_screen_shows_checks_and_pushback(tui_home):
     async with app.run_test(size=(100, 40)) as pilot:
         await open_dashboard(app, pilot)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
         await pilot.press("5")  # Shifts tab; the newest shift is first
         await pilot.press("down")  # shift 2
         await pilot.press("enter")

@@ -35,7 +35,7 @@ async def test_run_screen_follows_appended_events(tui_home, monkeypatch, polling
     run = runs["cosmo"]
     app = make_app(clock=fixed_clock, live=True, open_run=run.run_id)
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
         title = app.screen.query_one("#run-title")
         await until(pilot, lambda: "FAIL" in str(title.render()))
         assert app.feed.polling is polling
@@ -84,7 +84,7 @@ async def test_bad_input_is_a_row_state_or_notice(tui_home):
         assert any("unreadable or torn lines" in m and runs["torn"].run_id in m for m in notices(app))
         # Opening a missing run shows what is wrong instead of the tabs' contents.
         app.open_run(runs["gone"].run_id)
-        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
         await until(pilot, lambda: "was deleted" in str(app.screen.query_one("#run-title").render()))
 
 
@@ -93,7 +93,7 @@ async def test_a_run_dir_whose_log_is_replaced_is_read_again(tui_home):
     run = runs["torn"]
     app = make_app(clock=fixed_clock, live=False, open_run=run.run_id)
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
         run.snapshot.unlink(missing_ok=True)
         log_text = run.events.read_text().splitlines()[0] + "\n"
         run.events.write_text(log_text)  # shorter than what was read: start over from the snapshot
@@ -107,7 +107,7 @@ async def test_reattach_to_a_million_events_reads_snapshot_and_tail(tmp_path, mo
     register(run, host="login2", created=FIXED_NOW)
     app = make_app(clock=fixed_clock, live=False, open_run=run.run_id)
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
         await until(pilot, lambda: "shift" in str(app.screen.query_one("#run-title").render()))
         title = str(app.screen.query_one("#run-title").render())
         follower = app.book.followers[run.run_id]
@@ -119,3 +119,27 @@ async def test_reattach_to_a_million_events_reads_snapshot_and_tail(tmp_path, mo
         await until(pilot, lambda: events.events)
         assert events.events[-1]["seq"] == 1_000_000
         assert events.events[0]["seq"] > 990_000  # the Events tab read the end of the log, not all of it
+
+
+def tree(root) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def test_viewing_writes_nothing(tui_home):
+    """Opening every screen of every run leaves the run directories exactly as they were."""
+    home, runs = tui_home
+    before = tree(home)
+    app = make_app(clock=fixed_clock, live=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_dashboard(app, pilot)
+        for run in runs.values():
+            app.open_run(run.run_id)
+            await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+            for key in "123456v":
+                await pilot.press(key)
+                await pilot.pause(0.05)
+            await pilot.pause(0.3)  # the tabs' readers run in threads
+            while len(app.screen_stack) > 2:
+                app.pop_screen()
+                await pilot.pause(0.05)
+    assert tree(home) == before

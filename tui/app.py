@@ -51,6 +51,7 @@ class NightshiftApp(RunActions, App[int]):
     def __init__(self, clock: Callable[[], float] = time.time, seams: Seams | None = None, live: bool = True,
                  runs: list[RunPaths] | None = None, open_run: str | None = None):
         super().__init__()
+        self.animation_level = "none"  # over a slow SSH link an animation is only bytes and delay
         self.clock = clock
         self.seams = seams or Seams()
         self.live = live
@@ -78,7 +79,7 @@ class NightshiftApp(RunActions, App[int]):
         worker = get_current_worker()
         last = time.monotonic()
         while not worker.is_cancelled:
-            self.feed.wait()
+            self.feed.wait(lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
             batch = self.feed.tick()

@@ -70,9 +70,13 @@ class LiveFeed:
                 batch.updates[run_id] = update
         return batch
 
-    def wait(self) -> None:
-        """Sleep until a watched file changes, or the interval passes."""
-        self.wake.wait(POLL_INTERVAL if self.polling or self._observer is None else SAFETY_INTERVAL)
+    def wait(self, cancelled=lambda: False) -> None:
+        """Sleep until a watched file changes, the interval passes, or ``cancelled()`` (checked twice a second)."""
+        left = POLL_INTERVAL if self.polling or self._observer is None else SAFETY_INTERVAL
+        while left > 0 and not cancelled():
+            if self.wake.wait(min(0.5, left)):
+                break
+            left -= 0.5
         self.wake.clear()
 
     def watch(self, roots: list[Path]) -> None:

@@ -1,0 +1,70 @@
+"""The TUI against a live run: the scripted demo agent (not a model) supervised for real in a private tmux
+server (socket ns-<run id>), started through the TUI's own start-run action. The TUI sees the run appear, pauses
+and resumes it through the inbox (the real supervisor answers), follows it to its verified end, and shows the
+real oracle report."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.test_tui_actions import notices, until
+from tui.app import make_app
+from tui.screens.run_screen import RunScreen
+from tui.widgets.oracle_view import OracleView
+
+
+def need_tmux() -> None:
+    if shutil.which("tmux") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("tmux is missing in CI: .ci/tools/tmux.sh should have installed it")
+        pytest.skip("LOUD SKIP: tmux is not installed; the live TUI test needs it (apt-get install tmux)")
+
+
+@pytest.fixture
+def demo_workspace(tmp_path):
+    need_tmux()
+    from supervisor.demo import build_workspace
+
+    workspace = build_workspace(tmp_path / "demo")
+    started: list[str] = []
+    yield workspace, started
+    for run_id in started:  # the run's own private tmux server: supervisor and agent panes
+        subprocess.run(["tmux", "-L", f"ns-{run_id}", "kill-server"], capture_output=True)
+    runs = workspace / ".nightshift" / "runs"
+    for run_dir in runs.glob("*") if runs.exists() else []:
+        subprocess.run(["tmux", "-L", f"ns-{run_dir.name}", "kill-server"], capture_output=True)
+
+
+async def test_tui_follows_a_live_demo_run(demo_workspace):
+    workspace, started = demo_workspace
+    app = make_app(live=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.loaded)
+        await pilot.press("s")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
+        app.screen.query_one("#workspace").value = str(workspace)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.book.followers, timeout=60)
+        run_id = next(iter(app.book.followers))
+        started.append(run_id)
+        await until(pilot, lambda: any("started" in m and run_id in m for m in notices(app)), timeout=60)
+        app.open_run(run_id)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        await pilot.press("p")
+        await until(pilot, lambda: any(f"{run_id}: pause accepted" in m for m in notices(app)), timeout=60)
+        await until(pilot, lambda: app.book.followers[run_id].state["paused"], timeout=60)
+        await pilot.press("r")
+        await until(pilot, lambda: any(f"{run_id}: resume accepted" in m for m in notices(app)), timeout=60)
+        follower = app.book.followers[run_id]
+        await until(pilot, lambda: follower.state["status"] == "done", timeout=240)
+        title = app.screen.query_one("#run-title")
+        await until(pilot, lambda: "done" in str(title.render()) and "PASS" in str(title.render()))
+        await pilot.press("4")
+        oracle = app.screen.query_one(OracleView)
+        table = oracle.query_one("#oracle-table")
+        await until(pilot, lambda: table.row_count == 2)  # trajectory: logistic and forced, from oracle.json
+        assert {str(table.get_row_at(i)[2]) for i in range(2)} == {"logistic", "forced"}
+        assert all(str(table.get_row_at(i)[0]) == "pass" for i in range(2))
