@@ -1,0 +1,107 @@
+"""A run as a chain of batch jobs (`nightshift submit`): the files of the chain and the operations on it.
+
+Every job of a run's chain has the same name, ``ns-<run id>-sup``, and is submitted with
+``--dependency=singleton``: Slurm runs at most one job of that name at a time, so the chain can never fork into
+two live supervisors. Each job queues its successor as soon as it starts; the successor waits until the current
+job ends, however it ends (finished, killed at the limit with or without the USR1 warning handled, node
+failure), and resumes from the event log. A job whose run has finished cancels its successor.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hpc.client import SlurmClient, SubmitOptions
+from hpc.config import SlurmConfig
+from hpc.jobs import JobInfo
+from hpc.script import BatchJob, write_script
+from supervisor.paths import RunPaths
+
+
+def chain_name(run: RunPaths) -> str:
+    return f"ns-{run.run_id}-sup"
+
+
+def chain_dir(run: RunPaths) -> Path:
+    path = run.root / "slurm"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def chain_files(run: RunPaths) -> dict[str, Path]:
+    d = chain_dir(run)
+    return {"script": d / "supervisor.sbatch", "log": d / "chain.log", "record": d / "chain.jsonl",
+            "status": d / "job.json", "signal": d / "walltime"}
+
+
+def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
+    files = chain_files(run)
+    work = f"{shlex.quote(sys.executable)} -m hpc.chain_job {shlex.quote(str(run.root))}"
+    job = BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=files["log"],
+                   status_file=files["status"], signal_file=files["signal"], forward_usr1=True,
+                   description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
+    return write_script(slurm, job, files["script"])
+
+
+def record(run: RunPaths, what: str, **data: Any) -> None:
+    """One line in slurm/chain.jsonl: the chain's own history (submitted, started, continued, cancelled)."""
+    line = json.dumps({"ts": time.time(), "what": what, **data})
+    fd = os.open(chain_files(run)["record"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as fh:
+        fh.write(line + "\n")
+
+
+def read_record(run: RunPaths) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(line) for line in chain_files(run)["record"].read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def chain_jobs(run: RunPaths, client: SlurmClient) -> list[JobInfo]:
+    """The chain's jobs the controller still knows, oldest first (one query)."""
+    name = chain_name(run)
+    return sorted((j for j in client.query(prefix=name).values() if j.name == name), key=lambda j: j.job_id)
+
+
+def submit_link(run: RunPaths, client: SlurmClient, by: str) -> int:
+    """Queue one more job of the chain (it starts once no other job of the chain is alive)."""
+    job_id = client.submit(chain_files(run)["script"], SubmitOptions(dependency="singleton"))
+    record(run, "submitted", job_id=job_id, by=by)
+    return job_id
+
+
+def ensure_successor(run: RunPaths, client: SlurmClient, me: int) -> int:
+    """The queued successor of job ``me``, submitted when there is none yet."""
+    waiting = [j for j in chain_jobs(run, client) if j.job_id != me and not j.terminal]
+    if waiting:
+        return waiting[-1].job_id
+    return submit_link(run, client, by=f"job {me}")
+
+
+def cancel_chain(run: RunPaths, client: SlurmClient, keep: int | None = None, why: str = "stopped") -> list[int]:
+    """Cancel every live job of the chain (but ``keep``); the ids cancelled."""
+    cancelled = []
+    for job in chain_jobs(run, client):
+        if job.job_id != keep and not job.terminal:
+            client.cancel(job.job_id)
+            cancelled.append(job.job_id)
+    if cancelled:
+        record(run, "cancelled", job_ids=cancelled, why=why)
+    return cancelled
+
+
+def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:
+    """srun into the running job of the chain and attach to the agent's tmux server there, or None."""
+    from supervisor.backends.tmux import AGENT_SESSION, socket_for
+
+    running = [j for j in chain_jobs(run, client) if j.running]
+    if not running:
+        return None
+    return ["srun", f"--jobid={running[-1].job_id}", "--overlap", "--pty", "tmux", "-L", socket_for(run.run_id),
+            "attach", "-t", AGENT_SESSION]

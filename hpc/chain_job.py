@@ -1,0 +1,81 @@
+"""What one job of a `nightshift submit` chain runs: ``python -m hpc.chain_job <run dir>``.
+
+It queues its successor first (so a job killed at the limit, warned or not, is continued), runs the supervisor
+as a child, and on the walltime warning (USR1, forwarded by the batch script) asks the agent through the inbox
+to write its notes and commit. When the supervisor ends with the run finished, the successor is cancelled.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hpc.chain import cancel_chain, ensure_successor, record
+from hpc.client import make_client
+from hpc.errors import SlurmError
+from supervisor import control
+from supervisor.launcher import frozen_config, supervise_argv
+from supervisor.paths import RunPaths
+from supervisor.state import load_state
+
+WRAPUP = ("The batch job running this session reaches its walltime in about {grace} seconds. Write what you "
+          "learned and what is left to CHANGELOG.md now and commit your work; the run continues in the next job "
+          "from your notes.")
+
+
+def kill_agent_server(run: RunPaths) -> None:
+    """The agent's tmux server daemonizes out of the job's process tree: stop it by its private socket."""
+    from supervisor.backends.tmux import socket_for
+
+    subprocess.run(["tmux", "-L", socket_for(run.run_id), "kill-server"], capture_output=True, check=False)
+
+
+def main(argv: list[str]) -> int:
+    run = RunPaths(Path(argv[0]))
+    config = frozen_config(run)
+    client = make_client(config.slurm.client)
+    me = int(os.environ.get("SLURM_JOB_ID", "0"))
+    record(run, "started", job_id=me, node=socket.gethostname(), restart=int(os.environ.get("SLURM_RESTART_COUNT", 0)))
+    try:
+        successor = ensure_successor(run, client, me)
+        print(f"nightshift: job {me} supervises run {run.run_id}; job {successor} continues it", flush=True)
+    except SlurmError as exc:  # the run still goes on in this job; only its continuation is at risk
+        print(f"nightshift: could not queue the continuation job: {exc}", flush=True)
+    warned: list[float] = []
+    signal.signal(signal.SIGUSR1, lambda *_: warned.append(time.time()))
+    child = subprocess.Popen(supervise_argv(run), cwd=run.workspace)
+
+    def on_term(*_):  # the limit itself or scancel: the successor (already queued) resumes from the event log
+        child.terminate()
+        kill_agent_server(run)
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, on_term)
+    told = False
+    while child.poll() is None:
+        if warned and not told:
+            told = True
+            record(run, "walltime_warning", job_id=me)
+            control.send_command(run, "nudge", message=WRAPUP.format(grace=int(config.slurm.grace)))
+            try:
+                ensure_successor(run, client, me)
+            except SlurmError as exc:
+                print(f"nightshift: could not queue the continuation job: {exc}", flush=True)
+        time.sleep(0.5)
+    state, _, _ = load_state(run.root)
+    if state["phase"] == "finished":
+        try:
+            cancel_chain(run, client, keep=me, why=f"run finished ({state.get('outcome')})")
+        except SlurmError as exc:
+            print(f"nightshift: could not cancel the continuation job: {exc}", flush=True)
+        record(run, "finished", job_id=me, outcome=state.get("outcome"))
+    kill_agent_server(run)
+    return child.returncode or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
