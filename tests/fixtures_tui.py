@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,7 +21,7 @@ import supervisor.events as events_module
 from supervisor.events import EventLog
 from supervisor.paths import RunPaths
 from supervisor.registry import register
-from supervisor.state import apply, empty_state, load_state, write_snapshot
+from supervisor.state import apply, empty_state, write_snapshot
 
 FIXED_NOW = datetime(2026, 11, 22, 9, 0, 0, tzinfo=timezone.utc).timestamp()
 HOST = "login2"  # not this machine: liveness comes from the heartbeat's age, measured with the fixed clock

@@ -3,7 +3,6 @@ the supervisor's answer (written here as the supervisor would, with the real Eve
 and the screen follows events appended to the log."""
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 

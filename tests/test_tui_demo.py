@@ -56,6 +56,10 @@ async def test_tui_follows_a_live_demo_run(demo_workspace):
         await pilot.press("p")
         await until(pilot, lambda: any(f"{run_id}: pause accepted" in m for m in notices(app)), timeout=60)
         await until(pilot, lambda: app.book.followers[run_id].state["paused"], timeout=60)
+        # The Agent tab reads the live pane through tmux capture-pane while the run holds.
+        source = app.screen.query_one("#agent-source")
+        await until(pilot, lambda: "tmux pane" in str(source.render()), timeout=30)
+        assert str(app.screen.query_one("#agent-text").render()).strip()
         await pilot.press("r")
         await until(pilot, lambda: any(f"{run_id}: resume accepted" in m for m in notices(app)), timeout=60)
         follower = app.book.followers[run_id]

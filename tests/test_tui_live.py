@@ -143,3 +143,15 @@ async def test_viewing_writes_nothing(tui_home):
                 app.pop_screen()
                 await pilot.pause(0.05)
     assert tree(home) == before
+
+
+async def test_events_filter_by_type(tui_home):
+    home, runs = tui_home
+    app = make_app(clock=fixed_clock, live=False, open_run=runs["cosmo"].run_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        await pilot.press("slash")
+        await pilot.press(*"verify.fin")
+        log = app.screen.query_one("#event-log")
+        await until(pilot, lambda: log.lines and all("verify.finished" in line.text for line in log.lines))
+        assert len(log.lines) == 3  # one verdict per shift

@@ -78,8 +78,13 @@ class RunFollower:
     def fetch(self) -> "Update | None":
         """Read what is new (in a worker thread); nothing changes here until ``absorb`` on the UI thread."""
         size = self._events_size()
-        if size < self.offset or (self.problem and self.run.root.is_dir()):
-            return Update([], 0, size, [], reload=RunFollower(self.run))  # replaced log, or the run appeared
+        if self.problem:
+            # A missing or half-written run is read again only when something about it changed.
+            if size == self._size and self.run.root.is_dir() == (self.problem != "missing"):
+                return None
+            return Update([], 0, size, [], reload=RunFollower(self.run))
+        if size < self.offset:
+            return Update([], 0, size, [], reload=RunFollower(self.run))  # the log was replaced: start over
         if size == self._size:
             return None
         result = read_events(self.run.events, self.offset)
