@@ -28,6 +28,9 @@ from supervisor.verify import StopContext, verify_stop
 
 
 ALIVE_CHECK_SECONDS = 5.0
+# Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
+SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted", "cancelled", "job_failed",
+                  "vanished", "job_ended")
 
 
 class Supervisor(RunRuntime):
@@ -147,6 +150,7 @@ class Supervisor(RunRuntime):
             if time.monotonic() - alive_checked >= ALIVE_CHECK_SECONDS:
                 alive_checked = time.monotonic()
                 alive = target is not None and self.backend.is_alive(target)
+                self.record_backend_changes()
             else:
                 alive = target is not None
             if not alive:
@@ -154,6 +158,10 @@ class Supervisor(RunRuntime):
                 exit_code = read_exit(spec)
                 if exit_code is not None:
                     return self.agent.read_stop(ctx, exit_code)
+                end = self.backend.describe_end(target) if target and hasattr(self.backend, "describe_end") else None
+                if end:  # a batch job that ended by itself: walltime, preemption, a failed job...
+                    self.say(f"shift {ctx.shift}: {end['error']}")
+                    return StopInfo(reason=end["reason"], error=end["error"])
                 self.say(f"shift {ctx.shift}: the agent's process is gone without an exit status (pane killed?)")
                 return StopInfo(reason="lost", error="the agent's pane or process disappeared without an exit status")
             if time.monotonic() - began > self.config.agent.turn_timeout:
@@ -167,6 +175,12 @@ class Supervisor(RunRuntime):
                 screen_checked = time.monotonic()
                 self.check_screen(target)
             self.sleep()
+
+    def record_backend_changes(self) -> None:
+        """Backend news (Slurm job state changes) as events, for the TUI and `nightshift log`."""
+        take = getattr(self.backend, "take_changes", None)
+        for change in take() if take else []:
+            self.emit("slurm.job_changed", self.state["shift"], **change)
 
     def record_stop(self, stop: StopInfo) -> None:
         ctx = self.ctx()
@@ -249,7 +263,7 @@ class Supervisor(RunRuntime):
 
     def can_push_in_session(self, stop: dict[str, Any]) -> bool:
         s, cfg = self.state, self.config.agent
-        if stop.get("reason") in ("lost", "timeout", "budget", "stopped"):
+        if stop.get("reason") in SESSION_ENDERS:
             return False
         if s["pushbacks_in_shift"] >= cfg.max_pushbacks_per_shift:
             return False
@@ -259,7 +273,7 @@ class Supervisor(RunRuntime):
         return True
 
     def shift_end_reason(self, stop: dict[str, Any]) -> str:
-        if stop.get("reason") in ("lost", "timeout", "budget"):
+        if stop.get("reason") in SESSION_ENDERS:
             return stop["reason"]
         if self.state["pushbacks_in_shift"] >= self.config.agent.max_pushbacks_per_shift:
             return "pushback_limit"

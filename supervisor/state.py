@@ -122,6 +122,9 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         state["nudges"].append(data.get("args", {}).get("message", ""))
     elif kind == "slurm.job_changed":
         state["slurm"] = data
+        target = state.get("target") or {}
+        if data.get("replaces") and target.get("job_id") == data["replaces"]:  # a failed job was resubmitted
+            state["target"] = {**target, "job_id": data["job_id"], "attempt": int(data.get("retry", 1)) + 1}
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
                      status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
