@@ -8,6 +8,7 @@ shows in the pane). Prints figures; asserts nothing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import shutil
 import statistics
@@ -23,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from supervisor.registry import register  # noqa: E402
 from tests.fixtures_tui import FIXED_NOW, write_big_run  # noqa: E402
 
-REPEATS = 5
+REPEATS = 7
+SOCKETS = itertools.count()
 
 
 async def _first_paint_once(run) -> float:
@@ -40,35 +42,41 @@ async def _first_paint_once(run) -> float:
             await pilot.pause(0.001)
 
 
-def first_paint_in_process(run) -> float:
-    return statistics.median(asyncio.run(_first_paint_once(run)) for _ in range(REPEATS))
-
-
 def tmux(sock: str, *args: str) -> str:
     return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True).stdout
 
 
 def first_paint_in_terminal(run, env: dict[str, str], script: str | None = None) -> float | None:
-    """Seconds from launching the TUI in a tmux pane to the run's title in that pane."""
+    """Seconds from launching the TUI in a tmux pane (a fresh private server) to the run's title in that pane."""
     if not shutil.which("tmux"):
         return None
-    times = []
+    sock = f"nsbench-{os.getpid()}-{next(SOCKETS)}"
+    cmd = f"cd {ROOT} && exec {sys.executable} " + (script or f"-m tui.app {run.root}")
+    start = time.perf_counter()
+    subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", cmd],
+                   env=env, check=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "shift 7" in tmux(sock, "capture-pane", "-p"):
+                return time.perf_counter() - start
+            time.sleep(0.005)
+        return None
+    finally:
+        tmux(sock, "kill-server")
+
+
+def alternate(measure, big, small) -> tuple[float | None, float | None]:
+    """Medians over REPEATS rounds, big and small taking turns to go first (load and cache effects even out)."""
+    got: dict[str, list[float]] = {"big": [], "small": []}
     for i in range(REPEATS):
-        sock = f"nsbench-{os.getpid()}-{i}-{run.run_id if run else 'floor'}"
-        cmd = f"cd {ROOT} && exec {sys.executable} " + (script or f"-m tui.app {run.root}")
-        start = time.perf_counter()
-        subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", cmd],
-                       env=env, check=True)
-        try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                if "shift 7" in tmux(sock, "capture-pane", "-p"):
-                    times.append(time.perf_counter() - start)
-                    break
-                time.sleep(0.005)
-        finally:
-            tmux(sock, "kill-server")
-    return statistics.median(times) if times else None
+        order = (("big", big), ("small", small)) if i % 2 == 0 else (("small", small), ("big", big))
+        for name, run in order:
+            value = measure(run)
+            if value is not None:
+                got[name].append(value)
+    return (statistics.median(got["big"]) if got["big"] else None,
+            statistics.median(got["small"]) if got["small"] else None)
 
 
 FLOOR_APP = """
@@ -88,7 +96,7 @@ def idle_cpu(env: dict[str, str], tag: str, seconds: float = 20.0, script: str |
 
     if not shutil.which("tmux"):
         return None
-    sock = f"nsbench-idle-{tag}-{os.getpid()}"
+    sock = f"nsbench-{os.getpid()}-{next(SOCKETS)}"
     cmd = f"cd {ROOT} && exec {sys.executable} " + (script or "-m tui.app")
     subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", cmd],
                    env=env, check=True)
@@ -116,13 +124,16 @@ def main() -> int:
         print(f"wrote the 1,000,000-event run ({big.events.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
         small = write_big_run(root, 10, name="small", run_id="20261101-000000-5a11")
 
-        big_in, small_in = first_paint_in_process(big), first_paint_in_process(small)
+        subprocess.run(["sync"], check=False)  # the 160 MB just written is flushed before anything is timed
+        time.sleep(1.0)
+        big_in, small_in = alternate(lambda run: asyncio.run(_first_paint_once(run)), big, small)
         print(f"first paint in process (median of {REPEATS}): 1,000,000 events {big_in * 1000:.0f} ms, "
               f"10 events {small_in * 1000:.0f} ms, ratio {big_in / small_in:.2f}")
         floor_script = str(root / "floor_app.py")
         Path(floor_script).write_text(FLOOR_APP)
-        big_t, small_t = first_paint_in_terminal(big, env), first_paint_in_terminal(small, env)
-        floor_t = first_paint_in_terminal(None, env, script=floor_script)
+        big_t, small_t = alternate(lambda run: first_paint_in_terminal(run, env), big, small)
+        floor_runs = [first_paint_in_terminal(None, env, script=floor_script) for _ in range(REPEATS)]
+        floor_t = statistics.median([t for t in floor_runs if t is not None] or [0.0])
         if big_t and small_t and floor_t:
             print(f"first paint in a terminal, process start included (median of {REPEATS}): 1,000,000 events "
                   f"{big_t * 1000:.0f} ms, 10 events {small_t * 1000:.0f} ms, ratio {big_t / small_t:.2f} "

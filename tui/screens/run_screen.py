@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from tui import fmt
-from tui.runs import read_supervisor, status_label, where_it_runs
+from tui.runs import orphaned, read_supervisor, status_label, where_it_runs
 from tui.widgets.agent_tail import AgentTail
 from tui.widgets.doc_view import DocView
 from tui.widgets.events_view import EventsView
@@ -91,7 +91,7 @@ class RunScreen(Screen):
     def title_text(self) -> Text:
         follower, now = self.follower, self.app.clock()
         state = follower.state
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{self.run_id} ", style="bold")
         if follower.problem:
             text.append(f"{follower.problem}: {follower.detail}", style="red")
@@ -104,9 +104,12 @@ class RunScreen(Screen):
             text.append("PASS" if verdict.get("passed") else "FAIL", style="green" if verdict.get("passed") else "red")
         else:
             text.append("no verdict")
-        text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}"
-                    f" · {where_it_runs(state)} · last {fmt.ts_age(state.get('last_event_ts'), now)}")
-        text.append(f"\n{fmt.ellipsize(state.get('goal') or '', 200)}", style="dim")
+        text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}")
+        if orphaned(state, sup):
+            text.append(f" · no supervisor: `nightshift resume {self.run_id}`", style="red")
+        text.append(f"\n{where_it_runs(state)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
+                    style="dim")
+        text.append(fmt.ellipsize(state.get("goal") or "", 200), style="dim")
         return text
 
     def runs_changed(self, run_ids: set[str]) -> None:

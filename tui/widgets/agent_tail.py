@@ -66,7 +66,7 @@ def agent_output(run: RunPaths, state: dict[str, Any]) -> tuple[str, str]:
     text = read_log_tail(log)
     if text is None:
         return "no agent output yet", ""
-    return f"{log.parent.name}/{log.name}" if log else "log", text
+    return f"shift {log.parent.name} · {log.name}" if log else "log", text
 
 
 class AgentTail(VerticalScroll):
