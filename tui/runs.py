@@ -87,11 +87,11 @@ def verdict_label(state: dict[str, Any]) -> str:
     return "PASS" if verdict.get("passed") else "FAIL"
 
 
-def supervisor_label(sup: Supervisor) -> str:
+def supervisor_label(sup: Supervisor, finished: bool) -> str:
     if not sup.host:
         return "-"
     beat = fmt.age(sup.heartbeat_age)
-    return f"{sup.host} {beat}" + ("" if sup.alive else " dead")
+    return f"{sup.host} {beat}" + ("" if sup.alive else " ended" if finished else " dead")
 
 
 def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
@@ -112,7 +112,8 @@ def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
         state=status_label(state, sup), problem=False, detail=detail,
         shift=int(state.get("shift") or 0), verdict=verdict_label(state), best=fmt.metric(state.get("best_metric")),
         spark=fmt.sparkline(values), cost=fmt.cost(state.get("cost_usd")),
-        last_event=fmt.ts_age(state.get("last_event_ts"), now), supervisor=supervisor_label(sup),
+        last_event=fmt.ts_age(state.get("last_event_ts"), now),
+        supervisor=supervisor_label(sup, state.get("status") in ("done", "failed", "stopped")),
         warnings=list(follower.warnings))
 
 

@@ -29,8 +29,7 @@ def state_cell(row: RunRow) -> Text:
 
 def cells(row: RunRow) -> list:
     verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "red" if row.verdict == "FAIL" else "")
-    sup = Text(row.supervisor, style="red" if row.supervisor.endswith("dead") and row.state not in
-               ("done", "failed", "stopped") else "")
+    sup = Text(row.supervisor, style="red" if row.supervisor.endswith(" dead") else "")
     return [ellipsize(row.name, 16), state_cell(row), str(row.shift or "-"), verdict, row.best, row.spark,
             row.last_event, sup, row.cost, row.where, row.workspace]
 
