@@ -84,4 +84,11 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     if ".nightshift/" not in lines:
         gitignore.write_text("\n".join(lines + [".nightshift/"]) + "\n")
     gitops.exclude_state_dir(repo)
+    config = parse_config(files[CONFIG_NAME], CONFIG_NAME)
+    if config.oracle is not None and config.oracle.compare:
+        # Hash the references now, so a change made before the first run is caught too.
+        from supervisor.oracle import protect_references
+        from supervisor.paths import make_private_dir, workspace_state_dir
+        store = make_private_dir(workspace_state_dir(workspace) / "references")
+        protect_references(config.oracle, workspace, store)
     return [*files, ".gitignore"]

@@ -11,6 +11,7 @@ adopts a live agent instead of launching it twice, and no shift is lost or count
 from __future__ import annotations
 
 import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,9 @@ class Supervisor(RunRuntime):
     def start_run(self) -> None:
         if self.config.oracle is not None and self.config.oracle.compare:
             from supervisor.oracle import protect_references
+            seeded = self.run_paths.workspace / ".nightshift" / "references"
+            if seeded.is_dir() and not self.run_paths.references.exists():
+                shutil.copytree(seeded, self.run_paths.references)  # hashes taken at `nightshift init`
             protect_references(self.config.oracle, self.run_paths.workspace, self.run_paths.references)
         self.remember_plan(self.plan_known())  # the plan as it stood when the run began
         self.start_shift()

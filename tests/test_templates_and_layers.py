@@ -1,6 +1,7 @@
 """The rendered templates say what the agent must know, and the headless core never imports textual."""
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -64,3 +65,36 @@ def test_headless_modules_never_import_textual(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_references_are_hashed_at_init_and_a_change_before_the_run_is_undone(tmp_path):
+    import sys as _sys
+    from supervisor.launcher import create_run, resolve_config, run_foreground
+
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "y.dat").write_text("# 1:x 2:y\n1 1.0\n2 4.0\n")
+    (tmp_path / "make.py").write_text("import pathlib\npathlib.Path('out').mkdir(exist_ok=True)\n"
+                                      "pathlib.Path('out/y.dat').write_text('# 1:x 2:y\\n1 1.0\\n2 4.0\\n')\n")
+    init_workspace(tmp_path, InitOptions(goal="g", reference_dir="ref", agent="command"))
+    toml = tmp_path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace('command = ""              #', f'command = "{_sys.executable} make.py" #')
+                    .replace('# command = "codex exec {prompt}"', 'command = "true"')
+                    .replace('require_plan = true', 'require_plan = false')
+                    .replace('require_changelog = true', 'require_changelog = false')
+                    .replace('kind = "tmux"', 'kind = "local"').replace("max_shifts = 20", "max_shifts = 1")
+                    .replace("max_pushbacks_per_shift = 3", "max_pushbacks_per_shift = 0"))
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "s"], cwd=tmp_path, check=True)
+    assert (tmp_path / ".nightshift" / "references" / "manifest.json").exists()
+    (tmp_path / "ref" / "y.dat").write_text("# 1:x 2:y\n1 1.0\n2 5.0\n")  # tampered after init
+    run = create_run(tmp_path, resolve_config(tmp_path))
+    import threading
+    threading.Thread(target=run_foreground, args=(run,), kwargs={"say": lambda _: None}, daemon=True).start()
+    from tests.fixtures_core import wait_for
+    verdict = wait_for(lambda: next((json.loads(l) for l in run.events.read_text().splitlines()
+                                     if '"verify.finished"' in l), None), what="the first verdict")
+    oracle = next(c for c in verdict["data"]["checks"] if c["name"] == "oracle")
+    assert not oracle["passed"] and any("ref/y.dat" in line and "changed" in line for line in oracle["lines"])
+    assert (tmp_path / "ref" / "y.dat").read_text().endswith("2 4.0\n")  # restored from the init-time copy
+    from supervisor.control import send_command
+    send_command(run, "stop")
