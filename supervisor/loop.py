@@ -37,7 +37,7 @@ SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted
 class Supervisor(RunRuntime):
     def __init__(self, run: RunPaths, config: Config, say=print):
         super().__init__(run, config, say)
-        self.agent = make_agent(config.agent.kind)
+        self.agent = make_agent(config.agent.kind, config.agent.mode)
         self.backend = make_backend(config.backend.kind, config, run)
 
     # ----- the loop -------------------------------------------------------------------------------

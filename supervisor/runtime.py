@@ -165,6 +165,8 @@ class RunRuntime:
 
     # ----- the agent's session --------------------------------------------------------------------
     def take_hook_request(self) -> dict[str, Any] | None:
+        for note in stop_channel.released(self.run_paths.stops):
+            self.emit("agent.released", self.state["shift"] or None, request_id=note.get("id"), why=note.get("why"))
         for request in stop_channel.pending(self.run_paths.stops):
             if request.get("token") == self.state["token"] and request.get("token"):
                 return request
@@ -173,6 +175,8 @@ class RunRuntime:
 
     def deliver_live(self, text: str) -> str | None:
         """Push back into a live interactive session: the hook's block answer, else typed into the pane."""
+        if self.pending_request and stop_channel.was_released(self.run_paths.stops, self.pending_request):
+            self.pending_request = None  # the hook gave up waiting and let the agent stop: type instead
         if self.pending_request:
             stop_channel.answer(self.run_paths.stops, self.pending_request, "block", text)
             self.pending_request = None

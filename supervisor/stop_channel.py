@@ -84,3 +84,7 @@ def released(stops_dir: Path) -> list[dict[str, Any]]:
 def answer(stops_dir: Path, req_id: str, decision: str, reason: str = "") -> None:
     """Supervisor side: ``decision`` is "block" (with the push-back as reason) or "allow"."""
     _write_json(stops_dir / f"{req_id}.ans.json", {"decision": decision, "reason": reason})
+
+
+def was_released(stops_dir: Path, req_id: str) -> bool:
+    return any((stops_dir / f"{req_id}.{kind}.json").exists() for kind in ("released", "released-seen"))

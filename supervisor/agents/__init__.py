@@ -4,7 +4,7 @@ from __future__ import annotations
 from supervisor.agents.base import Agent, StopInfo, TurnContext
 
 
-def make_agent(kind: str) -> Agent:
+def make_agent(kind: str, mode: str = "interactive") -> Agent:
     if kind == "demo":
         from supervisor.agents.demo import DemoAgent
         return DemoAgent()
@@ -13,7 +13,7 @@ def make_agent(kind: str) -> Agent:
         return CommandAgent()
     if kind == "claude":
         from supervisor.agents.claude import ClaudeAgent
-        return ClaudeAgent()
+        return ClaudeAgent(mode)
     raise ValueError(f"unknown agent {kind!r}; use claude, command or demo")
 
 
