@@ -36,6 +36,15 @@ async def until(pilot, predicate, timeout: float = 10.0):
         await pilot.pause(0.05)
 
 
+def until_sync(predicate, timeout: float = 10.0) -> None:
+    """The same, outside an app (a real terminal in tmux)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.05)
+
+
 def inbox_commands(run) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(run.inbox.glob("*.json"))]
 

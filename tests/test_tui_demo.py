@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,9 @@ from tests.test_tui_actions import notices, until
 from tui.app import make_app
 from tui.screens.run_screen import RunScreen
 from tui.widgets.oracle_view import OracleView
+
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def need_tmux() -> None:
@@ -56,10 +61,9 @@ async def test_tui_follows_a_live_demo_run(demo_workspace):
         await pilot.press("p")
         await until(pilot, lambda: any(f"{run_id}: pause accepted" in m for m in notices(app)), timeout=60)
         await until(pilot, lambda: app.book.followers[run_id].state["paused"], timeout=60)
-        # The Agent tab reads the live pane through tmux capture-pane while the run holds.
-        source = app.screen.query_one("#agent-source")
-        await until(pilot, lambda: "tmux pane" in str(source.render()), timeout=30)
-        assert str(app.screen.query_one("#agent-text").render()).strip()
+        # The Agent tab shows the agent's output: its pane, or once the turn has ended, its log.
+        text = app.screen.query_one("#agent-text")
+        await until(pilot, lambda: str(text.render()).strip() not in ("", "(nothing yet)"), timeout=30)
         await pilot.press("r")
         await until(pilot, lambda: any(f"{run_id}: resume accepted" in m for m in notices(app)), timeout=60)
         follower = app.book.followers[run_id]
@@ -72,3 +76,35 @@ async def test_tui_follows_a_live_demo_run(demo_workspace):
         await until(pilot, lambda: table.row_count == 2)  # trajectory: logistic and forced, from oracle.json
         assert {str(table.get_row_at(i)[2]) for i in range(2)} == {"logistic", "forced"}
         assert all(str(table.get_row_at(i)[0]) == "pass" for i in range(2))
+
+
+def test_tui_in_a_real_terminal_tails_a_live_pane(server, tmp_path):
+    """`python -m tui.app RUN_DIR` in a tmux pane (a real terminal, unlike Pilot's): the Agent tab shows the
+    agent's live pane through capture-pane. A private tmux server from libtmux's plugin holds both."""
+    need_tmux()
+    from supervisor.events import EventLog
+    from tests.fixtures_tui import make_run
+    from tests.test_tui_actions import until_sync
+
+    agent = server.new_session(session_name="agent", window_name="s1t1",
+                               window_command="bash -c 'echo AGENT-OUTPUT-42; sleep 120'")
+    pane = agent.windows[0].panes[0]
+    until_sync(lambda: "AGENT-OUTPUT-42" in "\n".join(pane.capture_pane()))
+    run = make_run(tmp_path, "live-pane", "20261122-120000-1e1e")
+    log = EventLog(run.events)
+    log.append("run.created", run_id=run.run_id, workspace=str(run.workspace), goal="live pane", agent="demo",
+               backend="tmux", host="elsewhere")
+    log.append("shift.started", 1, token="t", base="b")
+    log.append("agent.started", 1, turn=1, target={"backend": "tmux", "socket": server.socket_name,
+                                                  "session": "agent", "window": "s1t1", "pane": pane.pane_id})
+    log.close()
+    env = f"HOME={tmp_path} XDG_STATE_HOME={tmp_path / 'state'} TERM=xterm-256color"
+    tui = server.new_session(session_name="tui", x=100, y=30, window_command=(
+        f"cd {REPO} && env {env} {sys.executable} -m tui.app {run.root}; sleep 60"))
+    tui_pane = tui.windows[0].panes[0]
+    try:
+        until_sync(lambda: "AGENT-OUTPUT-42" in "\n".join(tui_pane.capture_pane()), timeout=30)
+    finally:
+        print("\n".join(tui_pane.capture_pane()))
+    assert "tmux pane" in "\n".join(tui_pane.capture_pane())
+    tui_pane.send_keys("q", enter=False)

@@ -4,6 +4,7 @@ run. Commands go to the run's inbox in a thread worker; the supervisor's answer 
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -56,7 +57,7 @@ class RunActions:
             self.push_screen(NudgeScreen(follower.run.run_id),
                              lambda text: self.send_command(follower, "nudge", message=text) if text else None)
 
-    @work(thread=True, group="commands")
+    @work(thread=True, exit_on_error=False, group="commands")
     def send_command(self, follower: "RunFollower", verb: str, **args) -> None:
         run = follower.run
         self.call_from_thread(self.notify, f"{verb} sent to {run.run_id}", timeout=3)
@@ -64,6 +65,10 @@ class RunActions:
             ack = self.seams.send(run, verb, **args)
         except (ActionError, ValueError) as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug in an action is a notice, never the end of the TUI
+            self.call_from_thread(self.notify, f"{verb} failed: {type(exc).__name__}: {exc}", severity="error",
+                                  timeout=15)
             return
         if ack.accepted:
             self.call_from_thread(self.notify, f"{run.run_id}: {verb} accepted", timeout=5)
@@ -83,9 +88,11 @@ class RunActions:
         if not argv:
             self.notify(f"run {follower.run.run_id} has no agent pane to attach to right now", severity="warning")
             return
+        # Inside the user's own tmux, a nested attach is refused unless TMUX is unset for it.
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         try:
             with self.suspend():
-                subprocess.run(argv, check=False)
+                subprocess.run(argv, check=False, env=env)
         except SuspendNotSupported:
             self.notify(f"cannot hand over this terminal; run: {' '.join(argv)}", severity="warning", timeout=10)
         except OSError as exc:
@@ -106,13 +113,17 @@ class RunActions:
 
         self.push_screen(StartRunScreen(), lambda path: self.start_run_in(Path(path)) if path else None)
 
-    @work(thread=True, group="commands")
+    @work(thread=True, exit_on_error=False, group="commands")
     def start_run_in(self, workspace: Path) -> None:
         self.call_from_thread(self.notify, f"starting a run in {workspace} ...", timeout=3)
         try:
             run, where = self.seams.start_run(workspace)
         except ActionError as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug in an action is a notice, never the end of the TUI
+            self.call_from_thread(self.notify, f"starting a run failed: {type(exc).__name__}: {exc}",
+                                  severity="error", timeout=15)
             return
         self.call_from_thread(self.notify, f"run {run.run_id} started: supervisor in {where}", timeout=8)
         self.call_from_thread(self.poll_now)

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+# libtmux reads sys.stdout.encoding when first imported, and a running Textual app has replaced sys.stdout:
+# import it now (the Agent tab and starting a run use it from worker threads later).
+import libtmux  # noqa: F401,E402 - imported for that side effect only
 from textual import work
 from textual.app import App, SystemCommand
 from textual.message import Message
@@ -66,7 +69,7 @@ class NightshiftApp(RunActions, App[int]):
             self.push_screen(DashboardScreen())
         self.load_runs()
 
-    @work(thread=True, exclusive=True, group="load")
+    @work(thread=True, exit_on_error=False, exclusive=True, group="load")
     def load_runs(self) -> None:
         """First paint: every run read from its snapshot and tail, off the UI thread."""
         batch = self.feed.initial()
@@ -74,7 +77,7 @@ class NightshiftApp(RunActions, App[int]):
             batch.new_runs.setdefault(run.run_id, RunFollower(run))
         self.post_message(self.Batched(batch, initial=True))
 
-    @work(thread=True, exclusive=True, group="live")
+    @work(thread=True, exit_on_error=False, exclusive=True, group="live")
     def follow_runs(self) -> None:
         worker = get_current_worker()
         last = time.monotonic()
@@ -82,7 +85,11 @@ class NightshiftApp(RunActions, App[int]):
             self.feed.wait(lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
-            batch = self.feed.tick()
+            try:
+                batch = self.feed.tick()
+            except OSError as exc:  # a filesystem hiccup (NFS): say so, and look again at the next tick
+                self.call_from_thread(self.notify, f"reading the runs failed: {exc}", severity="warning")
+                continue
             # With nothing new, a beat every few seconds keeps the ages and heartbeats honest.
             if batch or time.monotonic() - last > 4.5:
                 last = time.monotonic()

@@ -89,7 +89,7 @@ class DashboardScreen(Screen):
                 old = drawn.get(row.run_id, [])
                 for i, ((key, _), value) in enumerate(zip(COLUMNS, values)):
                     if i >= len(old) or old[i] != str(value):
-                        table.update_cell(row.run_id, key, value)
+                        table.update_cell(row.run_id, key, value, update_width=True)
                 drawn[row.run_id] = [str(v) for v in values]
         self._drawn = drawn
         if keep in self._rows:

@@ -96,7 +96,7 @@ class VerdictScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.load()
 
-    @work(thread=True, exclusive=True)
+    @work(thread=True, exit_on_error=False, exclusive=True)
     def load(self) -> None:
         text = verdict_text(self.run, self.shift)
         self.app.call_from_thread(self.query_one("#verdict-body", Static).update, text)

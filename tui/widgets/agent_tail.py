@@ -20,6 +20,7 @@ from tui.follow import latest_turn_file
 TAIL_BYTES = 48 * 1024
 TAIL_LINES = 200
 # Escape sequences other than colours (cursor moves, title sets, bracketed paste) garble a log replay.
+SGR = re.compile(r"\x1b\[[0-9;:]*m")
 NON_SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-ln-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\r(?!\n)")
 
 
@@ -35,6 +36,10 @@ def capture_pane(target: dict[str, Any]) -> str | None:
     except Exception:  # noqa: BLE001 - no server, no pane, no tmux: fall back to the log file
         return None
     if result.returncode not in (0, None) or result.stderr:
+        return None
+    # A dead pane (remain-on-exit) shows little but "Pane is dead": its log file says more.
+    plain = [SGR.sub("", line) for line in result.stdout if "Pane is dead" not in line]
+    if not "".join(plain).strip():
         return None
     return "\n".join(result.stdout).rstrip("\n")
 
@@ -98,7 +103,7 @@ class AgentTail(VerticalScroll):
         if self.state and self.is_on_screen and self.display:
             self.capture(dict(self.state))
 
-    @work(thread=True, exclusive=True, group="agent-tail")
+    @work(thread=True, exit_on_error=False, exclusive=True, group="agent-tail")
     def capture(self, state: dict[str, Any]) -> None:
         where, text = agent_output(self.run, state)
         if (where, text) != self._last:

@@ -44,7 +44,7 @@ class DocView(VerticalScroll):
         """Reload when the file changed (called when the run changes and when the tab is shown)."""
         self.load()
 
-    @work(thread=True, exclusive=True, group="doc")
+    @work(thread=True, exit_on_error=False, exclusive=True, group="doc")
     def load(self) -> None:
         try:
             mtime = self.path.stat().st_mtime

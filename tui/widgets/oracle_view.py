@@ -72,7 +72,7 @@ class OracleView(Vertical):
         self.query_one(OracleHistoryPlot).set_series(history(metrics))
         self.load(report_path(self.run, state), metrics[-1] if metrics else None, state.get("best_metric"))
 
-    @work(thread=True, exclusive=True, group="oracle")
+    @work(thread=True, exit_on_error=False, exclusive=True, group="oracle")
     def load(self, path, last: dict[str, Any] | None, best: Any) -> None:
         rows, note = load_report(path)
         self.app.call_from_thread(self._paint, rows, note, last, best)
