@@ -1,0 +1,1 @@
+"""The screens: dashboard, run (tabs), and the dialogs (confirm, nudge, start run, verdict, help)."""

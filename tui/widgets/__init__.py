@@ -1,0 +1,1 @@
+"""The widgets of the run screen's tabs, one per file."""
