@@ -108,6 +108,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["hook", "stop"]:  # the hot path, at every stop of the agent: no parser, no other imports
+        from supervisor.hook import main as hook_main
+        return hook_main(["stop"])
     args = build_parser().parse_args(argv)
     try:
         return dispatch(args)

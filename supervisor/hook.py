@@ -49,3 +49,7 @@ def main(argv: list[str]) -> int:
     if answer.get("decision") == "block" and answer.get("reason"):
         print(json.dumps({"decision": "block", "reason": answer["reason"]}))
     return 0
+
+
+if __name__ == "__main__":  # how the Stop hook runs it: python -S -m supervisor.hook (see agents/claude.py)
+    sys.exit(main(sys.argv[1:]))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def write_supervisor_info(path: Path, **extra: Any) -> None:
-    info = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(), **extra}
+    info = {"host": os.uname().nodename, "pid": os.getpid(), "started": time.time(), **extra}
     tmp = path.with_name(".supervisor.json.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -53,7 +52,7 @@ def supervisor_status(path: Path) -> dict[str, Any]:
         age = time.time() - path.stat().st_mtime
     except (FileNotFoundError, ValueError):
         return {"alive": False, "host": None, "pid": None, "heartbeat_age": None, "local": True}
-    local = info.get("host") == socket.gethostname()
+    local = info.get("host") == os.uname().nodename
     if info.get("stopped"):
         alive = False
     elif local:

@@ -72,7 +72,10 @@ class ClaudeAgent(Agent):
         return ctx.run.root / "claude-settings.json"
 
     def prepare(self, ctx: TurnContext) -> None:
-        hook = f"{shlex.quote(sys.executable)} -m supervisor.cli hook stop"
+        # `nightshift hook stop`, started the fastest way: no site-packages (-S), only this package on the path.
+        package_root = Path(__file__).resolve().parent.parent.parent
+        hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.hook "
+                "stop")
         settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook,
                                                    "timeout": int(ctx.config.agent.hook_timeout) + 60}]}]}}
         path = self.settings_file(ctx)
