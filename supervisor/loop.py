@@ -208,6 +208,8 @@ class Supervisor(RunRuntime):
             judge_spent_usd=self.judge_spent()))
         self.remember_verdict(verdict)
         self.emit("verify.finished", ctx.shift, **verdict.event_data(ctx.turn))
+        if verdict.judge and not verdict.judge.get("available"):
+            self.emit("judge.unavailable", ctx.shift, turn=ctx.turn, error=verdict.judge.get("error"))
         self.say(f"shift {ctx.shift}: {verdict.summary}")
 
     def wait_out_limit(self, stop: dict[str, Any]) -> None:

@@ -37,6 +37,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"{at}ended ({d.get('reason')})"
     if kind in ("budget.exceeded", "breaker.tripped"):
         return f"{at}{kind}: {d}"
+    if kind == "judge.unavailable":
+        return f"{at}judge unavailable ({d.get('error')}); the deterministic verdict stands"
     if kind == "run.paused":
         return f"run paused: {d.get('reason')}"
     if kind == "run.resumed":
