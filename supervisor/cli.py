@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("event", choices=["stop"])
     s = sub.add_parser("doctor", help="check what nightshift needs on this machine")
     s.add_argument("dir", nargs="?", default=".")
-    sub.add_parser("tui", help="the terminal UI (the default with no verb)")
+    s = sub.add_parser("tui", help="the terminal UI (the default with no verb)")
+    s.add_argument("run", nargs="?", help="open this run directly")
     s = sub.add_parser("submit", help="the whole run as a self-continuing Slurm batch job")
     s.add_argument("dir", nargs="?", default=".")
     s = sub.add_parser("supervise", help=argparse.SUPPRESS)
@@ -86,7 +87,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return hook_main([args.event])
     if verb in (None, "tui"):
         from tui.app import main as tui_main
-        return tui_main([])
+        return tui_main([args.run] if getattr(args, "run", None) else [])
     if verb == "demo":
         from supervisor.demo import demo_main
         return demo_main(headless=args.headless, keep_dir=args.dir)

@@ -55,6 +55,13 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     kind, data, ts = event.get("type"), event.get("data") or {}, event.get("ts")
     shift = event.get("shift")
     state["seq"] = max(state["seq"], int(event.get("seq") or 0))
+    _fold(state, kind, data, ts, shift)
+    if state["paused"] and state["phase"] != "finished":
+        state["status"] = "paused"  # the turn under way may finish, but the run is held
+    return state
+
+
+def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None, shift: int | None) -> None:
     state["last_event_ts"] = ts
     if kind == "run.created":
         for key in ("run_id", "workspace", "goal", "agent", "backend", "host"):
@@ -128,7 +135,6 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
                      status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
-    return state
 
 
 def write_snapshot(path: Path, state: dict[str, Any], offset: int) -> None:
