@@ -13,9 +13,6 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-# libtmux reads sys.stdout.encoding when first imported, and a running Textual app has replaced sys.stdout:
-# import it now (the Agent tab and starting a run use it from worker threads later).
-import libtmux  # noqa: F401,E402 - imported for that side effect only
 from textual import work
 from textual.app import App, SystemCommand
 from textual.message import Message

@@ -6,6 +6,7 @@ Captured in a thread worker on a timer that runs only while the tab is shown.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,23 +26,23 @@ NON_SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-ln-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)
 
 
 def capture_pane(target: dict[str, Any]) -> str | None:
-    """The pane's screen and a little scrollback through libtmux, or None when the pane is not reachable."""
+    """The pane's screen and a little scrollback (tmux capture-pane), or None when the pane is not reachable."""
     if target.get("backend") != "tmux" or not target.get("socket") or not target.get("pane"):
         return None
+    # A plain tmux call: libtmux here would cost the TUI's start-up ~150 ms of imports for one command.
     try:
-        import libtmux
-
-        server = libtmux.Server(socket_name=target["socket"])
-        result = server.cmd("capture-pane", "-p", "-e", "-J", "-t", target["pane"], "-S", f"-{TAIL_LINES}")
-    except Exception:  # noqa: BLE001 - no server, no pane, no tmux: fall back to the log file
+        result = subprocess.run(["tmux", "-L", target["socket"], "capture-pane", "-p", "-e", "-J", "-t",
+                                 target["pane"], "-S", f"-{TAIL_LINES}"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):  # no tmux, a hung server: fall back to the log file
         return None
-    if result.returncode not in (0, None) or result.stderr:
+    if result.returncode != 0 or result.stderr:
         return None
+    lines = result.stdout.splitlines()
     # A dead pane (remain-on-exit) shows little but "Pane is dead": its log file says more.
-    plain = [SGR.sub("", line) for line in result.stdout if "Pane is dead" not in line]
+    plain = [SGR.sub("", line) for line in lines if "Pane is dead" not in line]
     if not "".join(plain).strip():
         return None
-    return "\n".join(result.stdout).rstrip("\n")
+    return "\n".join(lines).rstrip("\n")
 
 
 def read_log_tail(path: Path | None) -> str | None:
