@@ -99,7 +99,7 @@ def main() -> int:
         print(f"bench_slurm: skipped: {reason}")
         return 0
     base = Path(tempfile.mkdtemp(prefix="nightshift-bench-slurm-"))
-    cluster = LocalCluster(base / "cluster", cpus=32).start()
+    cluster = LocalCluster(cpus=32).start()
     try:
         client = make_client("cli")
         print(f"slurmctld RPCs per supervised job per hour (goal <= {GOAL}, flat in jobs; naive anchor 240):")

@@ -81,7 +81,9 @@ class SlurmBackend:
         files = self._files(spec.wrapper)
         return {"backend": "slurm", "job_id": job_id, "job_name": job_name(spec.run_id, spec.name), "attempt": attempt,
                 "script": str(files["script"]), "log": str(spec.log_file), "status_file": str(files["status"]),
-                "signal_file": str(files["signal"]), "wrapper": str(spec.wrapper)}
+                "signal_file": str(files["signal"]), "wrapper": str(spec.wrapper),
+                # a batch turn has no terminal to attach to: follow its log
+                "attach": ["tail", "-n", "+1", "-f", str(spec.log_file)]}
 
     def find(self, spec: LaunchSpec) -> dict[str, Any] | None:
         name = job_name(spec.run_id, spec.name)
@@ -175,7 +177,7 @@ class SlurmBackend:
             return ""
 
     def attach_command(self, target: dict[str, Any]) -> list[str] | None:
-        return ["tail", "-n", "+1", "-f", target["log"]] if target.get("log") else None
+        return list(target["attach"]) if target.get("attach") else None
 
     # ----- job state changes, for slurm.job_changed events -------------------------------------------
     def _record_change(self, job_id: int, info: JobInfo | None, target: dict[str, Any]) -> None:

@@ -30,6 +30,10 @@ class _Failed(Exception):
         self.argv, self.code, self.message = argv, code, message
 
 
+def _transient(exc: Exception) -> bool:
+    return isinstance(exc, _Failed) and bool(TRANSIENT.search(exc.message))
+
+
 class CliClient:
     kind = "cli"
 
@@ -55,8 +59,7 @@ class CliClient:
 
     def _run(self, argv: list[str]) -> str:
         try:
-            return self.backoff.run(lambda: self._run_once(argv), lambda exc: isinstance(exc, _Failed)
-                                    and bool(TRANSIENT.search(exc.message)))
+            return self.backoff.run(lambda: self._run_once(argv), _transient)
         except _Failed as exc:
             raise SlurmCommandFailed(f"{' '.join(argv[:2])} failed: {exc.message}") from None
 
@@ -78,7 +81,7 @@ class CliClient:
             return self._run_once(argv)
 
         try:
-            out = self.backoff.run(attempt, lambda exc: isinstance(exc, _Failed) and bool(TRANSIENT.search(exc.message)))
+            out = self.backoff.run(attempt, _transient)
         except _Failed as exc:
             # sbatch's own words, verbatim ("sbatch: error: Batch job submission failed: Invalid partition ...")
             raise SubmitRejected(exc.message) from None
@@ -120,7 +123,8 @@ class CliClient:
         if not ids or not shutil.which("sacct"):
             return {}
         try:
-            out = self._run(["sacct", "-n", "-P", "-X", "-j", ",".join(ids), "-o", "JobID,JobName,State,ExitCode,NodeList"])
+            out = self._run(["sacct", "-n", "-P", "-X", "-j", ",".join(ids),
+                             "-o", "JobID,JobName,State,ExitCode,NodeList"])
         except SlurmCommandFailed:
             return {}  # no accounting (slurmdbd) here: the exit-status file is the record
         found: dict[int, JobInfo] = {}

@@ -11,7 +11,9 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,8 +40,14 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
-def _stop_pid(path: Path, timeout: float = 15) -> None:
-    pid = _read_pid(path)
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _stop_pid(path: Path, timeout: float = 15, fallback: int | None = None) -> None:
+    pid = _read_pid(path) or fallback
     if pid is None or not pid_alive(pid):
         return
     os.kill(pid, signal.SIGTERM)
@@ -55,8 +63,11 @@ class LocalCluster:
 
     partition = "debug"
 
-    def __init__(self, base: Path, cpus: int = 32, min_job_age: int = 300):
-        self.base = Path(base)
+    def __init__(self, base: Path | None = None, cpus: int = 32, min_job_age: int = 300):
+        # Not under pytest's tmp_path: other pytest sessions on the machine prune old basetemps, which would
+        # delete the controller's state and pid files under a running cluster.
+        self._own_base = base is None
+        self.base = Path(base) if base is not None else Path(tempfile.mkdtemp(prefix="nightshift-slurm-"))
         self.cpus = cpus
         self.min_job_age = min_job_age
         self.run_dir, self.log_dir = self.base / "run", self.base / "log"
@@ -64,6 +75,7 @@ class LocalCluster:
         self._backup: Path | None = None
         self._started_munged = False
         self._lock = None
+        self._pids: dict[Path, int | None] = {}
 
     # ----- checks -------------------------------------------------------------------------------
     @staticmethod
@@ -85,22 +97,34 @@ class LocalCluster:
         for d in (self.base / "slurmctld", self.base / "slurmd", self.run_dir, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
         self._stop_leftovers()
+        for port in (6817, 6818):
+            if _listening(port):
+                raise ClusterUnavailable(f"something already listens on port {port} (a Slurm daemon not started by "
+                                         "this session?); stop it, then run the tests again")
         self._write_conf()
         self._start_munge()
-        self.start_controller(wait=False)
+        self._start_controller()
         self.start_node()
         self.wait_ready(timeout)
+        self._remember_pids()
         return self
 
+    def _remember_pids(self) -> None:
+        """Pids in memory too, so the daemons can be stopped even if their pid files vanish."""
+        self._pids = {path: _read_pid(path) for path in (self.ctld_pid, self.slurmd_pid)}
+
     def _take_lock(self, timeout: float) -> None:
-        self._lock = open(LOCK_FILE, "w")
+        """One cluster per machine: a second test session waits for the first, then gives up with the reason."""
+        lock = open(LOCK_FILE, "w")
         deadline = time.monotonic() + timeout
         while True:
             try:
-                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._lock = lock  # only now is the cluster ours to set up and to tear down
                 return
             except BlockingIOError:
                 if time.monotonic() > deadline:
+                    lock.close()
                     raise ClusterUnavailable("another test session holds the localhost Slurm cluster "
                                              f"({LOCK_FILE}); run the Slurm tests one session at a time") from None
                 time.sleep(1)
@@ -188,13 +212,10 @@ PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
             return False
         return subprocess.run(["unmunge"], input=cred.stdout, capture_output=True, text=True).returncode == 0
 
-    def start_controller(self, wait: bool = True) -> None:
-        self._ctld_started = time.time()
+    def _start_controller(self) -> None:
         result = _run("/usr/sbin/slurmctld")
         if result.returncode != 0:
             raise ClusterUnavailable(f"slurmctld would not start: {result.stderr.strip()}; see {self.log_dir}")
-        if wait:
-            self.wait_ready()
 
     def start_node(self) -> None:
         self._slurmd_started = time.time()
@@ -203,7 +224,13 @@ PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
             raise ClusterUnavailable(f"slurmd would not start: {result.stderr.strip()}; see {self.log_dir}")
 
     def stop_controller(self) -> None:
-        _stop_pid(self.ctld_pid)
+        _stop_pid(self.ctld_pid, fallback=self._pids.get(self.ctld_pid))
+
+    def start_controller(self, wait: bool = True) -> None:
+        self._start_controller()
+        if wait:
+            self.wait_ready()
+            self._remember_pids()
 
     def restart_controller(self) -> None:
         self.stop_controller()
@@ -237,10 +264,17 @@ PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
     # ----- teardown -----------------------------------------------------------------------------
     def stop(self) -> None:
+        if self._lock is None:  # never started (e.g. another session holds the cluster): touch nothing of theirs
+            if self._own_base:
+                shutil.rmtree(self.base, ignore_errors=True)
+            return
         # Jobs first, so no job shell outlives the cluster; then the daemons, by pid file only.
-        _run("scancel", "--user", "root", "--full")
-        _stop_pid(self.slurmd_pid)
-        _stop_pid(self.ctld_pid)
+        try:
+            _run("scancel", "--user", "root", "--full")
+        except subprocess.TimeoutExpired:
+            pass  # a controller that does not answer is stopped all the same
+        _stop_pid(self.slurmd_pid, fallback=self._pids.get(self.slurmd_pid))
+        _stop_pid(self.ctld_pid, fallback=self._pids.get(self.ctld_pid))
         if self._started_munged:
             _stop_pid(Path("/run/munge/munged.pid"))
         if self._backup is not None and self._backup.exists():
@@ -250,6 +284,8 @@ PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+        if self._own_base:
+            shutil.rmtree(self.base, ignore_errors=True)
 
     def info(self) -> dict:
         return {"base": str(self.base), "conf": str(SLURM_CONF), "partition": self.partition, "node": "localhost",

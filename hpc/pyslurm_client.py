@@ -158,7 +158,8 @@ class PyslurmClient:
 
     def signal(self, job_id: int, signal: str = "USR1", batch_only: bool = True) -> None:
         name = signal if signal.startswith("SIG") else f"SIG{signal}"  # pyslurm wants "SIGUSR1"
-        self._quiet_if_gone("signal", lambda: self._job(job_id).send_signal(name, steps="batch" if batch_only else "all"))
+        steps = "batch" if batch_only else "all"
+        self._quiet_if_gone("signal", lambda: self._job(job_id).send_signal(name, steps=steps))
 
     def requeue(self, job_id: int) -> None:
         self._call("requeue", lambda: self._job(job_id).requeue())

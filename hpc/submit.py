@@ -33,7 +33,8 @@ def submit_main(workspace: Path, backend: str | None = None) -> int:
         print(f"nightshift: {exc}", file=sys.stderr)
         return 2
     print(f"run {run_id}: submitted as Slurm job {job_id}; it continues itself across walltime limits.\n"
-          f"  follow: nightshift log -f {run_id}    stop: nightshift stop {run_id}    attach: nightshift attach {run_id}")
+          f"  follow: nightshift log -f {run_id}    stop: nightshift stop {run_id}    "
+          f"attach: nightshift attach {run_id}")
     return 0
 
 

@@ -31,11 +31,11 @@ _shared: dict[str, object] = {}
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
+def slurm_cluster():
     if "cluster" not in _shared and "reason" not in _shared:
         reason = LocalCluster.why_not()
         if reason is None:
-            cluster = LocalCluster(tmp_path_factory.mktemp("slurm-cluster"))
+            cluster = LocalCluster()  # in a private temp folder of its own, removed at the end
             try:
                 _shared["cluster"] = cluster.start()
             except ClusterUnavailable as exc:

@@ -10,6 +10,7 @@ from hpc.client import make_client
 from hpc.script import read_status
 from supervisor.backends.base import LaunchSpec, read_exit
 from supervisor.config import parse_config
+from supervisor.events import read_events
 from supervisor.launcher import run_foreground
 from supervisor.paths import RunPaths
 from tests.fixtures_core import workspace  # noqa: F401
@@ -115,3 +116,20 @@ def test_shifts_of_a_run_are_batch_jobs_end_to_end(slurm_cluster, workspace):
     assert ws.events(run)[-1]["data"]["outcome"] == "done"
     log = subprocess.run(["git", "log", "--format=%s"], cwd=ws.path, capture_output=True, text=True).stdout
     assert "nightshift: shift 1 turn 2: PASS" in log
+
+
+def test_the_demo_run_with_its_shifts_as_batch_jobs(slurm_cluster, tmp_path):
+    from hpc.config import SlurmConfig
+    from supervisor.demo import build_workspace
+    from supervisor.launcher import create_run, resolve_config
+
+    workspace = build_workspace(tmp_path / "demo")
+    config = resolve_config(workspace, backend="slurm")
+    config = config.model_copy(update={"slurm": SlurmConfig(client="cli", time="10:00", poll_interval=1)})
+    run = create_run(workspace, config)
+    assert run_foreground(run, say=lambda _: None) == 0
+    events = read_events(run.events).events
+    started = [e["data"]["target"] for e in events if e["type"] == "agent.started"]
+    assert len(started) >= 2 and all(t["backend"] == "slurm" for t in started)
+    assert len({t["job_id"] for t in started}) == len(started)  # one job per turn, none submitted twice
+    assert events[-1]["data"]["outcome"] == "done"

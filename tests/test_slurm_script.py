@@ -25,7 +25,8 @@ def test_script_carries_every_option_of_the_config(tmp_path):
                          gres="gpu:1", extra=["--exclusive", "#SBATCH --constraint=a100"], modules=["gcc/12", "cuda"],
                          setup="source .venv/bin/activate", grace="5m")
     text = render_script(config, job(tmp_path, description="shift 1 of run1"))
-    for line in ("#SBATCH --job-name=ns-run1-s1t1", f"#SBATCH --chdir={tmp_path}", f"#SBATCH --output={tmp_path}/job.log",
+    for line in ("#SBATCH --job-name=ns-run1-s1t1", f"#SBATCH --chdir={tmp_path}",
+                 f"#SBATCH --output={tmp_path}/job.log",
                  "#SBATCH --open-mode=append", "#SBATCH --signal=B:USR1@300", "#SBATCH --time=2-00:00:00",
                  "#SBATCH --cpus-per-task=8", "#SBATCH --partition=gpu", "#SBATCH --account=cosmo",
                  "#SBATCH --qos=long", "#SBATCH --mem=32G", "#SBATCH --gres=gpu:1", "#SBATCH --exclusive",
