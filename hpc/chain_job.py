@@ -18,6 +18,7 @@ from hpc.chain import cancel_chain, ensure_successor, record
 from hpc.client import make_client
 from hpc.errors import SlurmError
 from supervisor import control
+from supervisor.backends.tmux import socket_for
 from supervisor.launcher import frozen_config, supervise_argv
 from supervisor.paths import RunPaths
 from supervisor.state import load_state
@@ -29,8 +30,6 @@ WRAPUP = ("The batch job running this session reaches its walltime in about {gra
 
 def kill_agent_server(run: RunPaths) -> None:
     """The agent's tmux server daemonizes out of the job's process tree: stop it by its private socket."""
-    from supervisor.backends.tmux import socket_for
-
     subprocess.run(["tmux", "-L", socket_for(run.run_id), "kill-server"], capture_output=True, check=False)
 
 
@@ -50,6 +49,9 @@ def main(argv: list[str]) -> int:
     child = subprocess.Popen(supervise_argv(run), cwd=run.workspace)
 
     def on_term(*_):  # the limit itself or scancel: the successor (already queued) resumes from the event log
+        # Slurm signals every process of the step and the batch script forwards its own TERM too: the second
+        # one must not re-enter this handler halfway through (it did, mid-import, and the agent survived).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         child.terminate()
         kill_agent_server(run)
         sys.exit(143)

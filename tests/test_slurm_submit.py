@@ -61,7 +61,7 @@ def test_a_job_killed_at_its_walltime_is_continued_by_the_next(slurm_cluster, wo
     ws = workspace.configure({"s1t1": [["sleep", 600]], "s2t1": FIX}, backend="local", extra=SLURM.format(time="1"))
     run_id, first = submit_run(ws.path)
     run = run_of(ws, run_id)
-    end = wait_for(lambda: finished(ws, run), timeout=200, every=2, what="the continuation to finish the run")
+    end = wait_for(lambda: finished(ws, run), timeout=400, every=2, what="the continuation to finish the run")
     assert end["data"]["outcome"] == "done"
     types = ws.types(run)
     nudges = [e for e in ws.events(run) if e["type"] == "command.accepted" and e["data"].get("verb") == "nudge"]
