@@ -200,6 +200,17 @@ class SlurmBackend:
         changes, self._changes = self._changes, []
         return changes
 
+    def settle(self, timeout: float = 10.0) -> None:
+        """Before the run ends: poll until the run's jobs show their end (or ``timeout``), for the last events."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for change in self.poller.poll(force=True):
+                self._record_change(change.job_id, change.new, {})
+            live = [j for j in self.poller.watched if (info := self.poller.get(j)) and not info.terminal]
+            if not live or self.poller.unavailable or time.monotonic() >= deadline:
+                return
+            time.sleep(1.0)
+
     def job_state(self, target: dict[str, Any]) -> JobInfo | None:
         """The last known state of the turn's job (for status lines), without asking the controller."""
         return self.poller.get(int(target["job_id"]))

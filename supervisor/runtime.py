@@ -152,6 +152,10 @@ class RunRuntime:
 
     def finish(self, outcome: str, reason: str) -> None:
         self.release_agent()
+        settle = getattr(getattr(self, "backend", None), "settle", None)
+        if settle is not None:  # the last states of the run's batch jobs: a short job can end between two polls
+            settle()
+            self.record_backend_changes()
         self.emit("run.finished", self.state["shift"] or None, outcome=outcome, reason=reason)
         self.say(f"run {outcome}: {reason}")
         self.tell_human("done" if outcome == "done" else "failed" if outcome == "failed" else "paused", reason)

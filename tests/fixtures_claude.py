@@ -49,13 +49,14 @@ def fake_claude(tmp_path, monkeypatch):
         monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
 
-        def seed(workspace, mode="interactive", backend="tmux", pushbacks=3, max_cost=0, context_window=200000):
+        def seed(workspace, mode="interactive", backend="tmux", pushbacks=3, max_cost=0, context_window=200000,
+                 extra=""):
             (config_dir / ".claude.json").write_text(json.dumps({
                 "hasCompletedOnboarding": True,
                 "customApiKeyResponses": {"approved": ["dummy"], "rejected": []},
                 "projects": {str(workspace.resolve()): {"hasTrustDialogAccepted": True}}}))
             (workspace / "nightshift.toml").write_text(CONFIG.format(
-                mode=mode, backend=backend, pushbacks=pushbacks, max_cost=max_cost, context_window=context_window))
+                mode=mode, backend=backend, pushbacks=pushbacks, max_cost=max_cost, context_window=context_window) + extra)
             subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
             subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup"],
                            cwd=workspace, check=True)
