@@ -96,6 +96,19 @@ def cancel_chain(run: RunPaths, client: SlurmClient, keep: int | None = None, wh
     return cancelled
 
 
+def has_chain(run: RunPaths) -> bool:
+    """Was this run submitted as a chain of batch jobs (`nightshift submit`)?"""
+    return (run.root / "slurm" / "chain.jsonl").exists()
+
+
+def stop_chain(run: RunPaths, client: SlurmClient) -> tuple[list[int], int | None]:
+    """`nightshift stop` on a submitted run: cancel the queued jobs so no continuation starts, and leave the
+    running one (if any) to finish the run on the stop command; (cancelled ids, running job id or None)."""
+    running = [j.job_id for j in chain_jobs(run, client) if j.running]
+    keep = running[-1] if running else None
+    return cancel_chain(run, client, keep=keep, why="nightshift stop"), keep
+
+
 def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:
     """srun into the running job of the chain and attach to the agent's tmux server there, or None."""
     from supervisor.backends.tmux import AGENT_SESSION, socket_for

@@ -11,24 +11,31 @@ from pathlib import Path
 
 from hpc.chain import chain_files, submit_link, write_chain_script
 from hpc.client import make_client
-from hpc.errors import SlurmError
+from hpc.errors import SlurmError, SubmitRejected
 
 
 def submit_run(workspace: Path, backend: str | None = None) -> tuple[str, int]:
     """Create the run and queue the first job of its chain; (run id, job id)."""
-    from supervisor.launcher import create_run, resolve_config
+    from supervisor.launcher import create_run, finish_unsupervised, resolve_config
 
     backend = backend or ("tmux" if shutil.which("tmux") else "local")
     config = resolve_config(workspace, backend=backend)
     client = make_client(config.slurm.client)  # fails early, before a run exists, when Slurm is missing
     run = create_run(workspace, config)
     write_chain_script(run, config.slurm)
-    return run.run_id, submit_link(run, client, by="nightshift submit")
+    try:
+        return run.run_id, submit_link(run, client, by="nightshift submit")
+    except SlurmError as exc:  # the run stays on record, ended with Slurm's own words
+        finish_unsupervised(run, "failed", f"Slurm did not take the first job: {exc}")
+        raise
 
 
 def submit_main(workspace: Path, backend: str | None = None) -> int:
     try:
         run_id, job_id = submit_run(Path(workspace), backend)
+    except SubmitRejected as exc:  # Slurm's words verbatim, then where the request comes from
+        print(f"nightshift: {exc} (the request comes from [slurm] in nightshift.toml)", file=sys.stderr)
+        return 2
     except SlurmError as exc:
         print(f"nightshift: {exc}", file=sys.stderr)
         return 2

@@ -106,7 +106,28 @@ def _command(verb: str):
     return handler
 
 
-cmd_pause, cmd_stop, cmd_nudge = _command("pause"), _command("stop"), _command("nudge")
+cmd_pause, cmd_nudge = _command("pause"), _command("nudge")
+
+
+def cmd_stop(args) -> int:
+    """Stop a run; for a submitted run, first cancel its queued continuation jobs (see hpc.chain.stop_chain)."""
+    from hpc.chain import has_chain
+    from supervisor.state import load_state
+
+    run = find_run(args.run)
+    if has_chain(run) and load_state(run.root)[0]["phase"] != "finished":
+        from hpc.chain import stop_chain
+        from hpc.client import make_client
+        from supervisor.launcher import finish_unsupervised, frozen_config
+
+        cancelled, running = stop_chain(run, make_client(frozen_config(run).slurm.client))
+        listed = ", ".join(map(str, cancelled)) or "none"
+        if running is None:  # nothing runs the supervisor: record the end here, nothing is left to pick it up
+            finish_unsupervised(run, "stopped", f"stopped by the user while queued (cancelled jobs: {listed})")
+            print(f"stop: run {run.run_id} stopped; its queued jobs were cancelled ({listed})")
+            return 0
+        print(f"stop: queued continuation jobs cancelled ({listed}); job {running} stops the run")
+    return _command("stop")(args)
 
 
 def _age(ts: str | None) -> str:

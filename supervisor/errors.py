@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 def is_user_error(exc: BaseException) -> bool:
+    from hpc.errors import SlurmError
     from supervisor.agents.command import CommandTemplateError
     from supervisor.backends.tmux import TmuxMissing
     from supervisor.config import ConfigError
@@ -14,7 +15,7 @@ def is_user_error(exc: BaseException) -> bool:
     from supervisor.runtime import AlreadySupervised
 
     known = (ConfigError, EventLogError, GitError, InitError, LaunchError, RunNotFound, AlreadySupervised,
-             TmuxMissing, CommandTemplateError, UserError)
+             TmuxMissing, CommandTemplateError, SlurmError, UserError)
     return isinstance(exc, known)
 
 

@@ -42,6 +42,9 @@ def create_run(workspace: Path, config: Config) -> RunPaths:
         raise LaunchError(f"workspace {workspace} does not exist; give an existing folder")
     if config.backend.kind == "tmux" and not shutil.which("tmux"):
         raise LaunchError("tmux not found; install it (apt-get install tmux) or use --backend local")
+    if config.backend.kind == "slurm":  # no run is created where Slurm cannot be reached
+        from hpc.client import make_client
+        make_client(config.slurm.client)
     repo = gitops.open_repo(workspace)
     gitops.exclude_state_dir(repo)
     run = RunPaths.for_run(workspace, new_run_id()).create()
@@ -56,6 +59,20 @@ def create_run(workspace: Path, config: Config) -> RunPaths:
         log.close()
     register(run, host=socket.gethostname(), created=time.time())
     return run
+
+
+def finish_unsupervised(run: RunPaths, outcome: str, reason: str) -> None:
+    """End a run that no supervisor is running (a submit rejected, a chain stopped while queued)."""
+    from supervisor.state import load_state, write_snapshot
+
+    state = load_state(run.root)[0]
+    log = EventLog(run.events, last_seq=state["seq"])
+    try:
+        log.append("run.finished", state["shift"] or None, outcome=outcome, reason=reason)
+    finally:
+        log.close()
+    state, offset, _ = load_state(run.root)
+    write_snapshot(run.snapshot, state, offset)
 
 
 def frozen_config(run: RunPaths) -> Config:

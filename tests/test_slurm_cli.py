@@ -1,0 +1,91 @@
+"""The CLI on Slurm runs: no Slurm, sbatch's refusal verbatim, `nightshift stop` and `attach` on a submitted chain."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from hpc.chain import chain_jobs, read_record
+from hpc.client import make_client
+from hpc.submit import submit_run
+from supervisor.attach import attach_argv
+from supervisor.paths import RunPaths
+from supervisor.state import load_state
+from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
+from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
+from tests.test_bad_input import one_line_error
+
+SLURM = '[slurm]\nclient = "cli"\ntime = "5:00"\npoll_interval = "1s"\n{more}'
+SLEEPER = {"s1t1": [["sleep", 300]]}
+
+
+def runs_of(ws) -> list:
+    return sorted((ws.path / ".nightshift" / "runs").glob("*")) if (ws.path / ".nightshift" / "runs").exists() else []
+
+
+def without_slurm(tmp_path) -> dict:
+    """A PATH with python, git and tmux but none of Slurm's commands."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "tmux", "sh", "bash", "env"):
+        if shutil.which(tool):
+            os.symlink(shutil.which(tool), bin_dir / tool)
+    return {"PATH": str(bin_dir)}
+
+
+def test_without_slurm_run_and_submit_say_so_in_one_line_and_create_nothing(workspace, tmp_path):
+    ws = workspace.configure(SLEEPER, backend="local", extra=SLURM.format(more=""))
+    env = without_slurm(tmp_path)
+    one_line_error(nightshift("run", str(ws.path), "--backend", "slurm", env=env), "Slurm commands not found",
+                   "--backend tmux")
+    one_line_error(nightshift("submit", str(ws.path), env=env), "Slurm commands not found")
+    assert runs_of(ws) == []
+
+
+@pytest.mark.slurm
+def test_sbatch_refusal_is_shown_verbatim_and_the_run_ends_on_record(slurm_cluster, workspace):
+    ws = workspace.configure(SLEEPER, backend="local", extra=SLURM.format(more='partition = "nosuch"\n'))
+    line = one_line_error(nightshift("submit", str(ws.path)), "sbatch: error: Batch job submission failed: Invalid partition name specified",
+                          "[slurm] in nightshift.toml")
+    assert line.startswith("nightshift: ")
+    [root] = runs_of(ws)
+    state = load_state(root)[0]
+    assert state["outcome"] == "failed" and "Invalid partition" in state["finish_reason"]
+    assert [r["what"] for r in read_record(RunPaths(root))] == []  # no job was ever queued
+
+
+@pytest.mark.slurm
+def test_stop_on_a_running_chain_cancels_the_continuation_and_ends_the_run(slurm_cluster, workspace):
+    require_tool("tmux")
+    ws = workspace.configure(SLEEPER, backend="local", extra=SLURM.format(more=""))
+    run_id, first = submit_run(ws.path)
+    run = RunPaths.for_run(ws.path, run_id)
+    client = make_client("cli", backoff=QUICK)
+    wait_for(lambda: len(chain_jobs(run, client)) == 2 and "agent.started" in ws.types(run), timeout=90,
+             what="the job running the agent, with its continuation queued")
+    argv = attach_argv(run)  # what `nightshift attach` and the TUI's `a` run
+    assert argv[:4] == ["srun", f"--jobid={first}", "--overlap", "--pty"] and "attach" in argv
+    proc = nightshift("stop", run_id, env={"NIGHTSHIFT_ACK_TIMEOUT": "60"})
+    assert proc.returncode == 0, proc.stderr
+    assert "continuation jobs cancelled" in proc.stdout and f"job {first} stops the run" in proc.stdout
+    wait_for(lambda: load_state(run.root)[0]["outcome"] == "stopped", timeout=60, what="the run to end stopped")
+    wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), timeout=60, what="every job of the chain to end")
+    assert [r["job_id"] for r in read_record(run) if r["what"] == "submitted"] == [first, first + 1]
+    assert attach_argv(run) is None
+
+
+@pytest.mark.slurm
+def test_stop_while_the_chain_is_queued_cancels_it_and_records_the_end(slurm_cluster, workspace):
+    ws = workspace.configure(SLEEPER, backend="local", extra=SLURM.format(more='extra = ["--begin=now+1hour"]\n'))
+    run_id, first = submit_run(ws.path)
+    run = RunPaths.for_run(ws.path, run_id)
+    client = make_client("cli", backoff=QUICK)
+    assert [j.state for j in chain_jobs(run, client)] == ["PENDING"]
+    assert attach_argv(run) is None
+    proc = nightshift("stop", run_id)
+    assert proc.returncode == 0 and f"its queued jobs were cancelled ({first})" in proc.stdout, proc.stderr
+    state = load_state(run.root)[0]
+    assert state["outcome"] == "stopped" and state["phase"] == "finished"
+    wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), what="the queued job to be cancelled")
+    one_line_error(nightshift("stop", run_id), "already finished")
