@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
-from supervisor import stop_channel  # noqa: E402
+from supervisor.shift import stop_channel  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, text  # noqa: E402
 
 

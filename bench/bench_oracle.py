@@ -28,7 +28,8 @@ PASS_RTOL, FAIL_RTOL = 1e-5, 1e-7  # the perturbation is ~1e-6 relative (max ~5e
 CHILD = r'''
 import json, sys, time
 from pathlib import Path
-from supervisor.oracle import OracleConfig, run_oracle
+from supervisor.config.oracle import OracleConfig
+from supervisor.verify.oracle import run_oracle
 def hwm_kb():
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 base = hwm_kb()

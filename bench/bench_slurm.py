@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hpc.client import make_client  # noqa: E402
-from hpc.config import SlurmConfig  # noqa: E402
+from supervisor.config.slurm import SlurmConfig  # noqa: E402
 from hpc.localcluster import LocalCluster  # noqa: E402
 from hpc.poller import JobPoller  # noqa: E402
 from hpc.script import BatchJob, write_script  # noqa: E402

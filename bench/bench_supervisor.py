@@ -39,15 +39,15 @@ import tomli_w
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import against_goal, info, percentile  # noqa: E402
 
-from supervisor import control  # noqa: E402
+from supervisor.run import inbox  # noqa: E402
 from supervisor.backends.base import LaunchSpec, read_exit  # noqa: E402
 from supervisor.backends.tmux import TmuxBackend  # noqa: E402
-from supervisor.events import read_events  # noqa: E402
-from supervisor.init import InitOptions, init_workspace  # noqa: E402
-from supervisor.launcher import create_run, resolve_config, start_detached  # noqa: E402
-from supervisor.liveness import pid_alive  # noqa: E402
-from supervisor.paths import RunPaths  # noqa: E402
-from supervisor.runtime import RunRuntime  # noqa: E402
+from supervisor.run.events import read_events  # noqa: E402
+from supervisor.cli.init import InitOptions, init_workspace  # noqa: E402
+from supervisor.shift.launcher import create_run, resolve_config, start_detached  # noqa: E402
+from supervisor.run.liveness import pid_alive  # noqa: E402
+from supervisor.run.paths import RunPaths  # noqa: E402
+from supervisor.shift.ledger import RunRuntime  # noqa: E402
 
 CPU_GOAL_PCT, RSS_GOAL_MB, P95_GOAL_MS = 0.5, 80.0, 300.0
 
@@ -114,7 +114,7 @@ def wait_until(what: str, check, timeout: float) -> None:
 def stop(run: Run) -> None:
     """Stop through the inbox like `nightshift stop`, then wait for the process to end."""
     if run.pid and pid_alive(run.pid):
-        control.send_command(run.run, "stop")
+        inbox.send_command(run.run, "stop")
         deadline = time.monotonic() + 15
         while pid_alive(run.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -216,7 +216,7 @@ def diagnose(run: Run) -> None:
     pane = target["pane"]
     pane_pid = int(tmux_query(run.socket, pane, "#{pane_pid}") or 0)
     pieces = [("backend.is_alive(target)", lambda: backend.is_alive(target)),
-              ("control.take_commands (inbox glob)", lambda: control.take_commands(run.run)),
+              ("inbox.take_commands (inbox glob)", lambda: inbox.take_commands(run.run)),
               ("read_exit (exit file absent)", lambda: read_exit(spec)),
               ("hours_used (strptime of run.created)", lambda: RunRuntime.hours_used(runtime)),
               ("  for comparison: tmux display-message '#{pane_dead}'", lambda: tmux_query(run.socket, pane, "#{pane_dead}")),

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from supervisor.registry import register  # noqa: E402
+from supervisor.run.registry import register  # noqa: E402
 from tests.fixtures_tui import FIXED_NOW, write_big_run  # noqa: E402
 
 REPEATS = 7

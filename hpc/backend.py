@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hpc.client import SlurmClient, SubmitOptions, make_client
+from hpc.client import make_client
+from hpc.interface import SlurmClient, SubmitOptions
 from hpc.errors import ControllerUnavailable
 from hpc.jobs import CLEAN_ENDS, JOB_FAILURES, JobInfo
 from hpc.poller import JobPoller

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hpc.client import SlurmClient, SubmitOptions
-from hpc.config import SlurmConfig
+from hpc.interface import SlurmClient, SubmitOptions
+from supervisor.config.slurm import SlurmConfig
 from hpc.jobs import JobInfo
 from hpc.script import BatchJob, write_script
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 
 
 def chain_name(run: RunPaths) -> str:

@@ -17,11 +17,11 @@ from pathlib import Path
 from hpc.chain import cancel_chain, ensure_successor, record
 from hpc.client import make_client
 from hpc.errors import SlurmError
-from supervisor import control
+from supervisor.run import inbox
 from supervisor.backends.tmux import socket_for
-from supervisor.launcher import frozen_config, supervise_argv
-from supervisor.paths import RunPaths
-from supervisor.state import load_state
+from supervisor.shift.launcher import frozen_config, supervise_argv
+from supervisor.run.paths import RunPaths
+from supervisor.run.state import load_state
 
 WRAPUP = ("The batch job running this session reaches its walltime in about {grace} seconds. Write what you "
           "learned and what is left to CHANGELOG.md now and commit your work; the run continues in the next job "
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
         if warned and not told:
             told = True
             record(run, "walltime_warning", job_id=me)
-            control.send_command(run, "nudge", message=WRAPUP.format(grace=int(config.slurm.grace)))
+            inbox.send_command(run, "nudge", message=WRAPUP.format(grace=int(config.slurm.grace)))
             try:
                 ensure_successor(run, client, me)
             except SlurmError as exc:

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from hpc.client import JOB_PREFIX, Backoff, SubmitOptions, current_user
+from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
 from hpc.errors import SlurmCommandFailed, SlurmMissing, SubmitRejected
 from hpc.jobs import JobInfo, base_state, parse_duration
 

@@ -1,8 +1,9 @@
 """The errors of the Slurm layer, each a one-line message a user (or the supervisor) can act on."""
 from __future__ import annotations
+from supervisor.errors import UserError
 
 
-class SlurmError(Exception):
+class SlurmError(UserError):
     """Base of every error raised by hpc/."""
 
 

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpc.client import JOB_PREFIX, SlurmClient
+from hpc.interface import JOB_PREFIX, SlurmClient
 from hpc.errors import ControllerUnavailable, SlurmCommandFailed
 from hpc.jobs import JobInfo
-from supervisor.paths import user_state_dir
+from supervisor.run.paths import user_state_dir
 
 
 @dataclass(frozen=True)

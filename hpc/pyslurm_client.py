@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from hpc.client import JOB_PREFIX, Backoff, SubmitOptions
+from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions
 from hpc.errors import SlurmCommandFailed, SubmitRejected
 from hpc.jobs import JobInfo, base_state
 

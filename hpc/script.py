@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpc.config import SlurmConfig
+from supervisor.config.slurm import SlurmConfig
 from hpc.errors import SlurmError
 from supervisor.resources import template_path
 

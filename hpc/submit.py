@@ -16,7 +16,7 @@ from hpc.errors import SlurmError, SubmitRejected
 
 def submit_run(workspace: Path, backend: str | None = None) -> tuple[str, int]:
     """Create the run and queue the first job of its chain; (run id, job id)."""
-    from supervisor.launcher import create_run, finish_unsupervised, resolve_config
+    from supervisor.shift.launcher import create_run, finish_unsupervised, resolve_config
 
     backend = backend or ("tmux" if shutil.which("tmux") else "local")
     config = resolve_config(workspace, backend=backend)

@@ -1,0 +1,16 @@
+"""nightshift's headless core, in rooms whose arrows point one way (each room's docstring names what it may
+import, and tests/test_layers.py holds every module to it):
+
+    cli/       the face: CLI verbs, init, doctor, demo; the composition root (wires hpc/ in, starts tui/)
+    shift/     the shift state machine, turns and prompts, the hooks' channel to the agent, launching a run
+    verify/    the verdict: the check pipeline, plan / notes / test checks, oracle/, judge/
+    agents/    how each agent is started, stops, claims and costs (claude, command, demo)
+    backends/  where a turn runs (tmux, local; Slurm's is registered by the face from hpc/)
+    run/       the run directory contract: paths, events, the state fold, registry, liveness, inbox, watching
+    config/    the nightshift.toml schema, every section of it, with errors that name the key and line
+
+Leaf modules any room may use: errors (the one-line user error), gitops (the workspace's git), resources
+(templates), pricing (model list prices).
+
+May import: nothing (the package itself holds only this map).
+"""

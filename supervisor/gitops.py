@@ -1,17 +1,20 @@
 """Git for the supervisor (GitPython): the workspace repository, a commit per stop, diffs since a commit.
 
 `.nightshift/` is never committed: it is listed in .git/info/exclude as well as in .gitignore.
+
+May import: errors.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import git
+from supervisor.errors import UserError
 
 FALLBACK_IDENTITY = ("nightshift", "nightshift@localhost")
 
 
-class GitError(Exception):
+class GitError(UserError):
     pass
 
 

@@ -1,6 +1,8 @@
 """Templates shipped with nightshift (templates/ and CLAUDE.md.template), rendered with string.Template.
 
 In a source checkout or an editable install they sit at the repository root beside the packages.
+
+May import: nothing.
 """
 from __future__ import annotations
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hpc.client import Backoff, make_client
-from hpc.config import SlurmConfig
+from hpc.client import make_client
+from hpc.wiring import register as register_slurm
+from hpc.interface import Backoff
+from supervisor.config.slurm import SlurmConfig
 from hpc.localcluster import ClusterUnavailable, LocalCluster
 from hpc.pyslurm_client import pyslurm_problem
 from hpc.script import BatchJob, write_script
@@ -45,6 +47,7 @@ def slurm_cluster():
             _shared["reason"] = reason
     if "reason" in _shared:
         unavailable(str(_shared["reason"]))
+    register_slurm()  # in-process runs reach Slurm the way `nightshift` wires it in
     yield _shared["cluster"]
     cluster = _shared.pop("cluster", None)  # the first copy of the fixture torn down stops it
     if cluster is not None:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from supervisor.events import EventLog, read_events
-from supervisor.state import apply, empty_state, load_state, write_snapshot
+from supervisor.run.events import EventLog, read_events
+from supervisor.run.state import apply, empty_state, load_state, write_snapshot
 
 
 def fill(log: EventLog, shifts: int) -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.judge import gather_inputs
-from supervisor.judge_config import JudgeConfig
-from supervisor.judge_cost import price_for
-from supervisor.judge_inputs import definition_of_done, newest_changelog_entry, trim_diff
+from supervisor.verify.judge.call import gather_inputs
+from supervisor.config.judge import JudgeConfig
+from supervisor.pricing import price_for
+from supervisor.verify.judge.inputs import definition_of_done, newest_changelog_entry, trim_diff
 
 CLAUDE_MD = """# CLAUDE.md
 
@@ -150,7 +150,7 @@ def test_prices_by_family(model, rates, known_note):
 
 
 def test_end_to_end_workspace_to_verdict_with_the_diff_delimited(workspace, monkeypatch):
-    from supervisor.judge import run_judge
+    from supervisor.verify.judge.call import run_judge
     from tests.fake_anthropic import FakeAnthropic, tool, tools
 
     ws, base = workspace

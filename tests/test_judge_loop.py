@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from supervisor.config import load_config
-from supervisor.judge import gather_inputs, rubric_for
-from supervisor.launcher import run_foreground
+from supervisor.config.schema import load_config
+from supervisor.verify.judge.call import gather_inputs, rubric_for
+from supervisor.shift.launcher import run_foreground
 from tests.fake_anthropic import FakeAnthropic, tool, tools
 from tests.fixtures_core import workspace  # noqa: F401
 

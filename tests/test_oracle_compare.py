@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from supervisor.oracle.compare import compare_tables
-from supervisor.oracle.config import CompareConfig
-from supervisor.oracle.table import OracleInputError, Table
+from supervisor.verify.oracle.compare import compare_tables
+from supervisor.config.oracle import CompareConfig
+from supervisor.verify.oracle.table import OracleInputError, Table
 from tests.fixtures_oracle import perturb, spectrum
 
 
@@ -139,7 +139,7 @@ def test_scale_for_a_quantity_crossing_zero():
 def test_scale_expressions_cannot_run_code():
     from pydantic import ValidationError
 
-    from supervisor.oracle.scale import evaluate
+    from supervisor.verify.oracle.scale import evaluate
     for bad in ("__import__('os').system('true')", "TT.__class__", "open('x')", "TT if 1 else EE"):
         with pytest.raises(OracleInputError, match="not allowed"):
             evaluate(bad, lambda key: np.ones(3))

@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from supervisor.oracle import heldout_store, protect_references, run_oracle
-from supervisor.oracle.integrity import sha256_of
+from supervisor.verify.oracle import heldout_store, protect_references, run_oracle
+from supervisor.verify.oracle.integrity import sha256_of
 from tests.fixtures_oracle import all_text_under, oracle, perturb, spectrum, write_table
 
 HEADER = "# 1:l 2:TT 3:EE 4:TE"

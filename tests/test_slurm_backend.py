@@ -9,10 +9,10 @@ from hpc.backend import SlurmBackend
 from hpc.client import make_client
 from hpc.script import read_status
 from supervisor.backends.base import LaunchSpec, read_exit
-from supervisor.config import parse_config
-from supervisor.events import read_events
-from supervisor.launcher import run_foreground
-from supervisor.paths import RunPaths
+from supervisor.config.schema import parse_config
+from supervisor.run.events import read_events
+from supervisor.shift.launcher import run_foreground
+from supervisor.run.paths import RunPaths
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
 
@@ -119,9 +119,9 @@ def test_shifts_of_a_run_are_batch_jobs_end_to_end(slurm_cluster, workspace):
 
 
 def test_the_demo_run_with_its_shifts_as_batch_jobs(slurm_cluster, tmp_path):
-    from hpc.config import SlurmConfig
-    from supervisor.demo import build_workspace
-    from supervisor.launcher import create_run, resolve_config
+    from supervisor.config.slurm import SlurmConfig
+    from supervisor.cli.demo import build_workspace
+    from supervisor.shift.launcher import create_run, resolve_config
 
     workspace = build_workspace(tmp_path / "demo")
     config = resolve_config(workspace, backend="slurm")

@@ -9,9 +9,9 @@ import pytest
 from hpc.chain import chain_jobs, read_record
 from hpc.client import make_client
 from hpc.submit import submit_run
-from supervisor.attach import attach_argv
-from supervisor.paths import RunPaths
-from supervisor.state import load_state
+from supervisor.cli.attach import attach_argv
+from supervisor.run.paths import RunPaths
+from supervisor.run.state import load_state
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
 from tests.test_bad_input import one_line_error

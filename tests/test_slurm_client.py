@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.config import SlurmConfig
+from supervisor.config.slurm import SlurmConfig
 from hpc.errors import SubmitRejected
 from hpc.script import read_status
 from tests.fixtures_slurm import slurm_client, slurm_cluster, submit_job, wait_for  # noqa: F401

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from hpc.client import Backoff, make_client
+from hpc.client import make_client
+from hpc.interface import Backoff
 from hpc.errors import ControllerUnavailable
 from hpc.poller import JobPoller
 from hpc.script import read_status

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hpc.client import make_client
-from hpc.config import SlurmConfig
+from supervisor.config.slurm import SlurmConfig
 from hpc.errors import SlurmError, SlurmMissing
 from hpc.jobs import JobInfo, parse_duration
 from hpc.script import BatchJob, read_status, refuse_secrets, render_script, write_script

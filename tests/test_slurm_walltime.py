@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hpc.client import make_client
-from hpc.config import SlurmConfig
+from supervisor.config.slurm import SlurmConfig
 from hpc.script import read_status
 from tests.fixtures_slurm import QUICK, slurm_cluster, submit_job, wait_for  # noqa: F401
 

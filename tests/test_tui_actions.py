@@ -9,8 +9,8 @@ import time
 import pytest
 from textual.css.query import NoMatches
 
-from supervisor.events import EventLog
-from supervisor.state import load_state
+from supervisor.run.events import EventLog
+from supervisor.run.state import load_state
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
 from tui.app import make_app
 from tui.screens.run_screen import RunScreen

@@ -31,7 +31,7 @@ def need_tmux() -> None:
 @pytest.fixture
 def demo_workspace(tmp_path):
     need_tmux()
-    from supervisor.demo import build_workspace
+    from supervisor.cli.demo import build_workspace
 
     workspace = build_workspace(tmp_path / "demo")
     started: list[str] = []
@@ -82,7 +82,7 @@ def test_tui_in_a_real_terminal_tails_a_live_pane(server, tmp_path):
     """`python -m tui.app RUN_DIR` in a tmux pane (a real terminal, unlike Pilot's): the Agent tab shows the
     agent's live pane through capture-pane. A private tmux server from libtmux's plugin holds both."""
     need_tmux()
-    from supervisor.events import EventLog
+    from supervisor.run.events import EventLog
     from tests.fixtures_tui import make_run
     from tests.test_tui_actions import until_sync
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.events import EventLog
-from supervisor.registry import register
-from supervisor.state import load_state
+from supervisor.run.events import EventLog
+from supervisor.run.registry import register
+from supervisor.run.state import load_state
 from tests.fixtures_tui import FIXED_NOW, fixed_clock, make_run, tui_home, write_big_run  # noqa: F401
 from tests.test_tui_actions import notices, open_dashboard, until
 from tui.app import make_app

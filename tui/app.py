@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 from tui.actions import RunActions
 from tui.follow import RunFollower
 from tui.live import Batch, LiveFeed
@@ -156,7 +156,7 @@ def make_app(clock: Callable[[], float] = time.time, seams: Seams | None = None,
     return NightshiftApp(clock=clock, seams=seams, live=live, runs=runs, open_run=open_run)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, seams: Seams | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nightshift tui", description="Every run of yours at a glance.")
     parser.add_argument("run", nargs="?", help="open this run (id, id prefix, or run directory) directly")
     args = parser.parse_args(argv if argv is not None else [])
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         print("nightshift tui: needs a terminal; use `nightshift ls` or `nightshift status` in scripts",
               file=sys.stderr)
         return 2
-    result = make_app(runs=runs, open_run=open_run).run()
+    result = make_app(seams=seams, runs=runs, open_run=open_run).run()
     return int(result or 0)
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.events import read_events
-from supervisor.paths import RunPaths
-from supervisor.state import apply, empty_state, load_state
+from supervisor.run.events import read_events
+from supervisor.run.paths import RunPaths
+from supervisor.run.state import apply, empty_state, load_state
 from tui.fmt import home_path
 
 RECENT_EVENTS = 2000  # what the Events tab keeps in memory

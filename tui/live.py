@@ -11,9 +11,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor import registry
-from supervisor.paths import RunPaths, registry_path
-from supervisor.watch import needs_polling
+from supervisor.run import registry
+from supervisor.run.paths import RunPaths, registry_path
+from supervisor.run.watch import needs_polling
 from tui.follow import RunFollower, Update
 
 POLL_INTERVAL = 1.0  # seconds between looks when polling (network filesystems)

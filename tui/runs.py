@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.liveness import STALE_AFTER, supervisor_status
-from supervisor.paths import RunPaths
+from supervisor.run.liveness import STALE_AFTER, supervisor_status
+from supervisor.run.paths import RunPaths
 from tui import fmt
 from tui.follow import RunFollower
 

@@ -2,7 +2,9 @@
 
 Every action of the TUI goes through here, so it is plain which writes the TUI can make (inbox commands, and
 the run a user explicitly starts) and so tests can replace ``starter`` or ``attacher`` with a recorder. The
-real functions are imported when first used: the TUI opens even where a part of the supervisor is missing.
+defaults use the core alone; the face (`nightshift tui`) hands in versions that know what it wires in, such as
+attaching through srun to a run whose agent lives in a Slurm chain job. The real functions are imported when
+first used: the TUI opens even where a part of the supervisor is missing.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 
 
 class ActionError(Exception):
@@ -26,7 +28,7 @@ class Ack:
 
 def send(run: RunPaths, verb: str, wait: float = 5.0, **args: Any) -> Ack:
     """Queue ``verb`` in the run's inbox and wait for the supervisor's answer (in a worker thread)."""
-    from supervisor.control import send_command, wait_ack
+    from supervisor.run.inbox import send_command, wait_ack
 
     if not run.inbox.is_dir():
         raise ActionError(f"run {run.run_id} has no inbox ({run.inbox}); is the run directory complete?")
@@ -50,7 +52,7 @@ def start_run(workspace: Path) -> tuple[RunPaths, str]:
         raise ActionError(f"{workspace} has no nightshift.toml; run `nightshift init {workspace}` first")
     try:
         from supervisor.errors import is_user_error
-        from supervisor.launcher import create_run, resolve_config, start_detached
+        from supervisor.shift.launcher import create_run, resolve_config, start_detached
     except ImportError as exc:
         raise ActionError(f"starting runs is not available in this install ({exc})") from None
     try:
@@ -66,7 +68,7 @@ def start_run(workspace: Path) -> tuple[RunPaths, str]:
 
 def attach_argv(run: RunPaths) -> list[str] | None:
     try:
-        from supervisor.attach import attach_argv as real
+        from supervisor.backends.attach import attach_argv as real
     except ImportError:
         return None
     return real(run)

@@ -1,4 +1,7 @@
-"""Agent adapters: how to start an agent with a prompt, how its stops and claims look, where its cost is."""
+"""Agent adapters: how to start an agent with a prompt, how its stops and claims look, where its cost is.
+
+May import: errors, resources, pricing, config, run.
+"""
 from __future__ import annotations
 
 from supervisor.agents.base import Agent, StopInfo, TurnContext

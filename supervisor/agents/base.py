@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.config import Config
-from supervisor.paths import RunPaths
+from supervisor.config.schema import Config
+from supervisor.run.paths import RunPaths
 
 
 @dataclass

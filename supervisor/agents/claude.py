@@ -17,7 +17,7 @@ from typing import Any
 
 from supervisor.agents.base import Agent, StopInfo, TurnContext
 from supervisor.agents.claude_records import read_stream, read_transcript
-from supervisor.judge_cost import price_for, usage_cost
+from supervisor.pricing import price_for, usage_cost
 
 # Environment that pins the agent for multi-day runs (no self-update mid-run, no plugin marketplace installs).
 PINNED_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
@@ -74,7 +74,7 @@ class ClaudeAgent(Agent):
     def prepare(self, ctx: TurnContext) -> None:
         # `nightshift hook stop`, started the fastest way: no site-packages (-S), only this package on the path.
         package_root = Path(__file__).resolve().parent.parent.parent
-        hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.hook "
+        hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.shift.hook "
                 "stop")
         settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook,
                                                    "timeout": int(ctx.config.agent.hook_timeout) + 60}]}]}}

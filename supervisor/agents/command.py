@@ -8,9 +8,10 @@ from __future__ import annotations
 import shlex
 
 from supervisor.agents.base import Agent, TurnContext
+from supervisor.errors import UserError
 
 
-class CommandTemplateError(ValueError):
+class CommandTemplateError(UserError, ValueError):
     pass
 
 

@@ -1,21 +1,53 @@
-"""Where an agent's turns run: a tmux pane (login node), a local child process, or a Slurm job (hpc/)."""
+"""Where an agent's turns run: a tmux pane (login node) or a local child process, plus a registry through which
+the face adds backends that live outside the core (Slurm's, from hpc/), so the core never imports them.
+
+May import: errors, config, run.
+"""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from supervisor.backends.base import Backend, LaunchSpec
+from supervisor.errors import UserError
+
+
+class BackendUnavailable(UserError):
+    """A backend was asked for that this process does not have (not registered) or cannot reach."""
+
+
+# kind -> (factory(config, run) -> Backend, preflight(config) raising a UserError where it cannot run)
+_REGISTERED: dict[str, tuple[Callable[[Any, Any], Backend], Callable[[Any], None] | None]] = {}
+
+
+def register_backend(kind: str, factory: Callable[[Any, Any], Backend],
+                     preflight: Callable[[Any], None] | None = None) -> None:
+    _REGISTERED[kind] = (factory, preflight)
 
 
 def make_backend(kind: str, config, run) -> Backend:
-    """The backend named in the config; slurm lives in hpc/ and is imported only when asked for."""
+    """The backend named in the config: tmux and local are built in; others come from the registry."""
     if kind == "tmux":
         from supervisor.backends.tmux import TmuxBackend
         return TmuxBackend(socket_name=config.backend.tmux_socket or None, run_id=run.run_id)
     if kind == "local":
         from supervisor.backends.local import LocalBackend
         return LocalBackend()
-    if kind == "slurm":
-        from hpc.backend import SlurmBackend
-        return SlurmBackend(config=config, run=run)
-    raise ValueError(f"unknown backend {kind!r}; use tmux, local or slurm")
+    if kind in _REGISTERED:
+        return _REGISTERED[kind][0](config, run)
+    raise BackendUnavailable(f"backend {kind!r} is not available in this process; use tmux or local, or start "
+                             "the run with the `nightshift` command, which adds the slurm backend")
 
 
-__all__ = ["Backend", "LaunchSpec", "make_backend"]
+def preflight(kind: str, config) -> None:
+    """Raise a one-line UserError where a run on this backend could not start (nothing is created first)."""
+    if kind == "tmux":
+        import shutil
+        if not shutil.which("tmux"):
+            raise BackendUnavailable("tmux not found; install it (apt-get install tmux) or use --backend local")
+    elif kind in _REGISTERED and _REGISTERED[kind][1] is not None:
+        _REGISTERED[kind][1](config)
+    elif kind not in ("local", *_REGISTERED):
+        raise BackendUnavailable(f"backend {kind!r} is not available in this process; use tmux or local")
+
+
+__all__ = ["Backend", "BackendUnavailable", "LaunchSpec", "make_backend", "preflight", "register_backend"]

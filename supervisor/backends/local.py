@@ -11,7 +11,7 @@ import subprocess
 from typing import Any
 
 from supervisor.backends.base import LaunchSpec, read_exit, write_wrapper
-from supervisor.liveness import pid_alive
+from supervisor.run.liveness import pid_alive
 
 
 class LocalBackend:

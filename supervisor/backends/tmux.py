@@ -16,12 +16,13 @@ import libtmux
 from libtmux.exc import LibTmuxException
 
 from supervisor.backends.base import LaunchSpec, write_wrapper
-from supervisor.liveness import pid_alive
+from supervisor.run.liveness import pid_alive
+from supervisor.errors import UserError
 
 AGENT_SESSION = "agent"
 
 
-class TmuxMissing(Exception):
+class TmuxMissing(UserError):
     pass
 
 

@@ -16,7 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 
 
 def _turns(run: RunPaths, shift: int, name: str) -> list[tuple[int, Path]]:

@@ -15,7 +15,7 @@ from textual import work
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 from tui.follow import latest_turn_file
 
 TAIL_BYTES = 48 * 1024

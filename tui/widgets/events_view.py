@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog
 
-from supervisor.story import describe
+from supervisor.run.story import describe
 from tui import fmt
 
 TYPE_STYLES = {"verify": "cyan", "pushback": "magenta", "run": "bold", "command": "yellow", "agent": "green",

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from supervisor.paths import RunPaths
+from supervisor.run.paths import RunPaths
 from tui import fmt
 from tui.follow import latest_turn_file
 from tui.oracle_report import OracleRow, history, load_report, num

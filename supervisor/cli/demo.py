@@ -1,0 +1,143 @@
+"""`nightshift demo`: a small numerical workspace and a scripted, offline agent, supervised end to end.
+
+The workspace asks for an integrator of two ODEs whose exact solutions give the reference outputs. The demo
+agent (a script, not a model) first claims done with forward Euler; the oracle measures the error and pushes
+it back; it switches to RK4, records the failed approach, and the run ends verified. No network, no model.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from supervisor import gitops
+from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.run.liveness import supervisor_status
+
+TEST = '''"""The demo's own tests: the solver's output against the exact reference."""
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run_solver():
+    subprocess.run([sys.executable, "solver.py"], check=True)
+    return np.loadtxt("out/trajectory.dat"), np.loadtxt("reference/trajectory.dat")
+
+
+def test_output_has_the_reference_grid():
+    out, ref = run_solver()
+    assert out.shape == ref.shape and np.allclose(out[:, 0], ref[:, 0])
+
+
+def test_agrees_with_reference():
+    out, ref = run_solver()
+    rel = np.abs(out[:, 1:] - ref[:, 1:]) / np.abs(ref[:, 1:])
+    i, j = np.unravel_index(rel.argmax(), rel.shape)
+    assert rel.max() <= 1e-6, f"max relative error {rel.max():.3e} > 1e-6 (column {j + 2}, t = {ref[i, 0]:g})"
+'''
+
+ORACLE = '''
+[oracle]
+command = "{python} solver.py"
+timeout = "2m"
+
+[[oracle.compare]]
+name = "trajectory"
+candidate = "out/trajectory.dat"
+reference = "reference/trajectory.dat"
+x = "t"
+columns = ["logistic", "forced"]
+rtol = 1e-6
+'''
+
+PLAN = ["Write solver.py: integrate both ODEs from t = 0 to 10 and write out/trajectory.dat",
+        "Agree with the reference to 1e-6 relative error in every column",
+        "Record what was tried, with its numbers, in CHANGELOG.md"]
+
+
+def build_workspace(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "reference").mkdir(exist_ok=True)
+    rows = ["# 1:t 2:logistic 3:forced"]
+    for i in range(1001):
+        t = i * 0.01
+        logistic = 10 / (1 + 99 * math.exp(-t))
+        forced = 2 + (math.sin(t) - math.cos(t)) / 2 + 1.5 * math.exp(-t)
+        rows.append(f"{t:.6f} {logistic:.15e} {forced:.15e}")
+    (path / "reference" / "trajectory.dat").write_text("\n".join(rows) + "\n")
+    (path / "tests").mkdir(exist_ok=True)
+    (path / "tests" / "test_solver.py").write_text(TEST)
+    (path / "README.md").write_text("Demo workspace: integrate y' = y(1 - y/10), y(0) = 0.1 and "
+                                    "z' = -z + sin t + 2, z(0) = 3 on [0, 10], step 0.01.\n")
+    (path / ".gitignore").write_text("out/\n__pycache__/\n.pytest_cache/\n")
+    init_workspace(path, InitOptions(
+        goal="An ODE integrator whose outputs agree with the exact reference to 1e-6 relative error",
+        test_command=f"{sys.executable} -m pytest -q tests", agent="demo", plan=PLAN,
+        oracle_block=ORACLE.format(python=sys.executable), force=True))
+    repo = gitops.open_repo(path)
+    gitops.commit_all(repo, "demo workspace: task, tests and exact reference outputs")
+    return path
+
+
+def demo_main(headless: bool, keep_dir: str | None) -> int:
+    from supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
+
+    workspace = Path(keep_dir).resolve() if keep_dir else Path(tempfile.mkdtemp(prefix="nightshift-demo-"))
+    if keep_dir and (workspace / ".nightshift").exists():
+        shutil.rmtree(workspace / ".nightshift")
+    print(f"nightshift demo: a scripted, offline demo agent (not a model) in {workspace}")
+    build_workspace(workspace)
+    backend = "tmux" if shutil.which("tmux") else "local"
+    config = resolve_config(workspace, backend=backend)
+    run = create_run(workspace, config)
+    print(f"run {run.run_id}: agent in {backend}" + (f" (watch: nightshift attach {run.run_id})" if backend == "tmux" else ""))
+    started = time.monotonic()
+    if headless:  # the supervisor in this process; the story is told from its events, as when detached
+        import threading
+        errors: list[BaseException] = []
+
+        def supervise() -> None:
+            try:
+                run_foreground(run, say=lambda _: None)
+            except BaseException as exc:  # noqa: BLE001 - reported below, the demo must not hang
+                errors.append(exc)
+        worker = threading.Thread(target=supervise, daemon=True)
+        worker.start()
+        code = _follow(run, alive=worker.is_alive)
+        if errors:
+            raise errors[0]
+    else:
+        start_detached(run, config)
+        code = _follow(run, alive=lambda: supervisor_status(run.supervisor)["alive"])
+    print(f"demo finished in {time.monotonic() - started:.0f}s: {'VERIFIED DONE' if code == 0 else 'not done'}"
+          f"\n  workspace: {workspace}\n  history:   git -C {workspace} log --oneline"
+          f"\n  events:    nightshift log {run.run_id}")
+    if backend == "tmux":
+        subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], capture_output=True)
+    return code
+
+
+def _follow(run, alive) -> int:
+    """Print the story from the event log until the run finishes or its supervisor is gone."""
+    from supervisor.run.events import read_events
+    from supervisor.run.story import describe
+
+    offset, outcome, grace = 0, None, 50
+    while outcome is None and grace > 0:
+        grace = grace if alive() else grace - 1  # a few more reads after the supervisor ends
+        result = read_events(run.events, offset)
+        offset = result.offset
+        for event in result.events:
+            line = describe(event)
+            if line:
+                print(f"  {line}", flush=True)
+            if event["type"] == "run.finished":
+                outcome = event["data"].get("outcome")
+        time.sleep(0.2)
+    return 0 if outcome == "done" else 1

@@ -1,0 +1,58 @@
+"""`nightshift doctor`: what nightshift needs on this machine, each missing piece with the command that fixes it.
+Secrets are reported as present or absent, never shown."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from supervisor.run.watch import NETWORK_FS, filesystem_type
+
+PACKAGES = ("textual", "libtmux", "git", "watchdog", "anthropic", "pydantic", "numpy")
+
+
+def _version(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 and (out.stdout or out.stderr) else None
+
+
+def checks(workspace: Path) -> list[tuple[bool, str, str]]:
+    """(ok, what, detail or fix) for each piece."""
+    rows: list[tuple[bool, str, str]] = []
+    claude = shutil.which("claude")
+    version = _version(["claude", "--version"]) if claude else None
+    rows.append((bool(version), "claude", f"{version} at {claude}" if version else
+                 "not found: npm install -g @anthropic-ai/claude-code (or `make tools` as root)"))
+    tmux = _version(["tmux", "-V"]) if shutil.which("tmux") else None
+    rows.append((bool(tmux), "tmux", tmux or "not found: apt-get install tmux (or use --backend local)"))
+    git = _version(["git", "--version"]) if shutil.which("git") else None
+    rows.append((bool(git), "git", git or "not found: apt-get install git"))
+    for name in PACKAGES:
+        found = importlib.util.find_spec(name) is not None
+        rows.append((found, f"python: {name}", "installed" if found else "missing: pip install -e . in the repo"))
+    keys = [k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN") if os.environ.get(k)]
+    config_dir = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    logged_in = (config_dir / ".credentials.json").exists()
+    rows.append((bool(keys) or logged_in, "credentials", f"{', '.join(keys)} set (value not shown)" if keys else
+                 "a Claude login is present" if logged_in else
+                 "no API key in the environment and no Claude login: export ANTHROPIC_API_KEY or run `claude` once"))
+    fs = filesystem_type(workspace)
+    rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
+                                                          if fs in NETWORK_FS else "local, inotify watching")))
+    sbatch = shutil.which("sbatch")
+    rows.append((True, "slurm", f"CLI at {sbatch}" if sbatch else "no Slurm CLI (only needed for --backend slurm)"))
+    return rows
+
+
+def doctor_main(workspace: Path) -> int:
+    rows = checks(Path(workspace))
+    for ok, what, detail in rows:
+        print(f"{'ok ' if ok else 'MISSING'}  {what:22} {detail}")
+    missing = [what for ok, what, _ in rows if not ok]
+    print("everything nightshift needs is here" if not missing else f"missing: {', '.join(missing)}")
+    return 1 if missing else 0

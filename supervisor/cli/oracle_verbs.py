@@ -1,0 +1,155 @@
+"""The oracle's CLI verbs: ``nightshift compare`` (run the oracle on the workspace now, print a table or JSON)
+and ``nightshift plot RUN`` (a PNG of the worst relative error per comparison across the run's verdicts).
+
+Exit codes of compare: 0 every comparison passes, 1 any fails, 2 an error (no or broken nightshift.toml).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from supervisor.verify.oracle.report import fmt, x_label
+
+HISTORY = re.compile(r"shifts/(\d+)/t(\d+)\.oracle/oracle\.json$")
+
+
+def _fail(verb: str, message: str) -> int:
+    print(f"nightshift {verb}: {message}", file=sys.stderr)
+    return 2
+
+
+def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
+    from supervisor.config.schema import ConfigError, load_config
+    from supervisor.verify.oracle.check import run_oracle
+
+    try:
+        config = load_config(Path(workspace))
+    except ConfigError as exc:
+        return _fail("compare", str(exc))
+    oracle = config.oracle
+    if oracle is None or not (oracle.compare or oracle.command):
+        return _fail("compare", f"{Path(workspace) / 'nightshift.toml'} has no [oracle] comparisons; add "
+                     "[[oracle.compare]] entries (see README, 'Oracle')")
+    with tempfile.TemporaryDirectory(prefix="nightshift-compare-") as tmp:
+        outcome = run_oracle(oracle, Path(workspace).resolve(), Path(tmp), None, full=full)
+        report = dict(outcome.report)
+        if report.get("command"):  # the temporary logs vanish with this process: keep their tail only
+            report["command"] = {k: v for k, v in report["command"].items() if k not in ("stdout", "stderr")}
+    if as_json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(render_table(report))
+    return 0 if outcome.passed else 1
+
+
+def render_table(report: dict) -> str:
+    head = ("comparison", "column", "points", "fail", "max rel", "at", "max abs", "median rel", "p95 rel",
+            "err/tol", "")
+    rows = [head]
+    for entry in report["comparisons"]:
+        name = ("held-out " if entry.get("heldout") else "") + entry["name"]
+        if entry.get("error"):
+            rows.append((name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "ERROR"))
+            continue
+        for col in entry.get("columns", []):
+            verdict = "pass" if col["passed"] else "FAIL"
+            if entry.get("heldout"):
+                rows.append((name, col["column"], "-", "-", "-", "-", "-", "-", "-", fmt(float(col["ratio"])),
+                             verdict))
+                continue
+            rows.append((name, col["column"], str(col["points"]), str(col["failing"]),
+                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"])),
+                         fmt(float(col["max_abs"])), fmt(float(col["median_rel"])), fmt(float(col["p95_rel"])),
+                         fmt(float(col["ratio"])), verdict))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"{e['name']}: {e['error']}" for e in report["comparisons"] if e.get("error")]
+    notes += [f"{e['name']}: {e['uncovered']['count']} reference points not covered by the candidate"
+              for e in report["comparisons"] if e.get("uncovered")]
+    notes += [f"{e['name']}: {e['note']}" for e in report["comparisons"] if e.get("note")]
+    return "\n".join(lines + [""] + notes + list(report.get("problems", [])) + [report["summary"]])
+
+
+def load_history(run_root: Path) -> list[tuple[int, int, dict]]:
+    """Every verdict's oracle report of a run, in order: (shift, turn, report)."""
+    out = []
+    for path in Path(run_root).glob("shifts/*/t*.oracle/oracle.json"):
+        match = HISTORY.search(path.as_posix())
+        if not match:
+            continue
+        try:
+            out.append((int(match.group(1)), int(match.group(2)), json.loads(path.read_text())))
+        except (OSError, ValueError):
+            continue  # a report being written right now; the next plot has it
+    return sorted(out, key=lambda item: item[:2])
+
+
+def _rtols(run_root: Path) -> dict[str, float]:
+    """Each comparison's rtol from the run's frozen config (held-out reports carry no tolerances)."""
+    try:
+        from supervisor.config.schema import parse_config
+        oracle = parse_config((Path(run_root) / "config.toml").read_text()).oracle
+    except Exception:  # noqa: BLE001 - the plot still draws visible comparisons without it
+        return {}
+    return {c.name: c.rtol for c in oracle.compare} if oracle else {}
+
+
+def history_series(run_root: Path) -> tuple[list[str], dict[str, list[float]], dict[str, float]]:
+    """(verdict labels, worst relative error per comparison per verdict, tolerance line per comparison)."""
+    history = load_history(run_root)
+    rtols = _rtols(run_root)
+    labels = [f"s{s}t{t}" for s, t, _ in history]
+    series: dict[str, list[float]] = {}
+    tolerance: dict[str, float] = {}
+    for n, (_, _, report) in enumerate(history):
+        for entry in report.get("comparisons", []):
+            name, cols = entry["name"], entry.get("columns") or []
+            values = series.setdefault(name, [math.nan] * len(history))
+            if entry.get("heldout"):
+                if name in rtols and entry.get("ratio") is not None:
+                    values[n] = float(entry["ratio"]) * rtols[name]
+                    tolerance[name] = rtols[name]
+            elif cols:
+                values[n] = max(float(c["max_rel"]) for c in cols)
+                tolerance[name] = min(float(c["rtol"]) for c in cols)
+    return labels, series, tolerance
+
+
+def plot_main(run_root: Path, out: Path | None) -> int:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return _fail("plot", "needs matplotlib; pip install matplotlib (or the nightshift[plot] extra)")
+    labels, series, tolerance = history_series(run_root)
+    if not labels:
+        return _fail("plot", f"no oracle reports under {Path(run_root) / 'shifts'} yet; plot after a verdict")
+    out = Path(out) if out else Path(run_root) / "oracle-history.png"
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.4 * len(labels)), 4.0))
+    for n, (name, values) in enumerate(sorted(series.items())):
+        color = f"C{n % 10}"
+        shown = [v if math.isfinite(v) and v > 0 else math.nan for v in values]
+        ax.plot(range(len(labels)), shown, marker="o", color=color, label=name)
+        if name in tolerance:
+            ax.axhline(tolerance[name], color=color, linestyle="--", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("worst relative error (dashed: rtol)")
+    ax.set_title(f"oracle history of run {Path(run_root).name}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=100)
+    except OSError as exc:
+        return _fail("plot", f"cannot write {out} ({exc.strerror or exc}); choose another path with -o")
+    finally:
+        plt.close(fig)
+    print(out)
+    return 0

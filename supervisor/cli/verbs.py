@@ -1,0 +1,248 @@
+"""The bodies of the run-management verbs: init, run, resume, ls, status, log, pause, stop, nudge, attach,
+claim, and the internal `supervise`."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from supervisor.errors import UserError
+from supervisor.run.registry import entries, find_run
+
+
+def cmd_init(args) -> int:
+    from supervisor.cli.init import InitOptions, init_workspace
+
+    ws = Path(args.dir)
+    written = init_workspace(ws, InitOptions(goal=args.goal, test_command=args.test_command,
+                                             verify_commands=args.verify_commands, reference_dir=args.reference_dir,
+                                             agent=args.agent, force=args.force))
+    print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
+    if args.trust:
+        answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
+        if answer.strip().lower() in ("y", "yes"):
+            from supervisor.agents.claude import trust_workspace
+            print(f"nightshift: {trust_workspace(ws.resolve())}")
+    print("next: edit the goal, plan and [oracle] in CLAUDE.md / nightshift.toml, then `nightshift run`")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
+
+    ws = Path(args.dir).resolve()
+    if not ws.is_dir():
+        raise UserError(f"workspace {ws} does not exist; give an existing folder")
+    config = resolve_config(ws, backend=args.backend, agent=args.agent)
+    run = create_run(ws, config)
+    print(f"run {run.run_id} created in {run.root}")
+    if args.foreground:
+        return run_foreground(run)
+    where = start_detached(run, config)
+    print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
+          f"   |   nightshift attach {run.run_id}")
+    return 0
+
+
+def cmd_resume(args) -> int:
+    from supervisor.run.inbox import send_command, wait_ack
+    from supervisor.shift.launcher import run_foreground, start_detached
+    from supervisor.run.liveness import supervisor_status
+    from supervisor.run.state import load_state
+
+    run = find_run(args.run)
+    state, _, _ = load_state(run.root)
+    if state["phase"] == "finished":
+        raise UserError(f"run {run.run_id} has finished ({state['outcome']}); start a new one with `nightshift run`")
+    if supervisor_status(run.supervisor)["alive"]:
+        if not state["paused"]:
+            print(f"run {run.run_id} is running and not paused; nothing to do")
+            return 0
+        return _report_ack(run, *send_command(run, "resume"), verb="resume")
+    if state["paused"]:  # a dead supervisor of a paused run: the new one starts unpaused
+        from supervisor.run.events import EventLog
+        from supervisor.run.state import write_snapshot
+        log = EventLog(run.events, last_seq=state["seq"])
+        log.append("run.resumed", state["shift"] or None, by="user", reset_breaker=True)
+        log.close()
+        state, offset, _ = load_state(run.root)
+        write_snapshot(run.snapshot, state, offset)
+    if args.foreground:
+        return run_foreground(run)
+    print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
+    return 0
+
+
+def _report_ack(run, cmd_id: str, offset: int, verb: str) -> int:
+    from supervisor.run.inbox import wait_ack
+    from supervisor.run.liveness import supervisor_status
+
+    event = wait_ack(run, cmd_id, offset, timeout=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
+    if event is None:
+        alive = supervisor_status(run.supervisor)["alive"]
+        hint = "the supervisor is busy; it will act on it at its next step" if alive else \
+            f"its supervisor is not running; `nightshift resume {run.run_id}` starts it"
+        print(f"nightshift: {verb} queued for run {run.run_id} but not yet acknowledged ({hint})", file=sys.stderr)
+        return 3
+    if event["type"] == "command.rejected":
+        print(f"nightshift: {verb} rejected by run {run.run_id}: {event['data'].get('reason')}", file=sys.stderr)
+        return 1
+    print(f"{verb}: accepted by run {run.run_id}")
+    return 0
+
+
+def _command(verb: str):
+    def handler(args) -> int:
+        from supervisor.run.inbox import send_command
+        from supervisor.run.state import load_state
+
+        run = find_run(args.run)
+        if load_state(run.root)[0]["phase"] == "finished":
+            raise UserError(f"run {run.run_id} has already finished")
+        extra = {"message": args.message} if verb == "nudge" else {}
+        return _report_ack(run, *send_command(run, verb, **extra), verb=verb)
+    return handler
+
+
+cmd_pause, cmd_nudge = _command("pause"), _command("nudge")
+
+
+def cmd_stop(args) -> int:
+    """Stop a run; for a submitted run, first cancel its queued continuation jobs (see hpc.chain.stop_chain)."""
+    from hpc.chain import has_chain
+    from supervisor.run.state import load_state
+
+    run = find_run(args.run)
+    if has_chain(run) and load_state(run.root)[0]["phase"] != "finished":
+        from hpc.chain import stop_chain
+        from hpc.client import make_client
+        from supervisor.shift.launcher import finish_unsupervised, frozen_config
+
+        cancelled, running = stop_chain(run, make_client(frozen_config(run).slurm.client))
+        listed = ", ".join(map(str, cancelled)) or "none"
+        if running is None:  # nothing runs the supervisor: record the end here, nothing is left to pick it up
+            finish_unsupervised(run, "stopped", f"stopped by the user while queued (cancelled jobs: {listed})")
+            print(f"stop: run {run.run_id} stopped; its queued jobs were cancelled ({listed})")
+            return 0
+        print(f"stop: queued continuation jobs cancelled ({listed}); job {running} stops the run")
+    return _command("stop")(args)
+
+
+def _age(ts: str | None) -> str:
+    if not ts:
+        return "-"
+    from datetime import datetime, timezone
+    seconds = (datetime.now(timezone.utc) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=timezone.utc)).total_seconds()
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"
+
+
+def cmd_ls(args) -> int:
+    from supervisor.run.liveness import supervisor_status
+    from supervisor.run.paths import RunPaths
+    from supervisor.run.state import load_state
+
+    rows = entries()
+    if not rows:
+        print("no runs yet; start one with `nightshift run` in a workspace")
+        return 0
+    print(f"{'RUN':24} {'STATUS':12} {'SHIFT':>5} {'COST':>8} {'AGE':>6}  WORKSPACE")
+    for entry in rows:
+        if not entry["exists"]:
+            print(f"{entry['run_id']:24} {'missing':12} {'':>5} {'':>8} {'':>6}  {entry['workspace']} (run dir gone)")
+            continue
+        run = RunPaths(Path(entry["run_dir"]))
+        state, _, _ = load_state(run.root)
+        status = state["status"]
+        if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
+            status += "*"
+        print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
+              f"{_age(state['last_event_ts']):>6}  {entry['workspace']}")
+    print("* no live supervisor: `nightshift resume RUN`")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from supervisor.run.liveness import supervisor_status
+    from supervisor.run.state import load_state
+
+    run = find_run(args.run)
+    state, _, warnings = load_state(run.root)
+    sup = supervisor_status(run.supervisor)
+    if args.json:
+        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings},
+                         default=str))
+        return 0
+    verdict = (state["last_verdict"] or {}).get("summary", "-")
+    print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
+          f"workspace  {state['workspace']}\ngoal       {state['goal']}\n"
+          f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
+          f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
+    if state["paused"]:
+        print(f"paused     {state['pause_reason']}")
+    if state["outcome"]:
+        print(f"finished   {state['outcome']}: {state['finish_reason']}")
+    for warning in warnings:
+        print(f"warning    {warning}")
+    return 0
+
+
+def cmd_log(args) -> int:
+    from supervisor.run.events import read_events
+    from supervisor.run.story import describe
+
+    run = find_run(args.run)
+    offset = 0
+    while True:
+        result = read_events(run.events, offset)
+        offset = result.offset
+        for event in result.events:
+            line = json.dumps(event) if args.raw else describe(event)
+            if line:
+                print(line if args.raw else f"{event['ts'][11:19]}  {line}", flush=True)
+        if not args.follow or any(e["type"] == "run.finished" for e in result.events):
+            return 0
+        time.sleep(0.3)
+
+
+def cmd_attach(args) -> int:
+    from supervisor.cli.attach import attach_argv
+
+    run = find_run(args.run)
+    argv = attach_argv(run)
+    if not argv:
+        raise UserError(f"run {run.run_id} has no agent pane to attach to right now (see `nightshift status`)")
+    os.execvp(argv[0], argv)
+
+
+def cmd_claim(args) -> int:
+    from supervisor.shift.turns import write_claim
+
+    run_dir, shift, token = (os.environ.get(k) for k in ("NIGHTSHIFT_RUN_DIR", "NIGHTSHIFT_SHIFT", "NIGHTSHIFT_TOKEN"))
+    if not (run_dir and shift and token):
+        raise UserError("`nightshift claim` works only inside a nightshift shift (NIGHTSHIFT_RUN_DIR is not set)")
+    write_claim(Path(run_dir), int(shift), token, args.status, args.summary)
+    print(f"nightshift: claim '{args.status}' recorded; it will be checked when you stop")
+    return 0
+
+
+def cmd_supervise(args) -> int:
+    from supervisor.shift.launcher import run_foreground
+    from supervisor.run.paths import RunPaths
+
+    run = RunPaths(Path(args.run_dir))
+    log = open(run.supervisor_log, "a", buffering=1)
+    os.chmod(run.supervisor_log, 0o600)
+
+    def say(line: str) -> None:
+        stamped = f"{time.strftime('%H:%M:%S')}  {line}"
+        print(stamped, flush=True)
+        log.write(stamped + "\n")
+    try:
+        return run_foreground(run, say=say)
+    except Exception as exc:
+        from supervisor.errors import is_user_error
+        say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
+        raise

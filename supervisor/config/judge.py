@@ -1,0 +1,25 @@
+"""The [judge] section of nightshift.toml: an independent model that grades the work against a rubric."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, NonNegativeFloat
+
+from supervisor.config.types import Duration, Section
+
+
+class JudgeConfig(Section):
+    enabled: bool = True
+    model: str = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
+    when: Literal["claim", "every"] = "claim"
+    every_shifts: int = Field(1, ge=1)
+    max_cost_per_verdict_usd: float = Field(0.5, ge=0)
+    max_cost_usd: float = Field(5.0, ge=0)
+    criteria: list[str] = Field(default_factory=list)
+    timeout: Duration = 120.0
+    max_diff_chars: int = Field(60_000, gt=0)
+    max_output_tokens: int = Field(4096, ge=256)  # the answer's cap; lowered further to fit the cost caps
+    max_retries: int = Field(2, ge=0)  # SDK retries of 429/529/5xx/timeouts (with backoff) before "unavailable"
+    # (input, output) USD per million tokens, for a model whose price nightshift does not know
+    price_usd_per_mtok: tuple[NonNegativeFloat, NonNegativeFloat] | None = None
+    integrity_checks: bool = True  # also grade magic constants, loosened tolerances, edited tests, dropped plan items

@@ -1,0 +1,104 @@
+"""The [oracle] section of nightshift.toml: the command that makes candidate outputs and the comparisons.
+
+A comparison reads a candidate file (made by the command) and a reference file, picks the x column and the
+compared columns (by name or 0-based index), and checks |candidate - reference| against rtol and atol
+(per comparison, overridable per column in ``[oracle.compare.per_column.<column>]``).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from supervisor.config.scale import check_scale
+from supervisor.config.types import Duration, Section
+
+# How rtol and atol combine at a point (d = |candidate - reference|, s = |scale|):
+#   sum    d <= atol + rtol*s            (numpy.isclose; the default)
+#   either d <= atol  or  d <= rtol*s    (numdiff's default)
+#   both   d <= atol  and d <= rtol*s    (numdiff --strict)
+ToleranceMode = Literal["sum", "either", "both"]
+# What the relative error is relative to: "reference" (|reference| at each point), "max" (the largest
+# |reference| of the column), a number, or an expression of reference columns such as "sqrt(TT*EE)" for a
+# quantity that crosses zero.
+Scale = float | str
+
+
+def _valid_scale(value: Scale | None) -> Scale | None:
+    if value is not None:
+        check_scale(value)
+    return value
+
+
+class ColumnOverride(Section):
+    rtol: float | None = Field(None, ge=0)
+    atol: float | None = Field(None, ge=0)
+    scale: Scale | None = None
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ok(cls, value: Scale | None) -> Scale | None:
+        return _valid_scale(value)
+
+
+class CompareConfig(Section):
+    name: str
+    candidate: str  # relative to the workspace; "file.npz:key", "file.h5:/group/data", "file.json:key" pick a part
+    reference: str  # relative to the workspace, or (heldout) a path outside it
+    x: str | int | None = None
+    columns: list[str | int] = Field(default_factory=list)  # empty: every reference column but x
+    rtol: float = Field(1e-3, ge=0)
+    atol: float = Field(0.0, ge=0)
+    tolerance: ToleranceMode = "sum"
+    scale: Scale = "reference"
+    per_column: dict[str, ColumnOverride] = Field(default_factory=dict)
+    range: tuple[float, float] | None = None
+    interpolate: Literal["none", "linear", "loglog"] = "none"
+    heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
+    fast: bool = False  # part of the fast oracle run at every stop
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ok(cls, value: Scale) -> Scale:
+        return _valid_scale(value)
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and value[0] > value[1]:
+            raise ValueError(f"must be [low, high] with low <= high, got {list(value)}")
+        return value
+
+    @model_validator(mode="after")
+    def _overrides_name_columns(self) -> "CompareConfig":
+        named = {str(c) for c in self.columns}
+        unknown = [k for k in self.per_column if self.columns and k not in named]
+        if unknown:
+            raise ValueError(f"per_column names {unknown} that are not in columns {list(self.columns)}")
+        return self
+
+
+class OracleConfig(Section):
+    command: str = ""  # run in the workspace before comparing; its stdout and stderr are kept per verdict
+    timeout: Duration = 1800.0
+    fast_command: str = ""  # the cheaper command of the fast oracle (default: command)
+    clean_candidates: bool = True  # remove candidate files before the command runs: no stale output passes
+    compare: list[CompareConfig] = Field(default_factory=list)
+
+    @field_validator("compare")
+    @classmethod
+    def _unique_names(cls, value: list[CompareConfig]) -> list[CompareConfig]:
+        names = [c.name for c in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"comparison names must be unique; repeated: {dupes}")
+        return value
+
+    def selected(self, full: bool) -> list[CompareConfig]:
+        """The comparisons of the full oracle, or of the fast one (those marked fast; all when none is)."""
+        if full or not any(c.fast for c in self.compare):
+            return list(self.compare)
+        return [c for c in self.compare if c.fast]
+
+    def command_for(self, full: bool) -> str:
+        return self.command if full or not self.fast_command else self.fast_command

@@ -1,0 +1,145 @@
+"""nightshift.toml: the schema of a workspace's config and errors that name the key and the line.
+
+Loaded with tomllib, validated with pydantic (unknown keys are errors). Each section lives beside the
+code that uses it (oracle, judge, slurm); this module assembles them.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from supervisor.config.slurm import SlurmConfig
+from supervisor.config.types import Duration, Section
+from supervisor.config.judge import JudgeConfig
+from supervisor.config.oracle import OracleConfig
+from supervisor.errors import UserError
+
+CONFIG_NAME = "nightshift.toml"
+
+
+class ConfigError(UserError):
+    """A one-line message naming the file, line and key, and what to write instead."""
+
+
+class AgentConfig(Section):
+    kind: Literal["claude", "command", "demo"] = "claude"
+    # command adapter: {prompt} is the prompt text (shell-quoted), {prompt_file} its path
+    command: str = ""
+    resume_command: str = ""  # optional: continue the same session with a push-back
+    mode: Literal["interactive", "headless"] = "interactive"  # claude only
+    claude_bin: str = "claude"
+    model: str = ""
+    extra_args: list[str] = Field(default_factory=list)
+    max_pushbacks_per_shift: int = Field(3, ge=0)
+    turn_timeout: Duration = 6 * 3600.0
+    hook_timeout: Duration = 600.0  # how long the Stop hook waits for a verdict before letting go
+    context_reset_fraction: float = Field(0.7, gt=0, le=1)
+    context_window: int = Field(200_000, gt=0)
+    permission_mode: str = "acceptEdits"
+
+
+class BackendConfig(Section):
+    kind: Literal["tmux", "local", "slurm"] = "tmux"
+    tmux_socket: str = ""  # default: nightshift-<uid>, a private per-user socket
+
+
+class LimitsConfig(Section):
+    max_shifts: int = Field(20, ge=1)
+    max_hours: float = Field(72.0, gt=0)
+    max_cost_usd: float = Field(0.0, ge=0)  # 0 means no cost limit
+    breaker_stops: int = Field(4, ge=1)  # stops in a row with an empty diff and no better verdict
+
+
+class VerifyConfig(Section):
+    test_command: str = ""
+    junit: bool = True  # add --junitxml to pytest commands for per-test results
+    commands: list[str] = Field(default_factory=list)
+    timeout: Duration = 1800.0
+    require_changelog: bool = True
+    require_plan: bool = True
+
+
+class NotifyConfig(Section):
+    command: str = ""  # run on done, paused, breaker and failure; gets NIGHTSHIFT_* variables
+    on: list[Literal["done", "paused", "breaker", "failed", "blocked"]] = Field(
+        default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked"])
+
+
+class Config(Section):
+    goal: str = ""
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    backend: BackendConfig = Field(default_factory=BackendConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
+    oracle: OracleConfig | None = None
+    judge: JudgeConfig | None = None
+    slurm: SlurmConfig = Field(default_factory=SlurmConfig)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line number of a key path like ('oracle', 'compare', 0, 'rtol') in TOML text."""
+    keys = [str(k) for k in loc if not isinstance(k, int)]
+    indices = [k for k in loc if isinstance(k, int)]
+    table: list[str] = []
+    seen_arrays: dict[str, int] = {}
+    best = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", stripped)
+        if header:
+            table = [part.strip().strip('"') for part in header.group(1).split(".")]
+            if stripped.startswith("[["):
+                seen_arrays[".".join(table)] = seen_arrays.get(".".join(table), -1) + 1
+            if table == keys[: len(table)] and (not indices or seen_arrays.get(".".join(table), 0) == indices[0]):
+                best = best or number
+            continue
+        match = re.match(r"^([A-Za-z0-9_.\"-]+)\s*=", stripped)
+        if match:
+            path = table + [part.strip('"') for part in match.group(1).split(".")]
+            array_ok = not indices or seen_arrays.get(".".join(table), 0) == indices[0]
+            if path == keys[: len(path)] and array_ok and len(path) >= len(keys) - 0:
+                return number
+            if path == keys[: len(path)] and array_ok:
+                best = number
+    return best
+
+
+def _describe(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_config(text: str, source: str = CONFIG_NAME) -> Config:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc}); fix the syntax") from None
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
+        line = _line_of(text, loc)
+        where = f"{source} line {line}" if line else source
+        key = _describe(loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            raise ConfigError(f"{where}: unknown key {key}; check its spelling (see README, 'nightshift.toml')") from None
+        got = err.get("input")
+        got_text = f", got {got!r}" if not isinstance(got, dict) and got is not None else ""
+        raise ConfigError(f"{where}: {key} {err['msg'].lower()}{got_text}") from None
+
+
+def load_config(workspace: Path) -> Config:
+    path = Path(workspace) / CONFIG_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found; run `nightshift init` in the workspace first") from None
+    return parse_config(text, str(path))

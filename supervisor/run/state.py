@@ -1,0 +1,171 @@
+"""Fold events into a snapshot of a run, and read a run quickly (snapshot.json plus the log's tail).
+
+The fold is the one interpretation of the event log shared by the supervisor (to resume), the CLI
+(`status`) and the TUI. Event types, with the ``data`` fields the fold reads:
+
+run.created      run_id workspace goal agent backend host
+shift.started    (shift=n) token base prompt_file
+agent.started    (shift) turn target            agent.adopted (shift) turn target
+agent.waiting    (shift) until reason           agent.stopped (shift) turn reason exit_code claim cost_usd
+verify.started   (shift) turn                   verify.finished (shift) turn passed claimed summary checks metrics
+commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
+pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
+budget.exceeded  what limit value               breaker.tripped stops reason
+run.paused       reason                         run.resumed by
+command.accepted id verb                        command.rejected id verb reason
+slurm.job_changed job_id state reason node      run.finished outcome reason
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from supervisor.run.events import read_events
+
+FINAL_STATUSES = ("done", "failed", "stopped")
+
+
+def empty_state() -> dict[str, Any]:
+    return {
+        "run_id": None, "workspace": None, "goal": "", "agent": None, "backend": None, "host": None,
+        "created": None, "status": "created", "phase": "new", "shift": 0, "turn": 0, "target": None,
+        "last_stop": None, "last_verdict": None, "last_pushback": None, "shifts": [],
+        "cost_usd": 0.0, "pushbacks_in_shift": 0, "stale_stops": 0, "best_metric": None,
+        "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
+        "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
+        "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
+        "judge_cost_usd": 0.0,
+    }
+
+
+def _shift_row(state: dict[str, Any], n: int) -> dict[str, Any]:
+    for row in reversed(state["shifts"]):
+        if row["n"] == n:
+            return row
+    row = {"n": n, "started": None, "ended": None, "end_reason": None, "turns": 0, "verdict": None,
+           "commits": [], "cost_usd": 0.0, "judge": None}
+    state["shifts"].append(row)
+    return row
+
+
+def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """Fold one event into ``state`` (in place) and return it. Unknown types only advance seq."""
+    kind, data, ts = event.get("type"), event.get("data") or {}, event.get("ts")
+    shift = event.get("shift")
+    state["seq"] = max(state["seq"], int(event.get("seq") or 0))
+    _fold(state, kind, data, ts, shift)
+    if state["paused"] and state["phase"] != "finished":
+        state["status"] = "paused"  # the turn under way may finish, but the run is held
+    return state
+
+
+def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None, shift: int | None) -> None:
+    state["last_event_ts"] = ts
+    if kind == "run.created":
+        for key in ("run_id", "workspace", "goal", "agent", "backend", "host"):
+            state[key] = data.get(key)
+        state["created"] = ts
+        state["accepted_base"] = data.get("base")
+    elif kind == "shift.started":
+        state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working",
+                     token=data.get("token"), shift_base=data.get("base"), launch_turn=1, target=None)
+        _shift_row(state, shift)["started"] = ts
+    elif kind in ("agent.started", "agent.adopted"):
+        state.update(turn=data.get("turn", state["turn"]), target=data.get("target"), phase="agent",
+                     status="working", waiting_until=None)
+        row = _shift_row(state, shift)
+        row["turns"] = max(row["turns"], state["turn"])
+    elif kind == "agent.waiting":
+        state.update(status="waiting", waiting_until=data.get("until"))
+    elif kind == "agent.stopped":
+        state.update(last_stop=data, phase="stopped", status="verifying")
+        cost = float(data.get("cost_usd") or 0.0)
+        state["cost_usd"] += cost
+        _shift_row(state, shift)["cost_usd"] += cost
+    elif kind == "verify.started":
+        state["status"] = "verifying"
+    elif kind == "verify.finished":
+        state.update(last_verdict=data, phase="verified")
+        _shift_row(state, shift)["verdict"] = "pass" if data.get("passed") else "fail"
+        if data.get("judge"):
+            _shift_row(state, shift)["judge"] = data["judge"]
+        state["cost_usd"] += float(data.get("judge_cost_usd") or 0.0)
+        state["judge_cost_usd"] += float(data.get("judge_cost_usd") or 0.0)
+        metric = data.get("metric")
+        state["metrics"].append({"shift": shift, "turn": data.get("turn"), "metric": metric,
+                                 "values": data.get("metrics") or {}})
+        if metric is not None and (state["best_metric"] is None or metric < state["best_metric"]):
+            state["best_metric"] = metric
+    elif kind in ("commit.created", "commit.skipped"):
+        state["phase"] = "committed"
+        if kind == "commit.created":
+            _shift_row(state, shift)["commits"].append(data.get("sha"))
+        if data.get("passed") and data.get("head"):
+            state["accepted_base"] = data["head"]
+        state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0
+    elif kind == "pushback.sent":
+        # Delivered into the live session (hook answer, typed) the agent goes on; otherwise a new process.
+        live = data.get("delivery") in ("hook", "typed")
+        state.update(last_pushback=data, status="pushed_back", nudges=[], phase="agent" if live else "launching")
+        if live:
+            state["turn"] = data.get("turn", state["turn"])
+        else:
+            state["launch_turn"] = data.get("turn", state["turn"] + 1)
+        if data.get("mode") == "session":
+            state["pushbacks_in_shift"] += 1
+    elif kind == "shift.ended":
+        row = _shift_row(state, shift)
+        row.update(ended=ts, end_reason=data.get("reason"))
+        state["phase"] = "decided"
+    elif kind == "run.paused":
+        state.update(paused=True, pause_reason=data.get("reason"), status="paused")
+    elif kind == "run.resumed":
+        state.update(paused=False, pause_reason=None, status="working" if state["phase"] == "agent" else "pushed_back")
+        if data.get("reset_breaker"):
+            state["stale_stops"] = 0
+    elif kind == "command.accepted" and data.get("verb") == "nudge":
+        state["nudges"].append(data.get("args", {}).get("message", ""))
+    elif kind == "slurm.job_changed":
+        state["slurm"] = data
+        target = state.get("target") or {}
+        if data.get("replaces") and target.get("job_id") == data["replaces"]:  # a failed job was resubmitted
+            state["target"] = {**target, "job_id": data["job_id"], "attempt": int(data.get("retry", 1)) + 1}
+    elif kind == "run.finished":
+        state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
+                     status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
+
+
+def write_snapshot(path: Path, state: dict[str, Any], offset: int) -> None:
+    """Write ``{"seq", "offset", "state"}`` by rename, so a reader never sees half a snapshot."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"seq": state["seq"], "offset": offset, "state": state}, fh, separators=(",", ":"))
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
+    """Current state of a run: the snapshot, then the events after it. Returns (state, offset, warnings)."""
+    run_root = Path(run_root)
+    warnings: list[str] = []
+    state, offset = empty_state(), 0
+    try:
+        snap = json.loads((run_root / "snapshot.json").read_text(encoding="utf-8"))
+        state, offset = {**empty_state(), **snap["state"]}, int(snap["offset"])
+    except FileNotFoundError:
+        pass
+    except (ValueError, KeyError, TypeError):
+        warnings.append("snapshot.json unreadable; replaying the whole log")
+    events_path = run_root / "events.jsonl"
+    try:
+        if offset > events_path.stat().st_size:  # the log was replaced: the snapshot is stale
+            warnings.append("snapshot.json is ahead of events.jsonl; replaying the whole log")
+            state, offset = empty_state(), 0
+    except FileNotFoundError:
+        return state, 0, warnings + ["events.jsonl is missing"]
+    result = read_events(events_path, offset)
+    for event in result.events:
+        apply(state, event)
+    return state, result.offset, warnings + result.warnings

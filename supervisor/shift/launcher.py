@@ -1,0 +1,117 @@
+"""Creating a run and starting its supervisor: detached (a per-run tmux server, or its own process session),
+or in the foreground. The resolved config is frozen into the run directory at creation.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tomli_w
+
+from supervisor import backends, gitops
+from supervisor.config.schema import Config, load_config, parse_config
+from supervisor.run.events import EventLog
+from supervisor.run.liveness import supervisor_status
+from supervisor.run.paths import RunPaths, new_run_id
+from supervisor.run.registry import register
+from supervisor.errors import UserError
+
+
+class LaunchError(UserError):
+    pass
+
+
+def resolve_config(workspace: Path, backend: str | None = None, agent: str | None = None) -> Config:
+    config = load_config(workspace)
+    if backend:
+        config = config.model_copy(update={"backend": config.backend.model_copy(update={"kind": backend})})
+    if agent:
+        config = config.model_copy(update={"agent": config.agent.model_copy(update={"kind": agent})})
+    return parse_config(tomli_w.dumps(config.model_dump(exclude_none=True)))  # re-validated
+
+
+def create_run(workspace: Path, config: Config) -> RunPaths:
+    workspace = Path(workspace).resolve()
+    if not workspace.is_dir():
+        raise LaunchError(f"workspace {workspace} does not exist; give an existing folder")
+    backends.preflight(config.backend.kind, config)  # no run is created where its backend cannot run
+    repo = gitops.open_repo(workspace)
+    gitops.exclude_state_dir(repo)
+    run = RunPaths.for_run(workspace, new_run_id()).create()
+    run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
+    os.chmod(run.config, 0o600)
+    log = EventLog(run.events)
+    try:
+        log.append("run.created", None, run_id=run.run_id, workspace=str(workspace), goal=config.goal,
+                   agent=config.agent.kind, backend=config.backend.kind, host=socket.gethostname(),
+                   user=getpass.getuser(), base=gitops.head_sha(repo))
+    finally:
+        log.close()
+    register(run, host=socket.gethostname(), created=time.time())
+    return run
+
+
+def finish_unsupervised(run: RunPaths, outcome: str, reason: str) -> None:
+    """End a run that no supervisor is running (a submit rejected, a chain stopped while queued)."""
+    from supervisor.run.state import load_state, write_snapshot
+
+    state = load_state(run.root)[0]
+    log = EventLog(run.events, last_seq=state["seq"])
+    try:
+        log.append("run.finished", state["shift"] or None, outcome=outcome, reason=reason)
+    finally:
+        log.close()
+    state, offset, _ = load_state(run.root)
+    write_snapshot(run.snapshot, state, offset)
+
+
+def frozen_config(run: RunPaths) -> Config:
+    return parse_config(run.config.read_text(), str(run.config))
+
+
+def supervise_argv(run: RunPaths) -> list[str]:
+    return [sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)]
+
+
+def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10.0) -> str:
+    """Start the supervisor out of this terminal's reach; returns where it runs. Raises LaunchError."""
+    config = config or frozen_config(run)
+    status = supervisor_status(run.supervisor)
+    if status["alive"]:
+        raise LaunchError(f"run {run.run_id} is already supervised (pid {status['pid']} on {status['host']})")
+    before = run.supervisor.stat().st_mtime if run.supervisor.exists() else 0.0
+    if config.backend.kind == "tmux":
+        from supervisor.backends.tmux import socket_for
+        sock = config.backend.tmux_socket or socket_for(run.run_id)
+        command = " ".join(shlex.quote(a) for a in supervise_argv(run))
+        subprocess.run(["tmux", "-L", sock, "kill-session", "-t", "supervisor"], capture_output=True)
+        proc = subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "supervisor", "-x", "200", "-y", "50",
+                               "-c", str(run.workspace), command], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise LaunchError(f"tmux could not start the supervisor: {proc.stderr.strip()}")
+        where = f"tmux -L {sock} (session 'supervisor')"
+    else:
+        with open(os.devnull, "wb") as null:
+            subprocess.Popen(supervise_argv(run), cwd=run.workspace, stdout=null, stderr=null,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        where = f"a background process on {socket.gethostname()}"
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if run.supervisor.exists() and run.supervisor.stat().st_mtime > before and supervisor_status(run.supervisor)["alive"]:
+            return where
+        time.sleep(0.1)
+    tail = run.supervisor_log.read_text().strip().splitlines()[-1:] if run.supervisor_log.exists() else []
+    raise LaunchError(f"the supervisor did not start: {tail[0] if tail else 'no output'}; see {run.supervisor_log}")
+
+
+def run_foreground(run: RunPaths, say=print) -> int:
+    from supervisor.shift.loop import Supervisor
+
+    config = frozen_config(run)
+    return Supervisor(run, config, say=say).run()

@@ -1,0 +1,173 @@
+"""The independent judge: a second model grades the work against a rubric, in a fresh context.
+
+The verification pipeline calls ``gather_inputs`` then ``run_judge``. The judge reads the rubric, the diff
+since the last accepted state, the oracle report, the test summary and the newest CHANGELOG entry (never the
+agent's transcript); everything the agent wrote arrives as delimited data (see ``judge_prompt``). It answers
+through a forced tool call, validated; a malformed answer is retried once, then the judge is *unavailable*.
+
+**The judge can only add failures.** The caller combines with AND: ``done = deterministic_passed and
+(outcome.passed or not outcome.available)``, see ``combine``. A PASS never turns a failing oracle or test
+into done; an unavailable judge (no key, refused model, 429/529 after the SDK's retries, timeout, malformed
+twice, cost cap) is never a pass of its own and leaves the deterministic verdict as it is.
+
+Calls go through the real Anthropic SDK (``anthropic.Anthropic()``: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
+or ANTHROPIC_AUTH_TOKEN from the environment). The key is never logged, recorded or written. Cost comes from
+the usage of each response; the caps per verdict and per run are checked before every call with the worst
+case (estimated input, the largest answer allowed), and the answer's ``max_tokens`` is lowered to fit.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import anthropic
+
+from supervisor.config.judge import JudgeConfig
+from supervisor.pricing import Price, price_for, usage_cost
+from supervisor.verify.judge.inputs import JudgeInputs, gather_inputs
+from supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, MalformedVerdict, new_nonce,
+                                     parse_verdict, system_prompt, user_message)
+
+__all__ = ["JudgeInputs", "JudgeOutcome", "gather_inputs", "run_judge", "combine", "rubric_for"]
+
+MIN_ANSWER_TOKENS = 512  # below this a verdict on several criteria cannot fit: do not call
+CHARS_PER_TOKEN = 3.0    # conservative (real text is nearer 4): the estimate errs toward the cap
+
+
+@dataclass
+class JudgeOutcome:
+    available: bool             # False: no key, refused model, 429/529 after retries, timeout, malformed twice, cap
+    passed: bool                # True only if available and every criterion PASSes
+    findings: list[dict] = field(default_factory=list)  # {"criterion", "verdict", "evidence", "fix"}
+    cost_usd: float = 0.0
+    error: str | None = None    # one line when unavailable
+    pushback: list[str] = field(default_factory=list)  # lines for the push-back quoting the FAIL findings
+    notes: list[str] = field(default_factory=list)     # e.g. "no price known for model …"
+
+
+def combine(deterministic_passed: bool, outcome: JudgeOutcome | None) -> bool:
+    """The verdict with the judge: it can only add failures, never turn a failure into a pass."""
+    if outcome is None or not outcome.available:
+        return deterministic_passed
+    return deterministic_passed and outcome.passed
+
+
+def rubric_for(cfg: JudgeConfig, inputs: JudgeInputs) -> list[str]:
+    rubric = list(dict.fromkeys(inputs.rubric))
+    if cfg.integrity_checks:
+        rubric += [c for c in INTEGRITY_CRITERIA if c not in rubric]
+    return rubric
+
+
+def run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeOutcome:
+    """Grade ``inputs`` against the rubric; ``spent_usd`` is what this run's judge already spent. Never raises."""
+    try:
+        return _run_judge(cfg, inputs, spent_usd)
+    except Exception as exc:  # noqa: BLE001 - a judge bug must never crash the supervisor or count as a pass
+        return JudgeOutcome(False, False, error=f"the judge failed: {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeOutcome:
+    price = price_for(cfg.model, cfg.price_usd_per_mtok)
+    notes = [price.note] if price.note else []
+    rubric = rubric_for(cfg, inputs)
+    refusal = _precheck(cfg, rubric, spent_usd)
+    if refusal:
+        return JudgeOutcome(False, False, error=refusal, notes=notes)
+    try:
+        client = anthropic.Anthropic(timeout=cfg.timeout, max_retries=cfg.max_retries)
+    except anthropic.AnthropicError as exc:
+        return JudgeOutcome(False, False, error=f"the Anthropic client could not start: {_one_line(exc)}",
+                            notes=notes)
+    nonce = new_nonce()
+    system = system_prompt(nonce)
+    cost, retry_reason = 0.0, None
+    for _attempt in range(2):  # the first answer, and one retry if it is malformed
+        user = user_message(inputs, rubric, nonce, retry_reason)
+        max_tokens, why_not = _answer_budget(cfg, price, system, user, spent_usd, cost)
+        if why_not:
+            return _unavailable(why_not, cost, notes)
+        try:
+            response = client.messages.create(
+                model=cfg.model, max_tokens=max_tokens, system=system, tools=[VERDICT_TOOL],
+                tool_choice={"type": "tool", "name": TOOL_NAME},
+                messages=[{"role": "user", "content": user}])
+        except anthropic.APIError as exc:
+            return _unavailable(_api_error(exc, cfg), cost, notes)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
+            retry_reason = f"unreadable response: {type(exc).__name__}: {_one_line(exc)}"
+            continue
+        cost += usage_cost(price, getattr(response, "usage", None) or {})
+        try:
+            findings = parse_verdict(getattr(response, "content", None) or [], rubric)
+        except MalformedVerdict as exc:
+            retry_reason = f"{exc}; stop_reason {getattr(response, 'stop_reason', None)}"
+            continue
+        passed = all(f["verdict"] == "PASS" for f in findings)
+        return JudgeOutcome(True, passed, findings, cost, None, pushback_lines(findings), notes)
+    return _unavailable(f"the judge's answer was malformed twice ({retry_reason})", cost, notes)
+
+
+def pushback_lines(findings: list[dict]) -> list[str]:
+    """One line per FAIL finding, as the push-back quotes it."""
+    lines = []
+    for f in findings:
+        if f["verdict"] == "FAIL":
+            fix = f" Fix: {f['fix']}" if f.get("fix") else ""
+            lines.append(f"judge FAIL: {f['criterion']} Evidence: {f['evidence']}{fix}")
+    return lines
+
+
+def _precheck(cfg: JudgeConfig, rubric: list[str], spent_usd: float) -> str | None:
+    if not cfg.enabled:
+        return "the judge is disabled ([judge] enabled = false)"
+    if not rubric:
+        return "no rubric: CLAUDE.md has no 'Definition of done' items and [judge] criteria is empty"
+    if spent_usd >= cfg.max_cost_usd:
+        return (f"judge cost cap reached: ${spent_usd:.4f} spent of [judge] max_cost_usd ${cfg.max_cost_usd:g}; "
+                "not called")
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        return "no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the supervisor's environment: set it to use the judge"
+    return None
+
+
+def _answer_budget(cfg: JudgeConfig, price: Price, system: str, user: str, spent_usd: float,
+                   verdict_cost: float) -> tuple[int, str | None]:
+    """max_tokens for the next call under both caps, or why the call must not be made."""
+    budget = min(cfg.max_cost_per_verdict_usd - verdict_cost, cfg.max_cost_usd - spent_usd - verdict_cost)
+    input_tokens = int((len(system) + len(user) + len(str(VERDICT_TOOL))) / CHARS_PER_TOKEN) + 1
+    max_tokens = min(cfg.max_output_tokens, price.max_output_tokens(budget, input_tokens))
+    if max_tokens < MIN_ANSWER_TOKENS:
+        worst = price.cost(input_tokens, MIN_ANSWER_TOKENS)
+        return 0, (f"judge cost cap: a call could cost ${worst:.4f} (about {input_tokens} input tokens) but only "
+                   f"${max(budget, 0):.4f} is left under max_cost_per_verdict_usd ${cfg.max_cost_per_verdict_usd:g}"
+                   f" / max_cost_usd ${cfg.max_cost_usd:g}; not called")
+    return max_tokens, None
+
+
+def _api_error(exc: anthropic.APIError, cfg: JudgeConfig) -> str:
+    if isinstance(exc, anthropic.APITimeoutError):
+        return f"no answer from the judge within {cfg.timeout:g}s (after {cfg.max_retries} retries)"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return f"cannot reach the Anthropic API ({_one_line(exc)})"
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    detail = body.get("error", {}) if isinstance(body, dict) else {}
+    etype, message = detail.get("type", ""), _one_line(detail.get("message") or exc)
+    if status in (429, 529) or etype in ("rate_limit_error", "overloaded_error"):
+        return f"the API is {'overloaded' if status == 529 else 'rate limiting'} ({status} {etype}) after {cfg.max_retries} retries"
+    if status == 401:
+        return f"the API rejected the key (401 {etype}): check ANTHROPIC_API_KEY"
+    if status in (400, 403, 404) and ("model" in message.lower() or status == 404):
+        return (f"the API refused judge model {cfg.model!r} ({status} {etype}: {message}); set [judge] model to "
+                "a model your key can use")
+    return f"API error {status} {etype}: {message}"
+
+
+def _unavailable(error: str, cost: float, notes: list[str]) -> JudgeOutcome:
+    return JudgeOutcome(False, False, [], cost, error, [], notes)
+
+
+def _one_line(value: object) -> str:
+    text = str(value).strip().splitlines()
+    return (text[0] if text else "")[:200]

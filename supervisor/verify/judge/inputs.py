@@ -1,0 +1,149 @@
+"""What the judge reads, gathered from the workspace: the rubric, the diff, the newest CHANGELOG entry.
+
+Never the agent's transcript or reasoning. The diff covers everything since the last accepted state, committed
+or not (a private temporary index, so the user's index is untouched), trimmed to a size that says what it left
+out.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from supervisor.config.judge import JudgeConfig
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?(.*\S)\s*$")
+_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)")
+
+
+@dataclass
+class JudgeInputs:
+    rubric: list[str]           # criteria: CLAUDE.md "Definition of done" items + cfg.criteria
+    diff: str                   # git diff since the last accepted state (trimmed, saying what was trimmed)
+    oracle_report: dict | None  # the oracle's JSON report (held-out values already redacted)
+    test_summary: str
+    changelog_entry: str        # the newest CHANGELOG.md entry (with the "Current status" section)
+    goal: str
+
+
+def gather_inputs(workspace: Path, cfg: JudgeConfig, since_commit: str | None, oracle_report: dict | None,
+                  test_summary: str, goal: str) -> JudgeInputs:
+    workspace = Path(workspace)
+    rubric = definition_of_done(workspace / "CLAUDE.md")
+    rubric += [c for c in cfg.criteria if c not in rubric]
+    try:
+        diff = trim_diff(*workspace_diff(workspace, since_commit), cfg.max_diff_chars)
+    except (git.GitError, OSError) as exc:
+        diff = f"[nightshift: the diff could not be computed: {str(exc).splitlines()[0][:200]}]"
+    return JudgeInputs(rubric=rubric, diff=diff, oracle_report=oracle_report, test_summary=test_summary,
+                       changelog_entry=newest_changelog_entry(workspace / "CHANGELOG.md"), goal=goal)
+
+
+def definition_of_done(claude_md: Path) -> list[str]:
+    """The list items under the "Definition of done" heading of CLAUDE.md, checkboxes stripped."""
+    try:
+        lines = claude_md.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    items: list[str] = []
+    inside = False
+    for line in lines:
+        heading = re.match(r"^(#+)\s+(.*)", line)
+        if heading:
+            if inside:
+                break
+            inside = "definition of done" in heading.group(2).lower()
+            continue
+        match = _CHECKBOX.match(line) if inside else None
+        if match:
+            items.append(match.group(1))
+    return items
+
+
+def newest_changelog_entry(changelog: Path) -> str:
+    """The "Current status" section and the newest entry (latest ISO date in its heading, else the last one)."""
+    try:
+        text = changelog.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no CHANGELOG.md)"
+    status = _section(text, r"^##\s+current status", level=2)
+    entries = [m for m in re.finditer(r"^###\s+(.*)$", text, flags=re.M)]
+    newest = ""
+    if entries:
+        dated = [(_ISO_DATE.match(m.group(1).strip()), i) for i, m in enumerate(entries)]
+        if all(d for d, _ in dated):
+            pick = max(dated, key=lambda d: (d[0].group(1).replace("T", " "), d[1]))[1]
+        else:
+            pick = len(entries) - 1
+        start = entries[pick].start()
+        end = _next_heading(text, entries[pick].end(), max_level=3)
+        newest = text[start:end].strip()
+    parts = [p for p in (status, newest) if p]
+    return "\n\n".join(parts) if parts else text.strip()[-4000:]
+
+
+def _section(text: str, heading_re: str, level: int) -> str:
+    match = re.search(heading_re, text, flags=re.M | re.I)
+    if not match:
+        return ""
+    return text[match.start():_next_heading(text, match.end(), max_level=level)].strip()
+
+
+def _next_heading(text: str, pos: int, max_level: int) -> int:
+    match = re.compile(rf"^#{{1,{max_level}}}\s", flags=re.M).search(text, pos)
+    return match.start() if match else len(text)
+
+
+def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]:
+    """(stat, patch) from ``since_commit`` (None: from nothing) to the working tree, untracked files included."""
+    repo = git.Repo(workspace)
+    base = since_commit or EMPTY_TREE
+    fd, index = tempfile.mkstemp(prefix="nightshift-judge-index-")
+    os.close(fd)
+    try:
+        real_index = Path(repo.git_dir) / "index"
+        Path(index).write_bytes(real_index.read_bytes() if real_index.exists() else b"")
+        env = {"GIT_INDEX_FILE": index}
+        if not real_index.exists():
+            os.unlink(index)  # git wants a missing file, not an empty one
+        repo.git.add("-A", env=env)
+        stat = repo.git.diff("--cached", "--stat=120", base, env=env)
+        patch = repo.git.diff("--cached", "--no-color", "--no-ext-diff", base, env=env)
+        return stat, patch
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
+
+
+def trim_diff(stat: str, patch: str, max_chars: int) -> str:
+    """The stat plus as many whole file diffs as fit (smallest first, shown in order); names what was left out."""
+    files = re.split(r"(?=^diff --git )", patch, flags=re.M)
+    files = [f for f in files if f.strip()]
+    if len(stat) > max_chars // 4:  # thousands of files: the stat itself must not eat the budget
+        kept = stat[: max_chars // 4].rsplit("\n", 1)[0]
+        stat = f"{kept}\n[nightshift: stat trimmed; {stat.count(chr(10)) + 1} lines in all]\n{stat.splitlines()[-1]}"
+    header = f"Files changed:\n{stat}\n\n" if stat else "No changes.\n"
+    budget = max_chars - len(header)
+    keep: set[int] = set()
+    for i in sorted(range(len(files)), key=lambda i: len(files[i])):
+        if len(files[i]) <= budget:
+            keep.add(i)
+            budget -= len(files[i])
+    dropped = [f"{_diff_path(files[i])} ({len(files[i])} chars)" for i in range(len(files)) if i not in keep]
+    body = "".join(files[i] for i in range(len(files)) if i in keep)
+    if dropped:
+        note = (f"\n[nightshift: the diff was trimmed to about {max_chars} chars; left out the diffs of "
+                f"{len(dropped)} file(s): {', '.join(dropped)}. Their names and sizes are in the stat above.]\n")
+        return header + body + note
+    return header + body
+
+
+def _diff_path(file_diff: str) -> str:
+    first = file_diff.splitlines()[0] if file_diff else ""
+    match = re.match(r"diff --git a/(.*?) b/", first)
+    return match.group(1) if match else first[:80]

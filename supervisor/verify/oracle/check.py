@@ -1,0 +1,169 @@
+"""run_oracle: one verdict's oracle. Restore tampered references, run the command (timeout, output kept),
+read and compare every selected entry, write ``oracle.json`` (held-out values redacted) and return the outcome.
+
+It never raises for bad input: a missing file, an unknown column, a timeout or a crash inside one comparison
+becomes a failing entry with a one-line message, and the supervisor keeps running.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.verify.oracle.compare import compare_tables
+from supervisor.config.oracle import CompareConfig, OracleConfig
+from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, heldout_store, resolve,
+                                         restore_references)
+from supervisor.verify.oracle.readers import read_table, split_part
+from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line, visible
+from supervisor.verify.oracle.table import OracleInputError
+from supervisor.run.paths import make_private_dir
+
+
+@dataclass
+class OracleOutcome:
+    passed: bool
+    summary: str
+    pushback: list[str]
+    metrics: dict[str, float]  # per comparison: worst error over its tolerance (<= 1 passes; inf: not measured)
+    metric: float | None  # the max of metrics, lower is better
+    report: dict  # what oracle.json holds (held-out entries redacted)
+    tampered: list[str] = field(default_factory=list)
+
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|^ANTHROPIC_|^NIGHTSHIFT_", re.IGNORECASE)
+
+
+def command_env() -> dict[str, str]:
+    """The supervisor's environment without secrets: the command runs code the agent wrote."""
+    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+
+
+def run_command(command: str, workspace: Path, timeout: float, out_dir: Path) -> dict:
+    """Run the oracle command in its own process group; stdout and stderr are kept in ``out_dir``."""
+    stdout, stderr = out_dir / "command.stdout", out_dir / "command.stderr"
+    started = time.monotonic()
+    with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        try:
+            proc = subprocess.Popen(["bash", "-c", command], cwd=workspace, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL, start_new_session=True, env=command_env())
+        except OSError as exc:
+            return {"command": command, "status": None, "timed_out": False, "error": str(exc)}
+        try:
+            status: int | None = proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status, timed_out = None, True
+    tail = [line for line in stderr.read_text(errors="replace").splitlines() if line.strip()][-3:]
+    return {"command": command, "status": status, "timed_out": timed_out, "seconds": time.monotonic() - started,
+            "stdout": str(stdout), "stderr": str(stderr), "stderr_tail": tail}
+
+
+def _command_problem(result: dict | None, timeout: float) -> str | None:
+    if result is None:
+        return None
+    if result.get("error"):
+        return f"oracle command could not start: {result['error']}"
+    if result["timed_out"]:
+        return f"oracle command timed out after {timeout:g} s and was killed (output in {result['stdout']})"
+    if result["status"] != 0:
+        tail = " | ".join(result["stderr_tail"])
+        return f"oracle command exited with status {result['status']}" + (f": {tail}" if tail else "")
+    return None
+
+
+def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
+    """Remove the candidates (inside the workspace only, never a reference) so only fresh output is compared."""
+    root = workspace.resolve()
+    references = {resolve(workspace, split_part(c.reference)[0]).resolve() for c in entries}
+    for comp in entries:
+        path = resolve(workspace, split_part(comp.candidate)[0]).resolve()
+        if path.is_file() and path.is_relative_to(root) and path not in references:
+            path.unlink()
+
+
+def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
+    entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
+                   "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
+                   "range": list(comp.range) if comp.range else None, "error": None}
+    if not comp.heldout:
+        entry["reference"] = comp.reference
+    side = "candidate"
+    try:
+        cand_path, cand_part = split_part(comp.candidate)
+        cand = read_table(resolve(workspace, cand_path), cand_part)
+        side = "reference"
+        ref_path, ref_part = split_part(comp.reference)
+        path = resolve(workspace, ref_path)
+        if comp.heldout:
+            path, problem = heldout_reference(store, comp.name, path)
+            if problem:
+                raise OracleInputError(problem, "reference", "missing file")
+        ref = read_table(path, ref_part)
+        side = "both"
+        entry.update(compare_tables(comp, cand, ref))
+    except OracleInputError as exc:
+        entry.update(error=str(exc), error_side=exc.side if exc.side != "both" else side, error_kind=exc.kind)
+    except Exception as exc:  # noqa: BLE001 - a bug or odd file in one comparison must not stop the supervisor
+        entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
+                     error_kind="internal error")
+    return entry
+
+
+def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None,
+               full: bool = True) -> OracleOutcome:
+    workspace, out_dir = Path(workspace), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    setup_problems = []
+    try:
+        tampered = restore_references(workspace, store) if store is not None else []
+    except OSError as exc:  # the verdict fails; the supervisor goes on
+        tampered = [f"reference integrity could not be checked: {exc}"]
+    entries = cfg.selected(full)
+    command = cfg.command_for(full)
+    result = None
+    if command:
+        try:
+            if cfg.clean_candidates:
+                _clean_candidates(entries, workspace)
+        except OSError as exc:
+            setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+        result = run_command(command, workspace, cfg.timeout, out_dir)
+    started = time.monotonic()
+    results = [_one(comp, workspace, store) for comp in entries]
+    problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
+    metrics = {e["name"]: float(e["ratio"]) for e in results}
+    shown = visible(results)
+    passed = not problems and all(e["passed"] for e in results)
+    summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
+                           + [p for p in problems if p not in tampered])
+    report = {"v": 1, "mode": "full" if full else "fast", "passed": passed, "summary": summary,
+              "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
+              "command": result, "tampered": tampered, "problems": problems,
+              "compare_seconds": time.monotonic() - started, "comparisons": shown}
+    report = strict_json(report)
+    _write_json(out_dir / "oracle.json", report)
+    if store is not None and any(e["heldout"] for e in results):
+        _keep_private_report(store, out_dir, results)
+    lines = [p for p in problems if p not in tampered] + pushback_lines(shown)
+    return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
+                         report, tampered)
+
+
+def _keep_private_report(store: Path, out_dir: Path, results: list[dict]) -> None:
+    """The unredacted held-out numbers, for the human only: beside the held-out copies, outside the workspace."""
+    reports = make_private_dir(heldout_store(store) / "reports")
+    name = f"{out_dir.parent.name}-{out_dir.name}.json"
+    _write_json(reports / name, strict_json({"comparisons": [e for e in results if e["heldout"]]}))
+
+
+def load_report(path: Path) -> dict:
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,229 @@
+"""One comparison: align the candidate with the reference (same grid, or interpolated at the reference's x
+inside the overlap), then measure every column against its tolerance.
+
+A point passes when its error is within tolerance (see ``config.ToleranceMode``); its *ratio* is the error
+divided by the tolerance, so ratio <= 1 passes. NaN or Inf in the candidate are failing points (ratio inf).
+Reference points outside the candidate's x range (inside the configured range) are uncovered: reported with
+their count and x span, and they fail the comparison rather than being dropped.
+"""
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from supervisor.config.oracle import CompareConfig
+from supervisor.verify.oracle.scale import scale_values
+from supervisor.verify.oracle.table import OracleInputError, Table
+
+PARALLEL_ROWS = 200_000  # below this, threads cost more than they save
+
+
+def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
+    xr, xc = _x(cfg, ref, "reference"), _x(cfg, cand, "candidate")
+    keys = _column_keys(cfg, ref)
+    compared = {str(k) for k in keys} | {ref.name_of(ref.index_of(k, "reference")) for k in keys}
+    stray = sorted(k for k in cfg.per_column if k not in compared)
+    if stray:
+        raise OracleInputError(f"per_column names {stray}, which are not compared (compared: "
+                               f"{', '.join(str(k) for k in keys)}); fix the column name", "reference",
+                               "unknown column")
+    ref_idx = [ref.index_of(k, "reference") for k in keys]
+    cand_idx = [cand.index_of(k, "candidate") for k in keys]
+    keep = np.ones(len(xr), dtype=bool)
+    if cfg.range is not None:
+        keep = (xr >= cfg.range[0]) & (xr <= cfg.range[1])
+    result: dict = {"points_outside_range": int((~keep).sum()), "uncovered": None, "note": None}
+    if cfg.interpolate == "none":
+        cand_rows = _same_grid(cfg, xc, xr, keep)
+        at = np.flatnonzero(keep)
+        if len(at) == len(xr) and len(cand_rows) == len(xc):
+            at = cand_rows = slice(None)  # every row on both sides: views, not copies of big tables
+        values = [cand.columns[i][cand_rows] for i in cand_idx]
+    else:
+        at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep)
+    x_at = xr[at]
+    if len(x_at) == 0:
+        where = f" inside the range {list(cfg.range)}" if cfg.range else ""
+        raise OracleInputError(f"no reference points to compare{where}", "reference", "empty range")
+    lookup = _reference_lookup(ref, at)
+    jobs = [(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
+             np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup) for n, ri in enumerate(ref_idx)]
+    if len(jobs) > 1 and len(x_at) >= PARALLEL_ROWS:
+        # numpy releases the GIL in its loops and in partition: big columns are measured side by side
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+            columns = list(pool.map(lambda job: _measure(*job), jobs))
+    else:
+        columns = [_measure(*job) for job in jobs]
+    ratio = max((c["ratio"] for c in columns), default=math.inf)
+    if result["uncovered"]:
+        ratio = math.inf
+    result.update(columns=columns, ratio=ratio,
+                  passed=bool(ratio <= 1 and all(c["passed"] for c in columns) and not result["uncovered"]))
+    return result
+
+
+def _x(cfg: CompareConfig, table: Table, side: str) -> np.ndarray:
+    if cfg.x is None:
+        return np.arange(table.rows, dtype=float)
+    return table.column(cfg.x, side)
+
+
+def _column_keys(cfg: CompareConfig, ref: Table) -> list[str | int]:
+    if cfg.columns:
+        return list(cfg.columns)
+    skip = ref.index_of(cfg.x, "reference") if cfg.x is not None else -1
+    return [ref.names[i] if ref.names[i] is not None else i for i in range(len(ref.columns)) if i != skip]
+
+
+def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Candidate row numbers matching the reference rows kept; the grids must agree (else: interpolate)."""
+    cand_keep = (xc >= cfg.range[0]) & (xc <= cfg.range[1]) if cfg.range is not None \
+        else np.ones(len(xc), dtype=bool)
+    rows = np.flatnonzero(cand_keep)
+    if len(rows) != int(keep.sum()):
+        raise OracleInputError(f"the candidate has {len(rows)} rows to compare and the reference {int(keep.sum())}"
+                               "; make the grids match or set interpolate = 'linear'", "both", "grids differ")
+    if cfg.x is not None:
+        a = xc if len(rows) == len(xc) else xc[rows]
+        b = xr if len(rows) == len(xr) else xr[keep]
+        with np.errstate(invalid="ignore"):
+            off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise OracleInputError(f"the x grids differ first at row {i} (candidate {cfg.x} = {a[i]:.10g}, "
+                                   f"reference {b[i]:.10g}); set interpolate = 'linear' or 'loglog'",
+                                   "both", "grids differ")
+    return rows
+
+
+def _interpolated(cfg: CompareConfig, cand: Table, cand_idx: list[int], xc: np.ndarray, xr: np.ndarray,
+                  keep: np.ndarray):
+    ok = np.isfinite(xc)
+    order = np.argsort(xc[ok], kind="stable")
+    xs = xc[ok][order]
+    if len(xs) < 2:
+        raise OracleInputError("the candidate has fewer than 2 finite x values to interpolate", "candidate",
+                               "too few points")
+    inside = keep & (xr >= xs[0]) & (xr <= xs[-1])
+    outside = keep & ~inside
+    if not inside.any():
+        raise OracleInputError(f"the x ranges do not overlap: candidate {cfg.x} in [{xs[0]:.6g}, {xs[-1]:.6g}], "
+                               f"reference in [{np.nanmin(xr):.6g}, {np.nanmax(xr):.6g}]", "both", "no overlap")
+    uncovered = None
+    if outside.any():
+        uncovered = {"count": int(outside.sum()), "x_min": float(xr[outside].min()),
+                     "x_max": float(xr[outside].max()), "candidate_x": [float(xs[0]), float(xs[-1])]}
+    at = np.flatnonzero(inside)
+    xq = xr[at]
+    notes = []
+    if cfg.interpolate == "loglog":
+        if xs[0] <= 0 or xq.min() <= 0:
+            raise OracleInputError("interpolate = 'loglog' needs x > 0; use 'linear'", "both", "bad interpolation")
+        values = []
+        for i in cand_idx:
+            y = np.asarray(cand.columns[i], dtype=float)[ok][order]
+            values.append(_loglog(xs, y, xq, notes, cand.name_of(i)))
+    else:
+        values = [np.interp(xq, xs, np.asarray(cand.columns[i], dtype=float)[ok][order]) for i in cand_idx]
+    return at, values, uncovered, "; ".join(notes) or None
+
+
+def _loglog(xs: np.ndarray, y: np.ndarray, xq: np.ndarray, notes: list[str], name: str) -> np.ndarray:
+    lx, lq = np.log(xs), np.log(xq)
+    with np.errstate(all="ignore"):
+        if np.all(y > 0):
+            return np.exp(np.interp(lq, lx, np.log(y)))
+        if np.all(y < 0):
+            return -np.exp(np.interp(lq, lx, np.log(-y)))
+    notes.append(f"{name} is not of one sign: interpolated linearly in log x")
+    return np.interp(lq, lx, y)
+
+
+def _reference_lookup(ref: Table, at: np.ndarray):
+    return lambda key: np.asarray(ref.column(key, "reference")[at], dtype=float)
+
+
+def _tolerances(cfg: CompareConfig, key: str | int, name: str) -> tuple[float, float, float | str]:
+    over = cfg.per_column.get(str(key)) or cfg.per_column.get(name)
+    rtol = over.rtol if over and over.rtol is not None else cfg.rtol
+    atol = over.atol if over and over.atol is not None else cfg.atol
+    scale = over.scale if over and over.scale is not None else cfg.scale
+    return rtol, atol, scale
+
+
+def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
+    """Error over tolerance at each point (<= 1 passes); NaN anywhere becomes inf."""
+    if mode == "sum":
+        tol = scale * rtol
+        tol += atol
+        ratio = _over(diff, tol, into_den=True)
+    else:
+        ratio = _over(diff, scale * rtol, into_den=True)
+        if atol:
+            (np.minimum if mode == "either" else np.maximum)(ratio, diff / atol, out=ratio)
+        elif mode == "both":  # a zero absolute tolerance: any difference at all fails
+            ratio[diff > 0] = np.inf
+        # "either" with atol = 0: d <= 0 only where d == 0, where the relative ratio is already 0
+    _nan_to_inf(ratio)
+    return ratio
+
+
+def _over(num: np.ndarray, den: np.ndarray, into_den: bool = False) -> np.ndarray:
+    """num / den with 0/0 = 0 and x/0 = inf for x > 0 (an exact match passes a zero tolerance).
+    With ``into_den`` the result overwrites ``den`` (a temporary), saving a column-sized copy."""
+    zero = den == 0
+    with np.errstate(all="ignore"):
+        out = np.divide(num, den, out=den if into_den else None)
+    if zero.any():
+        out[zero] = np.where(num[zero] > 0, np.inf, np.where(num[zero] == 0, 0.0, np.nan))
+    return out
+
+
+def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, ref: np.ndarray, x: np.ndarray,
+             lookup) -> dict:
+    rtol, atol, scale = _tolerances(cfg, key, name)
+    scale_at = scale_values(scale, ref, lookup)
+    with np.errstate(all="ignore"):
+        diff = np.subtract(cand, ref)
+        np.abs(diff, out=diff)
+    _nan_to_inf(diff)
+    ratio = point_ratios(diff, scale_at, rtol, atol, cfg.tolerance)
+    worst, i_abs = int(np.argmax(ratio)), int(np.argmax(diff))
+    failing = int((ratio > 1).sum())
+    found = {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
+             "points": int(len(ref)), "failing": failing, "nonfinite": _nonfinite(cand),
+             "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
+             "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "passed": failing == 0}
+    del ratio
+    rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
+    _nan_to_inf(rel)
+    i_rel = int(np.argmax(rel))
+    found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), rel_worst=float(rel[worst]))
+    found["median_rel"], found["p95_rel"] = _percentiles(rel)  # last use of rel: partitioned in place
+    return found
+
+
+def _nan_to_inf(values: np.ndarray) -> None:
+    """In place; the cheap sum finds out first whether there is any NaN to replace (usually none)."""
+    with np.errstate(all="ignore"):
+        if not np.isnan(values.sum()):
+            return
+    values[np.isnan(values)] = np.inf
+
+
+def _nonfinite(values: np.ndarray) -> int:
+    with np.errstate(all="ignore"):
+        if np.isfinite(values.sum()):
+            return 0
+    return int((~np.isfinite(values)).sum())
+
+
+def _percentiles(values: np.ndarray) -> tuple[float, float]:
+    """Median and 95th percentile (numpy's linear definition), in one partition pass that reorders
+    ``values``."""
+    with np.errstate(all="ignore"):
+        found = np.percentile(values, [50, 95], overwrite_input=True)
+    return tuple(math.inf if math.isnan(v) else float(v) for v in found)

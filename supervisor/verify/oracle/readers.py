@@ -1,0 +1,131 @@
+"""Read any supported file into a Table: text tables, ``.npy``/``.npz``, HDF5 (h5py optional) and JSON.
+
+A part of a container is picked with a suffix: ``out/cls.npz:cl``, ``out/run.h5:/spectra/cl``,
+``out/result.json:spectra.cl``. Without one, an ``.npz`` or HDF5 group whose members are 1-D arrays of one
+length is read as named columns; a single array is read as a table.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from supervisor.verify.oracle.read_text import read_text_table
+from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+
+CONTAINERS = (".npz", ".h5", ".hdf5", ".json")
+
+
+def split_part(spec: str) -> tuple[str, str | None]:
+    """("file", "part") from "file.npz:part"; a colon elsewhere in the path is kept."""
+    for ext in CONTAINERS:
+        marker = ext + ":"
+        at = spec.lower().rfind(marker)
+        if at >= 0:
+            return spec[: at + len(ext)], spec[at + len(marker):] or None
+    return spec, None
+
+
+def read_table(path: Path, part: str | None = None) -> Table:
+    if not path.exists():
+        raise OracleInputError(f"{path}: no such file", kind="missing file")
+    if path.is_dir():
+        raise OracleInputError(f"{path}: is a directory, not a file", kind="missing file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            return table_from_array(str(path), np.load(path, allow_pickle=False))
+        if suffix == ".npz":
+            return _read_npz(path, part)
+        if suffix in (".h5", ".hdf5"):
+            return _read_hdf5(path, part)
+        if suffix == ".json":
+            return _read_json(path, part)
+    except OracleInputError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise OracleInputError(f"{path}: cannot be read as {suffix} ({exc})", kind="unreadable file") from None
+    return read_text_table(path)
+
+
+def _columns_table(path: str, members: dict[str, np.ndarray]) -> Table:
+    arrays = {k: np.asarray(v) for k, v in members.items()}
+    if len(arrays) == 1:
+        return table_from_array(path, next(iter(arrays.values())))
+    lengths = {a.shape for a in arrays.values()}
+    if all(a.ndim == 1 for a in arrays.values()) and len(lengths) == 1:
+        return table_from_array(path, _structured(arrays))
+    raise OracleInputError(f"{path}: holds {sorted(arrays)}; name one as '{path}:<name>' (or store 1-D "
+                           "columns of one length)", kind="ambiguous container")
+
+
+def _structured(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    n = len(next(iter(arrays.values())))
+    out = np.empty(n, dtype=[(k, float) for k in arrays])
+    for k, v in arrays.items():
+        if not np.issubdtype(v.dtype, np.number):
+            raise OracleInputError(f"member {k!r} holds {v.dtype} values, not numbers", kind="not numeric")
+        out[k] = v
+    return out
+
+
+def _read_npz(path: Path, part: str | None) -> Table:
+    with np.load(path, allow_pickle=False) as archive:
+        if part is not None:
+            if part not in archive.files:
+                raise OracleInputError(f"{path}: no array {part!r}; it has {archive.files}", kind="unknown part")
+            return table_from_array(f"{path}:{part}", archive[part])
+        return _columns_table(str(path), {k: archive[k] for k in archive.files})
+
+
+def _read_hdf5(path: Path, part: str | None) -> Table:
+    try:
+        import h5py
+    except ImportError:
+        raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
+                               "extra)", kind="h5py missing") from None
+    with h5py.File(path, "r") as handle:
+        node = handle[part] if part else handle
+        where = f"{path}:{part}" if part else str(path)
+        if isinstance(node, h5py.Dataset):
+            return table_from_array(where, node[()])
+        members = {k: v[()] for k, v in node.items() if isinstance(v, h5py.Dataset)}
+        if not members:
+            raise OracleInputError(f"{where}: no datasets here; name one as '{path}:/group/dataset'",
+                                   kind="unknown part")
+        return _columns_table(where, members)
+
+
+def _read_json(path: Path, part: str | None) -> Table:
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    where = str(path)
+    for key in (part.split(".") if part else []):
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and key.isdigit() and int(key) < len(data):
+            data = data[int(key)]
+        else:
+            raise OracleInputError(f"{path}: no member {key!r} on the way to {part!r}", kind="unknown part")
+        where = f"{path}:{part}"
+    if isinstance(data, dict):  # {"l": [...], "TT": [...]}
+        return _columns_table(where, {k: _json_array(where, v, k) for k, v in data.items()})
+    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):  # [{"l": 2, "TT": ...}]
+        keys = list(data[0])
+        return _columns_table(where, {k: _json_array(where, [r.get(k) for r in data], k) for k in keys})
+    if isinstance(data, list) and data and all(isinstance(r, list) for r in data) and \
+            all(isinstance(c, str) for c in data[0]):  # [["l", "TT"], [2, 1.0], ...]
+        rows = _json_array(where, data[1:], None)
+        table = table_from_array(where, rows)
+        return Table(where, list(data[0]), table.columns) if len(data[0]) == len(table.columns) else table
+    return table_from_array(where, _json_array(where, data, None))
+
+
+def _json_array(where: str, value: object, name: str | None) -> np.ndarray:
+    try:
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        what = f"member {name!r}" if name else "the array"
+        raise OracleInputError(f"{where}: {what} is not an array of numbers (or null); rows must have one "
+                               "length", kind="not numeric") from None

@@ -1,0 +1,136 @@
+"""The verification pipeline run at every stop: reference integrity and the oracle, the tests ratchet,
+verification commands, the plan, the lab notes, and (optionally) the independent judge.
+
+The verdict passes only when every check passes; the judge can only add failures. The agent's own word is
+never enough: a claim of done is checked like any other stop.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from supervisor import gitops
+from supervisor.verify.checks import Check, check_changelog, check_commands, check_plan, check_tests
+from supervisor.config.schema import Config
+from supervisor.run.paths import RunPaths
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    claimed: str | None
+    summary: str
+    checks: list[Check]
+    metric: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    passed_tests: list[str] = field(default_factory=list)
+    plan: dict[str, bool] = field(default_factory=dict)
+    judge: dict[str, Any] | None = None
+    judge_cost_usd: float = 0.0
+
+    def event_data(self, turn: int) -> dict[str, Any]:
+        return {"turn": turn, "passed": self.passed, "claimed": self.claimed, "summary": self.summary,
+                "checks": [c.to_dict() for c in self.checks], "metric": self.metric, "metrics": self.metrics,
+                "judge": self.judge, "judge_cost_usd": self.judge_cost_usd}
+
+    def findings(self) -> str:
+        """The measured failures, as the push-back quotes them."""
+        out = []
+        for check in self.checks:
+            if check.passed:
+                continue
+            out.append(f"- {check.summary}")
+            out += [f"    {line}" for line in check.lines]
+        return "\n".join(out) if out else "- every check passes"
+
+
+@dataclass
+class StopContext:
+    run: RunPaths
+    config: Config
+    shift: int
+    turn: int
+    claim: dict[str, Any] | None
+    shift_base: str | None  # HEAD when the shift started
+    accepted_base: str | None  # HEAD at the last passing verdict (for the judge's diff)
+    passed_before: set[str]
+    plan_known: dict[str, bool]
+    judge_spent_usd: float = 0.0
+
+
+def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
+    from supervisor.verify.oracle import run_oracle
+
+    out_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "oracle")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full)
+    lines = list(outcome.tampered) + list(outcome.pushback)
+    return Check("oracle", outcome.passed, outcome.summary, lines,
+                 {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
+
+
+def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> tuple[Check | None, dict, float]:
+    cfg = ctx.config.judge
+    claimed_done = bool(ctx.claim and ctx.claim.get("status") == "done")
+    if cfg is None or not cfg.enabled:
+        return None, {}, 0.0
+    if cfg.when == "claim" and not claimed_done:
+        return None, {}, 0.0
+    if cfg.when == "every" and ctx.shift % cfg.every_shifts:
+        return None, {}, 0.0
+    from supervisor.verify.judge.call import gather_inputs, run_judge
+
+    tests = next((c.summary for c in checks if c.name == "tests"), "no test command")
+    inputs = gather_inputs(ctx.run.workspace, cfg, ctx.accepted_base, report, tests, ctx.config.goal)
+    outcome = run_judge(cfg, inputs, ctx.judge_spent_usd)
+    record = {"available": outcome.available, "passed": outcome.passed, "findings": outcome.findings,
+              "error": outcome.error, "notes": list(getattr(outcome, "notes", []))}
+    if not outcome.available:
+        # An unavailable judge is recorded, never counted as a pass, and never blocks the deterministic verdict.
+        return Check("judge", True, f"judge unavailable: {outcome.error}"), record, outcome.cost_usd
+    fails = [f for f in outcome.findings if f.get("verdict") != "PASS"]
+    summary = f"judge: {len(outcome.findings) - len(fails)}/{len(outcome.findings)} criteria pass"
+    return Check("judge", outcome.passed, summary, list(outcome.pushback)), record, outcome.cost_usd
+
+
+def verify_stop(ctx: StopContext) -> Verdict:
+    cfg, ws = ctx.config, ctx.run.workspace
+    out_dir = ctx.run.shift_dir(ctx.shift)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    claimed = (ctx.claim or {}).get("status")
+    checks: list[Check] = []
+    metric, metrics, report = None, {}, None
+    if cfg.oracle is not None:
+        check, outcome = _oracle_check(ctx, full=claimed == "done")
+        checks.append(check)
+        metric, metrics, report = outcome.metric, outcome.metrics, outcome.report
+    passed_tests: list[str] = []
+    if cfg.verify.test_command:
+        tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
+        tests_dir.mkdir(parents=True, exist_ok=True)
+        check = check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
+                            ctx.passed_before)
+        passed_tests = check.data.get("passed_tests", [])
+        checks.append(check)
+    if cfg.verify.commands:
+        cmd_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "commands")
+        cmd_dir.mkdir(parents=True, exist_ok=True)
+        checks.append(check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir))
+    plan = check_plan(ws / "CLAUDE.md", ctx.plan_known, claimed == "done", cfg.verify.require_plan)
+    checks.append(plan)
+    repo = gitops.open_repo(ws)
+    checks.append(check_changelog(gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"),
+                                  cfg.verify.require_changelog))
+    judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
+    if judge_check is not None:
+        checks.append(judge_check)
+    passed = all(c.passed for c in checks)
+    failing = [c.summary for c in checks if not c.passed]
+    summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)
+    verdict = Verdict(passed, claimed, summary, checks, metric, metrics, passed_tests,
+                      plan.data.get("items", {}), judge or None, judge_cost)
+    path = ctx.run.turn_file(ctx.shift, ctx.turn, "verdict.json")
+    path.write_text(json.dumps(verdict.event_data(ctx.turn), indent=1, default=str))
+    return verdict
