@@ -47,7 +47,7 @@ from supervisor.cli.init import InitOptions, init_workspace  # noqa: E402
 from supervisor.shift.launcher import create_run, resolve_config, start_detached  # noqa: E402
 from supervisor.run.liveness import pid_alive  # noqa: E402
 from supervisor.run.paths import RunPaths  # noqa: E402
-from supervisor.shift.ledger import RunRuntime  # noqa: E402
+from supervisor.shift.ledger import RunLedger  # noqa: E402
 
 CPU_GOAL_PCT, RSS_GOAL_MB, P95_GOAL_MS = 0.5, 80.0, 300.0
 
@@ -218,7 +218,7 @@ def diagnose(run: Run) -> None:
     pieces = [("backend.is_alive(target)", lambda: backend.is_alive(target)),
               ("inbox.take_commands (inbox glob)", lambda: inbox.take_commands(run.run)),
               ("read_exit (exit file absent)", lambda: read_exit(spec)),
-              ("hours_used (strptime of run.created)", lambda: RunRuntime.hours_used(runtime)),
+              ("hours_used (strptime of run.created)", lambda: RunLedger.hours_used(runtime)),
               ("  for comparison: tmux display-message '#{pane_dead}'", lambda: tmux_query(run.socket, pane, "#{pane_dead}")),
               ("  for comparison: pid_alive(pane_pid), no tmux", lambda: pid_alive(pane_pid))]
     print(" where a wake-up of the wait loop spends its CPU (per call, this process + its children)")

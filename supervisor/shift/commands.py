@@ -1,0 +1,44 @@
+"""Commands from the inbox (the CLI and the TUI write them; the supervisor acts and answers with an event):
+pause, resume, stop, nudge. Each is accepted or rejected with its reason, and acknowledged on disk."""
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.run import inbox
+
+
+def handle_command(sup, command: dict[str, Any]) -> None:
+    """``sup`` is the shift loop (shift.loop.Supervisor)."""
+    try:
+        _handle(sup, command)
+    finally:
+        inbox.done_with(command)
+
+
+def _handle(sup, command: dict[str, Any]) -> None:
+    verb, args, cid = command.get("verb"), command.get("args") or {}, command.get("id")
+    shift = sup.state["shift"] or None
+    if sup.state["phase"] == "finished":
+        sup.emit("command.rejected", shift, id=cid, verb=verb, reason="the run has finished")
+    elif verb == "pause":
+        if sup.state["paused"]:
+            sup.emit("command.rejected", shift, id=cid, verb=verb, reason="already paused")
+            return
+        sup.emit("command.accepted", shift, id=cid, verb=verb)
+        sup.pause("user", "paused by the user; the agent finishes its current turn", notify_kind=None)
+    elif verb == "resume":
+        if not sup.state["paused"]:
+            sup.emit("command.rejected", shift, id=cid, verb=verb, reason="the run is not paused")
+            return
+        sup.emit("command.accepted", shift, id=cid, verb=verb)
+        sup.emit("run.resumed", shift, by="user", reset_breaker=True)
+    elif verb == "stop":
+        sup.emit("command.accepted", shift, id=cid, verb=verb)
+        sup.stop_requested = True
+    elif verb == "nudge" and str(args.get("message", "")).strip():
+        message = str(args["message"])
+        sup.emit("command.accepted", shift, id=cid, verb=verb, args={"message": message[:4000]})
+        if sup.session.deliver_nudge_now(message):
+            sup.emit("nudge.delivered", sup.state["shift"], how="typed")
+    else:
+        sup.emit("command.rejected", shift, id=cid, verb=verb, reason=f"unknown or empty command {verb!r}")

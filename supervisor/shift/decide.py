@@ -1,0 +1,86 @@
+"""What follows a committed stop: the run is done (verified and claimed), paused (blocked, a budget spent, the
+breaker open), or the agent is pushed back, in its live session up to a limit, else in a fresh shift that
+orients itself from CLAUDE.md and CHANGELOG.md (a context reset). The push-back says what is wrong, measured.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.shift.turns import pushback_text, write_private
+
+# Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
+SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted", "cancelled", "job_failed",
+                  "vanished", "job_ended")
+
+
+def decide(sup) -> None:
+    """``sup`` is the shift loop (shift.loop.Supervisor): its state, ledger, session, pause and finish."""
+    s, limits = sup.state, sup.config.limits
+    verdict, stop = s["last_verdict"], s["last_stop"] or {}
+    claim = verdict.get("claimed")
+    if verdict["passed"] and claim == "done":
+        sup.session.release()
+        return sup.finish("done", (stop.get("claim") or {}).get("summary", "verified"))
+    if s["paused"]:
+        return sup.wait_while_paused()
+    if claim == "blocked":
+        sup.session.release()
+        return sup.pause("blocked", f"the agent is blocked: {(stop.get('claim') or {}).get('summary', '')}")
+    if sup.ledger.hours_used() > limits.max_hours:
+        return sup.pause_for_budget("max_hours", limits.max_hours, round(sup.ledger.hours_used(), 2))
+    if limits.max_cost_usd and s["cost_usd"] >= limits.max_cost_usd:
+        return sup.pause_for_budget("max_cost_usd", limits.max_cost_usd, round(s["cost_usd"], 4))
+    if s["stale_stops"] >= limits.breaker_stops:
+        sup.emit("breaker.tripped", s["shift"], stops=s["stale_stops"],
+                 reason=f"{s['stale_stops']} stops in a row with no diff and no better verdict")
+        sup.session.release()
+        return sup.pause("breaker", f"breaker: {s['stale_stops']} stops with no change and no progress")
+    text = pushback_text(findings(s["last_verdict"]), claim, s["nudges"])
+    if can_push_in_session(s, sup.config.agent, stop):
+        return push_in_session(sup, text)
+    sup.session.release()
+    sup.emit("shift.ended", s["shift"], reason=shift_end_reason(s, sup.config.agent, stop))
+    sup.start_shift()
+
+
+def findings(verdict: dict[str, Any]) -> str:
+    lines = []
+    for check in verdict.get("checks", []):
+        if not check["passed"]:
+            lines.append(f"- {check['summary']}")
+            lines += [f"    {line}" for line in check.get("lines", [])]
+    return "\n".join(lines) or "- every check passes, but you did not claim the goal is met"
+
+
+def can_push_in_session(s: dict[str, Any], cfg, stop: dict[str, Any]) -> bool:
+    if stop.get("reason") in SESSION_ENDERS:
+        return False
+    if s["pushbacks_in_shift"] >= cfg.max_pushbacks_per_shift:
+        return False
+    used = stop.get("context_tokens")
+    if used and used >= cfg.context_reset_fraction * cfg.context_window:
+        return False  # a context reset beats a push-back the agent has no room to act on
+    return True
+
+
+def shift_end_reason(s: dict[str, Any], cfg, stop: dict[str, Any]) -> str:
+    if stop.get("reason") in SESSION_ENDERS:
+        return stop["reason"]
+    if s["pushbacks_in_shift"] >= cfg.max_pushbacks_per_shift:
+        return "pushback_limit"
+    return "context"
+
+
+def push_in_session(sup, text: str) -> None:
+    s = sup.state
+    nxt = s["turn"] + 1
+    prompt_file = write_private(sup.run_paths.turn_file(s["shift"], nxt, "prompt.md"), text)
+    delivery = "launch"
+    if sup.session.agent.hook_driven:
+        delivery = sup.session.deliver_live(text)
+        if delivery is None:  # the session is gone: start afresh
+            sup.emit("shift.ended", s["shift"], reason="session_gone")
+            return sup.start_shift()
+    sup.emit("pushback.sent", s["shift"], turn=nxt, mode="session", delivery=delivery,
+             prompt_file=str(prompt_file), summary=s["last_verdict"]["summary"][:300])
+    sup.say(f"shift {s['shift']}: pushed back in session (turn {nxt})")
