@@ -155,3 +155,28 @@ async def test_events_filter_by_type(tui_home):
         log = app.screen.query_one("#event-log")
         await until(pilot, lambda: log.lines and all("verify.finished" in line.text for line in log.lines))
         assert len(log.lines) == 3  # one verdict per shift
+
+
+async def test_a_failed_paint_of_the_agent_view_is_painted_again(tui_home, monkeypatch):
+    """A paint of the Agent tab that fails once (the screen still being built on a loaded machine) must not be
+    taken as shown: the next capture paints it (a clean-clone CI run once saw the tab stay empty for 30 s)."""
+    from tui.widgets.agent_tail import AgentTail
+
+    home, runs = tui_home
+    run = runs["cosmo"]
+    failed = []
+    real_paint = AgentTail._paint
+
+    def paint_failing_once(self, where, text):
+        if not failed:
+            failed.append(where)
+            raise RuntimeError("screen not ready")
+        real_paint(self, where, text)
+
+    monkeypatch.setattr(AgentTail, "_paint", paint_failing_once)
+    app = make_app(clock=fixed_clock, live=True, open_run=run.run_id)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        source = app.screen.query_one("#agent-source")
+        await until(pilot, lambda: bool(failed) and "a attaches" in str(source.render()), timeout=20)
+        assert failed and app.screen.query_one(AgentTail)._last is not None

@@ -108,13 +108,15 @@ class AgentTail(VerticalScroll):
     def capture(self, state: dict[str, Any]) -> None:
         where, text = agent_output(self.run, state)
         if (where, text) != self._last:
-            self._last = (where, text)
             self.app.call_from_thread(self._paint, where, text)
 
     def _paint(self, where: str, text: str) -> None:
+        # What was shown is remembered only once it is on screen: a paint that failed (the screen still being
+        # built on a loaded machine) is painted again at the next tick instead of being taken as done forever.
         at_end = self.scroll_y >= self.max_scroll_y - 1
         self.query_one("#agent-source", Static).update(f"{where} · a attaches")
         self.query_one("#agent-text", Static).update(Text.from_ansi(NON_SGR.sub("", text)) if text else
                                                      Text("(nothing yet)", style="dim"))
+        self._last = (where, text)
         if at_end:
             self.call_after_refresh(self.scroll_end, animate=False)
