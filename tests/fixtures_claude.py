@@ -17,8 +17,6 @@ goal = "make check.txt say ok"
 [agent]
 kind = "claude"
 mode = "{mode}"
-permission_mode = "acceptEdits"
-extra_args = ["--allowedTools", "Bash,Write"]
 max_pushbacks_per_shift = {pushbacks}
 hook_timeout = "60s"
 context_window = {context_window}

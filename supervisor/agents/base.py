@@ -26,6 +26,7 @@ class TurnContext:
     token: str  # the shift's token; the Stop hook acts only in sessions carrying it
     session_id: str | None = None  # the session of the previous turn, for resuming
     log_file: Path | None = None
+    policy: dict[str, Any] | None = None  # the run's compiled boundary (shift/policy.py), for the agent's settings
 
     @property
     def workspace(self) -> Path:

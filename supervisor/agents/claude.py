@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from supervisor.agents.base import Agent, StopInfo, TurnContext
 from supervisor.agents.claude_records import read_stream, read_transcript
+from supervisor.agents.claude_settings import claude_settings
 from supervisor.pricing import price_for, usage_cost
 
 # Environment that pins the agent for multi-day runs (no self-update mid-run, no plugin marketplace installs).
@@ -72,12 +72,9 @@ class ClaudeAgent(Agent):
         return ctx.run.root / "claude-settings.json"
 
     def prepare(self, ctx: TurnContext) -> None:
-        # `nightshift hook stop`, started the fastest way: no site-packages (-S), only this package on the path.
-        package_root = Path(__file__).resolve().parent.parent.parent
-        hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.shift.hook "
-                "stop")
-        settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook,
-                                                   "timeout": int(ctx.config.agent.hook_timeout) + 60}]}]}}
+        cfg = ctx.config
+        stop_hook = int(cfg.agent.hook_timeout) + 60 if self.hook_driven else None
+        settings = claude_settings(ctx.policy, stop_hook, cfg.policy.allow, cfg.policy.deny, cfg.agent.permission_mode)
         path = self.settings_file(ctx)
         path.write_text(json.dumps(settings, indent=1))
         os.chmod(path, 0o600)
@@ -96,7 +93,8 @@ class ClaudeAgent(Agent):
         if self.mode == "interactive":
             args = self._common(ctx) + ["--settings", str(self.settings_file(ctx))]
             return " ".join(shlex.quote(a) for a in args) + f' "$(cat {prompt})"'
-        args = self._common(ctx) + ["-p", "--output-format", "stream-json", "--verbose"]
+        args = self._common(ctx) + ["-p", "--output-format", "stream-json", "--verbose", "--settings",
+                                    str(self.settings_file(ctx))]
         if not ctx.fresh and ctx.session_id:
             args += ["--resume", ctx.session_id]
         stream = shlex.quote(str(ctx.file("stream.jsonl")))

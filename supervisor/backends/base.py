@@ -49,6 +49,10 @@ class Backend(Protocol):
     def send_text(self, target: dict[str, Any], text: str) -> bool:
         """Type text into an interactive agent; False where the backend cannot."""
 
+    def send_keys(self, target: dict[str, Any], *keys: str) -> bool:
+        """Press keys in the agent's terminal (tmux key names: "Enter", "Escape"); False where there is none."""
+        return False
+
     def capture(self, target: dict[str, Any], lines: int = 60) -> str:
         """The visible screen or log tail of the agent."""
 

@@ -121,6 +121,13 @@ class TmuxBackend:
         pane.send_keys("", enter=True)
         return True
 
+    def send_keys(self, target: dict[str, Any], *keys: str) -> bool:
+        if self._pane(target) is None:
+            return False
+        done = subprocess.run(["tmux", "-L", self.socket_name, "send-keys", "-t", target["pane"], *keys],
+                              check=False, capture_output=True)
+        return done.returncode == 0
+
     def capture(self, target: dict[str, Any], lines: int = 60) -> str:
         pane = self._pane(target)
         if pane is None:

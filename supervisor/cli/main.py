@@ -9,6 +9,15 @@ import sys
 from pathlib import Path
 
 
+HOOKS = {"stop": "supervisor.shift.hook", "pretool": "supervisor.shift.pretool", "permission": "supervisor.shift.waits"}
+
+
+def run_hook(event: str) -> int:
+    """Claude Code's hooks (the settings call the modules directly with `python -S`; this is the same entry)."""
+    from importlib import import_module
+    return import_module(HOOKS[event]).main([event])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nightshift", description="Keep a coding agent working on a measurable goal, "
                                 "and check its claims. With no verb: the TUI.")
@@ -48,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("nudge", help="a message for the agent, delivered into its context")
     s.add_argument("run")
     s.add_argument("message")
+    for verb, text in (("approve", "answer yes to what the agent waits for (a permission prompt)"),
+                       ("deny", "answer no to what the agent waits for; it goes on without it")):
+        s = sub.add_parser(verb, help=text)
+        s.add_argument("run")
     s = sub.add_parser("attach", help="attach this terminal to the agent's pane")
     s.add_argument("run", nargs="?")
 
@@ -68,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output")
 
     s = sub.add_parser("hook", help="(for the agent's hooks) e.g. `nightshift hook stop`")
-    s.add_argument("event", choices=["stop"])
+    s.add_argument("event", choices=["stop", "pretool", "permission"])
     s = sub.add_parser("doctor", help="check what nightshift needs on this machine")
     s.add_argument("dir", nargs="?", default=".")
     s = sub.add_parser("tui", help="the terminal UI (the default with no verb)")
@@ -83,8 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 def dispatch(args: argparse.Namespace) -> int:
     verb = args.verb
     if verb == "hook":
-        from supervisor.shift.hook import main as hook_main
-        return hook_main([args.event])
+        return run_hook(args.event)
     if verb in (None, "tui"):
         from supervisor.cli.tui_seams import face_seams
         from tui.app import main as tui_main
@@ -111,9 +123,8 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv == ["hook", "stop"]:  # the hot path, at every stop of the agent: no parser, no other imports
-        from supervisor.shift.hook import main as hook_main
-        return hook_main(["stop"])
+    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:  # hot paths: no parser, no other imports
+        return run_hook(argv[1])
     args = build_parser().parse_args(argv)
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here

@@ -107,6 +107,7 @@ def _command(verb: str):
 
 
 cmd_pause, cmd_nudge = _command("pause"), _command("nudge")
+cmd_approve, cmd_deny = _command("approve"), _command("deny")
 
 
 def cmd_stop(args) -> int:
@@ -155,7 +156,7 @@ def cmd_ls(args) -> int:
             continue
         run = RunPaths(Path(entry["run_dir"]))
         state, _, _ = load_state(run.root)
-        status = state["status"]
+        status = "WAITING" if state.get("waiting_for") else state["status"]
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
             status += "*"
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
@@ -180,8 +181,15 @@ def cmd_status(args) -> int:
           f"workspace  {state['workspace']}\ngoal       {state['goal']}\n"
           f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
           f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
+    if state.get("waiting_for"):
+        print(f"WAITING    for {state['waiting_for']}: `nightshift approve {run.run_id}` or "
+              f"`nightshift deny {run.run_id}`")
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
+    if state.get("refusals"):
+        last = (state.get("recent_refusals") or [{}])[-1]
+        print(f"refused    {state['refusals']} tool call(s) by the run's policy"
+              + (f"; last: {last.get('tool')} {last.get('input')} ({last.get('rule')})" if last else ""))
     if state["outcome"]:
         print(f"finished   {state['outcome']}: {state['finish_reason']}")
     for warning in warnings:

@@ -16,6 +16,7 @@ from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
 from supervisor.config.oracle import OracleConfig
+from supervisor.config.policy import PolicyConfig
 from supervisor.errors import UserError
 
 CONFIG_NAME = "nightshift.toml"
@@ -39,7 +40,9 @@ class AgentConfig(Section):
     hook_timeout: Duration = 600.0  # how long the Stop hook waits for a verdict before letting go
     context_reset_fraction: float = Field(0.7, gt=0, le=1)
     context_window: int = Field(200_000, gt=0)
-    permission_mode: str = "acceptEdits"
+    # dontAsk: whatever no rule allows is refused, never asked: nothing waits for a human overnight. The rules
+    # come from [policy] (see supervisor/agents/claude_settings.py).
+    permission_mode: Literal["dontAsk", "acceptEdits", "default", "auto", "plan", "bypassPermissions"] = "dontAsk"
 
 
 class BackendConfig(Section):
@@ -65,8 +68,8 @@ class VerifyConfig(Section):
 
 class NotifyConfig(Section):
     command: str = ""  # run on done, paused, breaker and failure; gets NIGHTSHIFT_* variables
-    on: list[Literal["done", "paused", "breaker", "failed", "blocked"]] = Field(
-        default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked"])
+    on: list[Literal["done", "paused", "breaker", "failed", "blocked", "waiting"]] = Field(
+        default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked", "waiting"])
 
 
 class Config(Section):
@@ -77,6 +80,7 @@ class Config(Section):
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     oracle: OracleConfig | None = None
     judge: JudgeConfig | None = None
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
 

@@ -16,7 +16,7 @@ from typing import Any
 from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
 
-VERBS = ("pause", "resume", "stop", "nudge")
+VERBS = ("pause", "resume", "stop", "nudge", "approve", "deny")
 
 
 def send_command(run: RunPaths, verb: str, **args: Any) -> tuple[str, int]:

@@ -36,7 +36,7 @@ def empty_state() -> dict[str, Any]:
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
-        "judge_cost_usd": 0.0,
+        "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None,
     }
 
 
@@ -74,13 +74,21 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         _shift_row(state, shift)["started"] = ts
     elif kind in ("agent.started", "agent.adopted"):
         state.update(turn=data.get("turn", state["turn"]), target=data.get("target"), phase="agent",
-                     status="working", waiting_until=None)
+                     status="working", waiting_until=None, waiting_for=None)
         row = _shift_row(state, shift)
         row["turns"] = max(row["turns"], state["turn"])
+    elif kind == "agent.waiting" and data.get("kind") == "human":
+        state.update(status="waiting", waiting_for=data.get("what") or "a human")
     elif kind == "agent.waiting":
         state.update(status="waiting", waiting_until=data.get("until"))
+    elif kind == "agent.wait_answered":
+        state.update(status="working", waiting_for=None)
+    elif kind == "policy.denied":
+        state["refusals"] += 1
+        state["recent_refusals"] = (state["recent_refusals"] + [{k: data.get(k) for k in ("tool", "input", "rule",
+                                                                                          "message")}])[-20:]
     elif kind == "agent.stopped":
-        state.update(last_stop=data, phase="stopped", status="verifying")
+        state.update(last_stop=data, phase="stopped", status="verifying", waiting_for=None)
         cost = float(data.get("cost_usd") or 0.0)
         state["cost_usd"] += cost
         _shift_row(state, shift)["cost_usd"] += cost
@@ -108,7 +116,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "pushback.sent":
         # Delivered into the live session (hook answer, typed) the agent goes on; otherwise a new process.
         live = data.get("delivery") in ("hook", "typed")
-        state.update(last_pushback=data, status="pushed_back", nudges=[], phase="agent" if live else "launching")
+        state.update(last_pushback=data, status="pushed_back", nudges=[], phase="agent" if live else "launching",
+                     recent_refusals=[])
         if live:
             state["turn"] = data.get("turn", state["turn"])
         else:

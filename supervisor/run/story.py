@@ -20,6 +20,15 @@ def describe(event: dict[str, Any]) -> str | None:
         said = f"; claims {claim['status']}: {claim['summary']}" if claim else "; no claim"
         cost = f" (${d['cost_usd']:.4f})" if d.get("cost_usd") else ""
         return f"{at}agent stopped ({d.get('reason')}){said}{cost}"
+    if kind == "agent.waiting" and d.get("kind") == "human":
+        return f"{at}WAITING for {d.get('what')} (nightshift approve / deny; policy: {d.get('on_wait')})"
+    if kind == "agent.wait_answered":
+        return f"{at}the wait was answered ({d.get('answer')}, by {d.get('by')})"
+    if kind == "policy.denied":
+        return f"{at}refused {d.get('tool')} {d.get('input')}: {d.get('message')}"
+    if kind == "policy.sandbox":
+        return ("the agent's shell runs in Claude Code's sandbox" if d.get("available") else
+                f"no sandbox for the agent's shell: {d.get('problem')} (the hook and the integrity check hold the rules)")
     if kind == "agent.waiting":
         return f"{at}API limit, waiting: {d.get('reason')}"
     if kind == "verify.finished":

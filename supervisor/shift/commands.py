@@ -1,5 +1,5 @@
 """Commands from the inbox (the CLI and the TUI write them; the supervisor acts and answers with an event):
-pause, resume, stop, nudge. Each is accepted or rejected with its reason, and acknowledged on disk."""
+pause, resume, stop, nudge, and approve / deny for an agent that waits for a human. Each is accepted or rejected with its reason, and acknowledged on disk."""
 from __future__ import annotations
 
 from typing import Any
@@ -40,5 +40,14 @@ def _handle(sup, command: dict[str, Any]) -> None:
         sup.emit("command.accepted", shift, id=cid, verb=verb, args={"message": message[:4000]})
         if sup.session.deliver_nudge_now(message):
             sup.emit("nudge.delivered", sup.state["shift"], how="typed")
+    elif verb in ("approve", "deny"):
+        if not sup.state.get("waiting_for"):
+            sup.emit("command.rejected", shift, id=cid, verb=verb, reason="the agent is not waiting for anything")
+            return
+        if not sup.session.answer_wait(verb == "approve", by="user"):
+            sup.emit("command.rejected", shift, id=cid, verb=verb,
+                     reason="the agent's terminal cannot be reached; `nightshift attach` and answer there")
+            return
+        sup.emit("command.accepted", shift, id=cid, verb=verb)
     else:
         sup.emit("command.rejected", shift, id=cid, verb=verb, reason=f"unknown or empty command {verb!r}")

@@ -35,7 +35,8 @@ def decide(sup) -> None:
                  reason=f"{s['stale_stops']} stops in a row with no diff and no better verdict")
         sup.session.release()
         return sup.pause("breaker", f"breaker: {s['stale_stops']} stops with no change and no progress")
-    text = pushback_text(findings(s["last_verdict"]), claim, s["nudges"])
+    text = pushback_text(findings(s["last_verdict"]) + refusal_lines(s.get("recent_refusals") or []), claim,
+                         s["nudges"])
     if can_push_in_session(s, sup.config.agent, stop):
         return push_in_session(sup, text)
     sup.session.release()
@@ -50,6 +51,15 @@ def findings(verdict: dict[str, Any]) -> str:
             lines.append(f"- {check['summary']}")
             lines += [f"    {line}" for line in check.get("lines", [])]
     return "\n".join(lines) or "- every check passes, but you did not claim the goal is met"
+
+
+def refusal_lines(refusals: list[dict[str, Any]]) -> str:
+    """What the boundary refused since the last push-back, so the agent stops trying it."""
+    if not refusals:
+        return ""
+    lines = ["", "- refused by the run's policy since your last stop (these stay refused; do it another way):"]
+    lines += [f"    {r.get('tool')}: {r.get('input')}: {r.get('message')}" for r in refusals[-10:]]
+    return "\n".join(lines)
 
 
 def can_push_in_session(s: dict[str, Any], cfg, stop: dict[str, Any]) -> bool:

@@ -52,7 +52,10 @@ class Supervisor:
             self.say(f"warning: {warning}")
         try:
             self.session.pending_request = (self.state["last_stop"] or {}).get("request_id")
-            self.waker = Waker([self.run_paths.inbox, self.run_paths.stops, self.run_paths.shifts])
+            for folder in ("refusals", "waits"):  # written by the agent's hooks; a write wakes the loop
+                (self.run_paths.root / folder).mkdir(mode=0o700, exist_ok=True)
+            self.waker = Waker([self.run_paths.inbox, self.run_paths.stops, self.run_paths.shifts,
+                                self.run_paths.root / "refusals", self.run_paths.root / "waits"])
             self.emit("supervisor.started", self.state["shift"] or None, pid=os.getpid(),
                       phase=self.state["phase"])
             if self.state["phase"] == "agent" and self.state["target"]:
@@ -77,10 +80,13 @@ class Supervisor:
         if phase == "new":
             return self.start_run()
         if phase == "launching":
+            refusal = self.session.sandbox_refusal()
+            if refusal:
+                return self.pause("sandbox", refusal) if not self.state["paused"] else self.wait_while_paused()
             return self.session.launch_turn()
         if phase == "agent":
             return self.record_stop(self.session.wait_for_stop(self.tick, self.sleep, lambda: self.stop_requested,
-                                                               self.on_dialog))
+                                                               self.on_dialog, self.on_waiting))
         if phase == "stopped":
             return self.verify_or_wait()
         if phase == "verified":
@@ -133,6 +139,14 @@ class Supervisor:
         """Something on the agent's screen waits for a human (a first-run dialog): hold the run and say why."""
         if not self.state["paused"]:
             self.pause("dialog", problem)
+
+    def on_waiting(self, what: str) -> None:
+        """The agent waits for a human (a permission prompt): say so, and tell the human how to answer."""
+        rid = self.run_paths.run_id
+        then = ("it is answered no after " if self.config.policy.on_wait == "deny" else "it waits; checked again in ")
+        self.say(f"shift {self.state['shift']}: the agent waits for {what}; `nightshift approve {rid}` or "
+                 f"`nightshift deny {rid}` ({then}{self.config.policy.wait_timeout:.0f}s)")
+        self.tell_human("waiting", f"the agent waits for {what}: nightshift approve {rid} / nightshift deny {rid}")
 
     # ----- verifying and committing ---------------------------------------------------------------
     def verify_or_wait(self) -> None:

@@ -19,9 +19,12 @@ from supervisor.config.schema import Config
 from supervisor.resources import render
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
+from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
+from supervisor.shift.waits import take_waits, waiting_on_screen
 
 ALIVE_CHECK_SECONDS = 5.0
+SCREEN_CHECK_SECONDS = 2.0  # a prompt waiting for a human is seen within seconds, at a tmux call each time
 
 
 class AgentSession:
@@ -31,6 +34,8 @@ class AgentSession:
         self.agent = make_agent(config.agent.kind, config.agent.mode)
         self.backend = make_backend(config.backend.kind, config, self.run_paths)
         self.pending_request: str | None = None  # the Stop hook waiting for our answer, if any
+        self.sandbox: str | None = None  # None until probed; "" when Claude Code's sandbox runs, else the reason
+        self._waiting_since: float | None = None
 
     @property
     def state(self) -> dict[str, Any]:
@@ -45,10 +50,26 @@ class AgentSession:
                            log_file=self.run_paths.turn_file(s["shift"], turn, "log"))
 
     # ----- launching ------------------------------------------------------------------------------
+    def sandbox_refusal(self) -> str | None:
+        """Probe the sandbox once per supervisor (an event says what holds the shell); the reason to hold the run
+        when [policy] sandbox = "required" and it cannot run."""
+        if self.sandbox is None:
+            wanted = self.config.policy.sandbox != "off" and self.config.agent.kind == "claude"
+            self.sandbox = (sandbox_problem() or "") if wanted else "off in [policy]"
+            self.ledger.emit("policy.sandbox", self.state["shift"] or None, available=not self.sandbox,
+                             problem=self.sandbox or None)
+        if self.sandbox and self.config.policy.sandbox == "required":
+            reason, self.sandbox = self.sandbox, None  # probed again after `nightshift resume`
+            return f"[policy] sandbox = \"required\" but {reason}; fix that, or set sandbox = \"auto\""
+        return None
+
     def launch_turn(self) -> None:
         ctx = self.ctx(self.state["launch_turn"])
         if not ctx.prompt_file.exists():
             write_private(ctx.prompt_file, orientation_prompt(self.run_paths.run_id, ctx.shift, self.config.goal, None))
+        # The boundary is compiled afresh at every turn: tests that passed since the last one are protected too.
+        ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.passed_tests(), sandbox=not self.sandbox)
+        write_policy(self.run_paths, ctx.policy)
         self.agent.prepare(ctx)
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
         target = self.backend.find(spec)
@@ -66,7 +87,7 @@ class AgentSession:
 
     # ----- waiting for a stop ---------------------------------------------------------------------
     def wait_for_stop(self, tick: Callable[[], None], sleep: Callable[[], None], stopping: Callable[[], bool],
-                      on_dialog: Callable[[str], None]) -> StopInfo:
+                      on_dialog: Callable[[str], None], on_waiting: Callable[[str], None]) -> StopInfo:
         ctx = self.ctx()
         spec = launch_spec(ctx, "", {})
         target = self.state["target"]
@@ -79,6 +100,7 @@ class AgentSession:
             if stopping():
                 self.release()
                 return StopInfo(reason="stopped")
+            self.record_boundary(on_waiting)
             exit_code = read_exit(spec)
             if self.agent.hook_driven:
                 request = self.take_hook_request()
@@ -106,11 +128,13 @@ class AgentSession:
                 self.send_wrapup("the run's time budget is spent")
                 self.backend.terminate(target)
                 return StopInfo(reason="budget", error="max_hours reached")
-            if self.agent.hook_driven and time.monotonic() - screen_checked > 5:
+            if self.agent.hook_driven and time.monotonic() - screen_checked > SCREEN_CHECK_SECONDS:
                 screen_checked = time.monotonic()
-                problem = self.agent.check_screen(self.backend.capture(target))
+                screen = self.backend.capture(target)
+                problem = self.agent.check_screen(screen)
                 if problem:
                     on_dialog(problem)
+                self.watch_screen(screen, on_waiting)
             sleep()
 
     def _ended_without_hook(self, ctx: TurnContext, spec, target: dict[str, Any] | None) -> StopInfo:
@@ -148,6 +172,48 @@ class AgentSession:
                 return request
             stop_channel.answer(stops, request["id"], "allow")  # not a session of this shift
         return None
+
+    # ----- the boundary: refusals and waits for a human ---------------------------------------------
+    def record_boundary(self, on_waiting: Callable[[str], None]) -> None:
+        """The hooks' records (refusals, permission prompts) as events: only the supervisor writes the log."""
+        shift = self.state["shift"] or None
+        for refusal in take_refusals(self.run_paths):
+            self.ledger.emit("policy.denied", shift, tool=refusal.get("tool"), input=refusal.get("input"),
+                             rule=refusal.get("rule"), message=refusal.get("message"))
+        for wait in take_waits(self.run_paths.root):
+            if wait.get("token") == self.state["token"]:
+                self.start_waiting(str(wait.get("what") or "a human"), "hook", on_waiting)
+
+    def watch_screen(self, screen: str, on_waiting: Callable[[str], None]) -> None:
+        what = waiting_on_screen(screen)
+        if what:
+            self.start_waiting(what, "screen", on_waiting)
+        elif self.state.get("waiting_for") and self._waiting_since is not None \
+                and time.monotonic() - self._waiting_since > SCREEN_CHECK_SECONDS:
+            # Somebody answered in the pane itself (attached), or the prompt went away.
+            self._waiting_since = None
+            self.ledger.emit("agent.wait_answered", self.state["shift"], by="screen", answer="unknown")
+        if self.state.get("waiting_for") and self._waiting_since is not None \
+                and self.config.policy.on_wait == "deny" \
+                and time.monotonic() - self._waiting_since > self.config.policy.wait_timeout:
+            self.answer_wait(False, by="policy")
+
+    def start_waiting(self, what: str, seen_by: str, on_waiting: Callable[[str], None]) -> None:
+        if self.state.get("waiting_for"):
+            return
+        self._waiting_since = time.monotonic()
+        self.ledger.emit("agent.waiting", self.state["shift"], kind="human", what=what, seen_by=seen_by,
+                         on_wait=self.config.policy.on_wait, timeout=self.config.policy.wait_timeout)
+        on_waiting(what)
+
+    def answer_wait(self, approve: bool, by: str) -> bool:
+        """Answer the prompt on the agent's screen: Enter takes its first choice (yes), Escape says no."""
+        target = self.state.get("target")
+        if not target or not self.backend.send_keys(target, "Enter" if approve else "Escape"):
+            return False
+        self._waiting_since = None
+        self.ledger.emit("agent.wait_answered", self.state["shift"], by=by, answer="approve" if approve else "deny")
+        return True
 
     # ----- reaching the live session --------------------------------------------------------------
     def deliver_live(self, text: str) -> str | None:

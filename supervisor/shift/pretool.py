@@ -1,0 +1,57 @@
+"""`nightshift hook pretool`: Claude Code's PreToolUse hook, run before every tool call of the agent.
+
+It acts only in a session the supervisor started (the shift's token and run directory in its environment) and
+reads only the run's compiled policy, so it is fast (started with `python -S`, stdlib only) and never waits for
+the supervisor: with the supervisor gone, the static policy still holds. A refused call is answered with
+Claude Code's deny decision and a reason the agent reads, and recorded for the supervisor (``refusals/``),
+which turns it into a ``policy.denied`` event and names it in the next push-back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from supervisor.shift.policy_check import decide, record_refusal
+
+SHORT = 200  # characters of a tool's input kept in the record: enough to name it, never a whole file
+
+
+def short_input(tool: str, tool_input: dict) -> str:
+    for key in ("command", "file_path", "notebook_path", "path", "url", "query", "pattern"):
+        if tool_input.get(key):
+            text = str(tool_input[key])
+            return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
+    text = json.dumps(tool_input)[:SHORT]
+    return text
+
+
+def main(argv: list[str]) -> int:
+    run_dir, token = os.environ.get("NIGHTSHIFT_RUN_DIR"), os.environ.get("NIGHTSHIFT_TOKEN")
+    if not run_dir or not token:
+        return 0  # not a session nightshift started: never touch it
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        with open(os.path.join(run_dir, "policy.json"), encoding="utf-8") as fh:
+            policy = json.load(fh)
+    except (ValueError, OSError):
+        return 0  # garbage in, or no compiled policy: Claude Code's own rules and the integrity check still hold
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_input"), dict):
+        return 0
+    tool, tool_input = str(payload.get("tool_name") or ""), payload["tool_input"]
+    refused = decide(policy, tool, tool_input, str(payload.get("cwd") or ""))
+    if refused is None:
+        return 0
+    rule, message = refused
+    try:
+        record_refusal(run_dir, {"tool": tool, "input": short_input(tool, tool_input), "rule": rule,
+                                 "message": message, "shift": os.environ.get("NIGHTSHIFT_SHIFT"), "token": token})
+    except OSError:
+        pass  # the refusal holds even when it cannot be recorded
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                             "permissionDecisionReason": f"nightshift policy ({rule}): {message}"}}))
+    return 0
+
+
+if __name__ == "__main__":  # how the hook runs it: python -S -m supervisor.shift.pretool (see agents/claude.py)
+    sys.exit(main(sys.argv[1:]))
