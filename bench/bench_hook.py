@@ -31,16 +31,8 @@ from tests.fake_anthropic import FakeAnthropic, text  # noqa: E402
 
 def claude_settings() -> dict:
     """The settings nightshift writes for an interactive session (the same Stop hook command)."""
-    from types import SimpleNamespace
-    from supervisor.agents.claude import ClaudeAgent
-    holder = Path(tempfile.mkdtemp(prefix="nightshift-bench-settings-"))
-    ctx = SimpleNamespace(run=SimpleNamespace(root=holder),
-                          config=SimpleNamespace(agent=SimpleNamespace(hook_timeout=600.0)))
-    agent = ClaudeAgent("interactive")
-    agent.prepare(ctx)
-    settings = json.loads(agent.settings_file(ctx).read_text())
-    shutil.rmtree(holder)
-    return settings
+    from supervisor.agents.claude_settings import claude_settings as settings_for
+    return settings_for(None, 660, [], [])
 
 TICK = os.sysconf("SC_CLK_TCK")
 # Claude Code 2.1.330 was seen to end a -p session after 9 blocked stops in a row; stay under that per session.

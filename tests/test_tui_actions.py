@@ -213,3 +213,23 @@ async def test_help_screen_opens_and_closes(tui_home):
         await until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
         await pilot.press("escape")
         await until(pilot, lambda: app.screen.__class__.__name__ == "DashboardScreen")
+
+
+async def test_a_waiting_agent_shows_and_y_approves_it(tui_home):
+    """An agent waiting for a human: the run screen says what for, and `y` sends approve (N would deny)."""
+    from supervisor.run.events import EventLog
+    from supervisor.run.state import load_state
+    from tui.screens.run_screen import RunScreen
+
+    home, runs = tui_home
+    run = runs["cosmo"]
+    log = EventLog(run.events, last_seq=load_state(run.root)[0]["seq"])
+    log.append("agent.waiting", 3, kind="human", what="permission for Bash: make install", on_wait="wait")
+    log.close()
+    app = make_app(clock=fixed_clock, live=False, open_run=run.run_id)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        title = app.screen.query_one("#run-title")
+        await until(pilot, lambda: "WAITS for permission for Bash: make install" in str(title.render()))
+        command = await act_and_answer(app, pilot, run, ["y"])
+    assert command["verb"] == "approve"

@@ -1,6 +1,6 @@
 """What a user can do to a run from the TUI, by key and from the command palette: pause, resume, stop (after a
-confirmation), nudge (a message for the agent), attach to the agent's pane, open a shift's verdict, start a
-run. Commands go to the run's inbox in a thread worker; the supervisor's answer comes back as a notice.
+confirmation), nudge (a message for the agent), approve or deny what the agent waits for, attach to the agent's
+pane, open a shift's verdict, start a run. Commands go to the run's inbox in a thread worker; the supervisor's answer comes back as a notice.
 """
 from __future__ import annotations
 
@@ -49,6 +49,15 @@ class RunActions:
             question = f"Stop run {follower.run.run_id}? The agent is ended and the run finishes as stopped."
             self.push_screen(ConfirmScreen(question, yes="Stop the run"),
                              lambda yes: self.send_command(follower, "stop") if yes else None)
+
+    def action_approve(self, follower: "RunFollower | None" = None) -> None:
+        """Answer yes to what the agent waits for (a permission prompt on its screen)."""
+        if follower := self._need_run(follower):
+            self.send_command(follower, "approve")
+
+    def action_deny(self, follower: "RunFollower | None" = None) -> None:
+        if follower := self._need_run(follower):
+            self.send_command(follower, "deny")
 
     def action_nudge(self, follower: "RunFollower | None" = None) -> None:
         from tui.screens.nudge import NudgeScreen
@@ -150,7 +159,9 @@ class RunActions:
                 (f"Resume {rid}", "Continue a paused run", self.action_resume),
                 (f"Stop {rid}", "End the run (asks first)", self.action_stop_run),
                 (f"Nudge {rid}", "Type a message for the agent", self.action_nudge),
-                (f"Attach to {rid}", "Hand this terminal to the agent's pane", self.action_attach)):
+                (f"Attach to {rid}", "Hand this terminal to the agent's pane", self.action_attach),
+                (f"Approve for {rid}", "Answer yes to what the agent waits for", self.action_approve),
+                (f"Deny for {rid}", "Answer no to what the agent waits for", self.action_deny)):
             yield SystemCommand(title, help_text, lambda action=action: action(follower))
         for row in reversed(follower.state.get("shifts") or []):
             n = row.get("n")

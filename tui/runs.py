@@ -72,6 +72,8 @@ def status_label(state: dict[str, Any], sup: Supervisor) -> str:
     status = state.get("status") or "created"
     if status == "created" and not sup.host:
         return "not started"
+    if state.get("waiting_for") and status not in ("done", "failed", "stopped"):
+        return "WAITING (human)"
     if state.get("paused") and status not in ("done", "failed", "stopped"):
         return "paused"  # a pause holds after the turn ends, while the fold's status moves on to verifying
     return fmt.STATUS_LABELS.get(status, status)

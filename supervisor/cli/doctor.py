@@ -44,8 +44,43 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     fs = filesystem_type(workspace)
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
+    rows += boundary_checks(workspace)
     sbatch = shutil.which("sbatch")
     rows.append((True, "slurm", f"CLI at {sbatch}" if sbatch else "no Slurm CLI (only needed for --backend slurm)"))
+    return rows
+
+
+def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
+    """How the agent's boundary holds on this machine: which layer holds the shell, and root's one trap."""
+    from supervisor.config.schema import ConfigError, load_config
+    from supervisor.shift.policy import sandbox_problem
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        config = None
+        if (Path(workspace) / "nightshift.toml").exists():
+            return [(False, "nightshift.toml", str(exc))]
+    problem = sandbox_problem()
+    required = config is not None and config.policy.sandbox == "required"
+    rows = [(not (problem and required), "sandbox (agent's shell)",
+             "bubblewrap works: the agent's shell cannot read held-out references, write outside the workspace "
+             "and the temporary directory, or reach the network when [policy] network = false" if not problem else
+             f"{problem}; the PreToolUse hook refuses what it can see in a command and the integrity check at "
+             "every stop restores protected files" + (" ([policy] sandbox = \"required\": runs will not start)"
+                                                        if required else ""))]
+    rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
+                                     "recorded as policy.denied and named in the next push-back)"))
+    bypass = config is not None and (config.agent.permission_mode == "bypassPermissions" or
+                                     "--dangerously-skip-permissions" in config.agent.extra_args)
+    if os.getuid() == 0:
+        rows.append((not (bypass and not os.environ.get("IS_SANDBOX")), "root",
+                     "running as root: Claude Code refuses bypassPermissions / --dangerously-skip-permissions as root "
+                     "unless IS_SANDBOX=1 is set; nightshift never needs bypass mode (the default dontAsk mode with the "
+                     "run's rules needs no prompt)" + ("; remove it from [agent]" if bypass else "")))
+    elif bypass:
+        rows.append((True, "permission mode", "bypass mode is set in [agent]: nightshift does not need it; the "
+                                               "hook's refusals and the sandbox still hold"))
     return rows
 
 

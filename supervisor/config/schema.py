@@ -137,7 +137,8 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> Config:
             raise ConfigError(f"{where}: unknown key {key}; check its spelling (see README, 'nightshift.toml')") from None
         got = err.get("input")
         got_text = f", got {got!r}" if not isinstance(got, dict) and got is not None else ""
-        raise ConfigError(f"{where}: {key} {err['msg'].lower()}{got_text}") from None
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{where}: {key} {msg[:1].lower()}{msg[1:]}{got_text}") from None
 
 
 def load_config(workspace: Path) -> Config:

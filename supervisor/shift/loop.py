@@ -27,6 +27,7 @@ from supervisor.shift.decide import decide
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.session import AgentSession
 from supervisor.shift.turns import orientation_prompt, take_claim, write_private
+from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.pipeline import StopContext, verify_stop
 
 class Supervisor:
@@ -113,6 +114,9 @@ class Supervisor:
                 shutil.copytree(seeded, self.run_paths.references)  # hashes taken at `nightshift init`
             protect_references(self.config.oracle, self.run_paths.workspace, self.run_paths.references)
         self.ledger.remember_plan(self.ledger.plan_known())  # the plan as it stood when the run began
+        # nightshift.toml, [policy] protect and the Definition of done, as the user left them when the run began
+        remember(self.run_paths.root / "protected", self.run_paths.workspace,
+                 protected_at_start(self.run_paths.workspace, self.config.policy.protect))
         self.start_shift()
 
     def start_shift(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from supervisor.config.schema import CONFIG_NAME, Config
 from supervisor.run.paths import RunPaths, user_state_dir
+from supervisor.verify.boundary import test_files
 
 REFERENCE = "references are read-only: produce your outputs from the solver, never from the reference files"
 
@@ -55,7 +56,7 @@ def run_files(run: RunPaths) -> list[str]:
     """What the agent's shell must never write in the run directory (its claims folder stays writable)."""
     files = ["events.jsonl", "snapshot.json", "config.toml", "policy.json", "claude-settings.json", "supervisor.json",
              "tests-passed.json", "plan-known.json"]
-    folders = ["references", "stops", "inbox", "refusals", "waits"]
+    folders = ["references", "stops", "inbox", "refusals", "waits", "protected"]
     root = run.root.resolve()
     return [str(root / f) for f in files] + [f"{root / d}/**" for d in folders] + \
         [f"{run.workspace.resolve() / '.nightshift' / 'references'}/**"]
@@ -66,23 +67,6 @@ def heldout_paths(workspace: Path, config: Config) -> list[Path]:
     paths = [(workspace / c.reference.split(":", 1)[0]).resolve()
              for c in (config.oracle.compare if config.oracle else []) if c.heldout]
     return paths + ([user_state_dir() / "heldout"] if paths else [])
-
-
-def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
-    """The files holding the ratchet's tests: "tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"."""
-    out = set()
-    for test_id in test_ids:
-        head = test_id.split("::", 1)[0]
-        if head.endswith(".py") and (workspace / head).is_file():
-            out.add((workspace / head).resolve())
-            continue
-        parts = head.split(".")
-        for n in range(len(parts), 0, -1):
-            candidate = workspace.joinpath(*parts[:n]).with_suffix(".py")
-            if candidate.is_file():
-                out.add(candidate.resolve())
-                break
-    return out
 
 
 def write_policy(run: RunPaths, doc: dict[str, Any]) -> Path:

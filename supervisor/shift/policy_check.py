@@ -11,9 +11,7 @@ import fnmatch
 import json
 import os
 import re
-import shlex
 import time
-from pathlib import Path
 from typing import Any
 
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -128,8 +126,8 @@ def _bash(policy: dict[str, Any], command: str, cwd: str) -> tuple[str, str] | N
             return "history", message
     reset = RESET_HARD.search(command)
     if reset:
-        target = [w for w in shlex.split((reset.group(1) + " " + reset.group(2)).replace("--hard", " "),
-                                         posix=True) if not w.startswith("-")] if _quotes_ok(command) else ["?"]
+        words = (reset.group(1) + " " + reset.group(2)).replace("--hard", " ").replace('"', " ").replace("'", " ")
+        target = [w for w in words.split() if not w.startswith("-")]
         if target and target[0] not in ("HEAD", "@"):
             return "history", ("`git reset --hard` to another commit can drop accepted work; use `git revert`, or "
                                "`git reset --hard HEAD` to discard uncommitted changes")
@@ -143,25 +141,18 @@ def _bash(policy: dict[str, Any], command: str, cwd: str) -> tuple[str, str] | N
     return None
 
 
-def _quotes_ok(command: str) -> bool:
-    try:
-        shlex.split(command)
-        return True
-    except ValueError:
-        return False
-
-
 def _words(command: str) -> list[str]:
     parts = re.split(r"[\s;&|()<>'\"=]+", command)
     return [p for p in parts if "/" in p or "." in p]
 
 
-def record_refusal(run_dir: Path, record: dict[str, Any]) -> None:
-    folder = Path(run_dir) / "refusals"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    name = f"{time.time():.6f}-{os.getpid()}.json"
-    tmp = folder / f".{name}.tmp"
+def record_refusal(run_dir: str, record: dict[str, Any]) -> None:
+    """For the supervisor, which turns it into a policy.denied event (pathlib and time stay unimported: speed)."""
+    folder = os.path.join(run_dir, "refusals")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    name = f"{time.time_ns()}-{os.getpid()}.json"  # sorts in the order they were made
+    tmp = os.path.join(folder, f".{name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(record, fh)
-    os.replace(tmp, folder / name)
+    os.replace(tmp, os.path.join(folder, name))

@@ -1,4 +1,5 @@
-"""The verification pipeline run at every stop: reference integrity and the oracle, the tests ratchet,
+"""The verification pipeline run at every stop: the boundary after the fact (protected files), reference
+integrity and the oracle, the tests ratchet,
 verification commands, the plan, the lab notes, and (optionally) the independent judge.
 
 The verdict passes only when every check passes; the judge can only add failures. The agent's own word is
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor import gitops
+from supervisor.verify.boundary import check_boundary, remember, test_files
 from supervisor.verify.checks import Check, check_changelog, check_commands, check_plan, check_tests
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
@@ -100,7 +102,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
     out_dir = ctx.run.shift_dir(ctx.shift)
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = (ctx.claim or {}).get("status")
-    checks: list[Check] = []
+    checks: list[Check] = [check_boundary(ws, ctx.run.root / "protected")]
     metric, metrics, report = None, {}, None
     if cfg.oracle is not None:
         check, outcome = _oracle_check(ctx, full=claimed == "done")
@@ -126,6 +128,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:
         checks.append(judge_check)
+    remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))  # newly passed tests, as they passed
     passed = all(c.passed for c in checks)
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)

@@ -20,6 +20,7 @@ KEYS = """\
   p  pause after the agent's turn   r  resume
   x  stop the run (asks first)      n  nudge: a message for the agent
   a  attach to the agent's pane     v  a shift's verdict and push-back
+  y  approve what the agent waits for   N  deny it (run screen)
   g  reload now                     ctrl+p  command palette
 
 [b]Reading the screen[/b]

@@ -30,6 +30,7 @@ class RunScreen(Screen):
         ("escape", "back", "Back"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
         ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),
+        Binding("y", "app.approve", "Approve", show=False), Binding("N", "app.deny", "Deny", show=False),
         Binding("slash", "filter", "Filter", show=False),
     ] + [Binding(str(i + 1), f"tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(zip(TABS, TAB_LABELS))]
 
@@ -105,6 +106,10 @@ class RunScreen(Screen):
         else:
             text.append("no verdict")
         text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}")
+        if state.get("waiting_for"):
+            text.append(f" · WAITS for {state['waiting_for']}: y approves, N denies", style="bold yellow")
+        if state.get("refusals"):
+            text.append(f" · {state['refusals']} refused", style="yellow")
         if orphaned(state, sup):
             text.append(f" · no supervisor: `nightshift resume {self.run_id}`", style="red")
         text.append(f"\n{where_it_runs(state)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",

@@ -1,0 +1,120 @@
+"""The boundary after the fact, at every stop and for every agent (the only layer for an agent nightshift cannot
+hook): the files the agent may not change are kept in the run's private store as they were when they became
+protected (nightshift.toml and CLAUDE.md's Definition of done when the run began, [policy] protect likewise, a
+test's file when the test first passed); at every stop a changed or deleted one is put back and named. The
+user's own uncommitted edits made before the run are what is kept, never overwritten. References have their own
+integrity store (verify/oracle/integrity.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from supervisor.verify.checks import Check
+
+DOD = "## Definition of done"
+MANIFEST = "manifest.json"
+
+
+def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
+    """The files holding the ratchet's tests: "tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"."""
+    out = set()
+    for test_id in test_ids:
+        head = test_id.split("::", 1)[0]
+        if head.endswith(".py") and (workspace / head).is_file():
+            out.add((workspace / head).resolve())
+            continue
+        parts = head.split(".")
+        for n in range(len(parts), 0, -1):
+            candidate = workspace.joinpath(*parts[:n]).with_suffix(".py")
+            if candidate.is_file():
+                out.add(candidate.resolve())
+                break
+    return out
+
+
+def _manifest(store: Path) -> dict[str, str]:
+    try:
+        return json.loads((store / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
+    """Keep each path not kept yet (the state it is accepted in), and CLAUDE.md's Definition of done."""
+    store.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept, ws = _manifest(store), workspace.resolve()
+    for path in sorted(paths):
+        try:
+            rel = str(path.resolve().relative_to(ws))
+        except ValueError:
+            continue
+        if rel in kept or not path.is_file():
+            continue
+        key = hashlib.sha256(rel.encode()).hexdigest()[:20]
+        _write(store / key, path.read_bytes())
+        kept[rel] = key
+    plan = ws / "CLAUDE.md"
+    if "CLAUDE.md#dod" not in kept and plan.is_file():
+        text = plan.read_text(encoding="utf-8", errors="replace")
+        span = _section(text)
+        if span:
+            _write(store / "definition_of_done", text[span[0]:span[1]].encode())
+            kept["CLAUDE.md#dod"] = "definition_of_done"
+    _write(store / MANIFEST, json.dumps(kept).encode())
+
+
+def protected_at_start(workspace: Path, protect: list[str]) -> set[Path]:
+    ws = workspace.resolve()
+    paths = {ws / "nightshift.toml"}
+    for pattern in protect:
+        paths |= {p for p in ws.glob(pattern) if p.is_file()}
+    return paths
+
+
+def check_boundary(workspace: Path, store: Path) -> Check:
+    """Put back what the agent changed of the kept files; a failing check naming each, else a passing one."""
+    kept, ws, lines = _manifest(store), workspace.resolve(), []
+    for rel, key in sorted(kept.items()):
+        if rel == "CLAUDE.md#dod":
+            lines += _definition_of_done(ws, (store / key).read_text(encoding="utf-8", errors="replace"))
+            continue
+        path, before = ws / rel, (store / key).read_bytes()
+        now = path.read_bytes() if path.is_file() else None
+        if now != before:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(before)
+            lines.append(f"{rel} was {'deleted' if now is None else 'changed'} by the agent and has been restored: "
+                         "it is not the agent's to change")
+    if not lines:
+        return Check("boundary", True, "boundary: protected files unchanged")
+    return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
+
+
+def _section(text: str) -> tuple[int, int] | None:
+    start = text.find(DOD)
+    if start < 0:
+        return None
+    end = text.find("\n## ", start + len(DOD))
+    return start, end + 1 if end >= 0 else len(text)
+
+
+def _definition_of_done(ws: Path, kept: str) -> list[str]:
+    plan = ws / "CLAUDE.md"
+    now = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
+    span = _section(now)
+    if span is not None and now[span[0]:span[1]] == kept:
+        return []
+    fixed = now[:span[0]] + kept + now[span[1]:] if span is not None else kept + "\n" + now
+    plan.write_text(fixed, encoding="utf-8")
+    return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"]

@@ -1,0 +1,180 @@
+"""The boundary's parts without an agent: the PreToolUse decision against an agent that tries every way around
+it, the hook process itself (outside a run, garbage, no policy, a huge input: nothing happens, it never waits),
+the [policy] section's bad input (line and key named), and doctor's account of what holds the agent's hands."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from supervisor.config.schema import ConfigError, parse_config
+from supervisor.shift.policy_check import decide
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def policy(tmp_path) -> dict:
+    ws = tmp_path / "ws"
+    (ws / "reference").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "CLAUDE.md").write_text("# Goal\n\n## Definition of done\n- agree to 0.1%\n\n## Plan\n- [ ] a\n")
+    heldout = tmp_path / "held" / "cl.dat"
+    return {"workspace": str(ws), "plan": str(ws / "CLAUDE.md"), "writable": ["/tmp/x-tmp"], "network": False,
+            "sandbox": False, "hide": [[str(heldout), "held-out references are never readable"]],
+            "protect": [[str(ws / "reference" / "cl.dat"), "references", "your edit of {path} was refused"],
+                        [str(ws / "nightshift.toml"), "config", "nightshift.toml is the user's"],
+                        [str(ws / ".nightshift") + "/**", "run_state", ".nightshift/ is nightshift's"],
+                        [str(ws / "tests" / "test_a.py"), "tests", "passed once"]]}
+
+
+def rule(policy, tool, **tool_input):
+    found = decide(policy, tool, tool_input, policy["workspace"])
+    return found[0] if found else None
+
+
+def test_file_tools_meet_the_protected_and_hidden_paths(policy):
+    ws = policy["workspace"]
+    assert rule(policy, "Write", file_path=f"{ws}/reference/cl.dat", content="x") == "references"
+    assert rule(policy, "Edit", file_path="reference/cl.dat", old_string="a", new_string="b") == "references"
+    assert rule(policy, "MultiEdit", file_path=f"{ws}/reference/../reference/cl.dat", edits=[]) == "references"
+    assert rule(policy, "Write", file_path=f"{ws}/nightshift.toml", content="") == "config"
+    assert rule(policy, "Write", file_path=f"{ws}/.nightshift/runs/r/events.jsonl", content="") == "run_state"
+    assert rule(policy, "Edit", file_path=f"{ws}/tests/test_a.py", old_string="1", new_string="2") == "tests"
+    assert rule(policy, "Write", file_path="/etc/profile.d/x.sh", content="") == "outside"
+    assert rule(policy, "Write", file_path="/tmp/x-tmp/scratch.txt", content="") is None
+    assert rule(policy, "Write", file_path=f"{ws}/solver.py", content="print(1)") is None
+    held = policy["hide"][0][0]
+    assert rule(policy, "Read", file_path=held) == "hidden"
+    assert rule(policy, "Grep", pattern="TT", path=str(Path(held).parent)) is None  # the folder is not hidden
+    assert rule(policy, "Read", file_path=f"{ws}/reference/cl.dat") is None  # visible references are readable
+
+
+def test_the_definition_of_done_is_the_users(policy):
+    plan = policy["plan"]
+    assert rule(policy, "Edit", file_path=plan, old_string="- agree to 0.1%", new_string="- agree to 10%") \
+        == "definition_of_done"
+    assert rule(policy, "Write", file_path=plan, content="# Goal\n\n## Plan\n- [x] a\n") == "definition_of_done"
+    assert rule(policy, "Edit", file_path=plan, old_string="- [ ] a", new_string="- [x] a") is None
+    assert rule(policy, "MultiEdit", file_path=plan, edits=[{"old_string": "- [ ] a", "new_string": "- [x] a"},
+                                                            {"old_string": "0.1%", "new_string": "1%"}]) \
+        == "definition_of_done"
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("git push --force origin main", "history"), ("git push -f", "history"), ("git push origin +main", "history"),
+    ("git push --force-with-lease", "history"), ("git commit --amend -m x", "history"),
+    ("git rebase -i HEAD~3", "history"), ("git filter-branch --all", "history"), ("git reset --hard HEAD~2", "history"),
+    ("cd sub && git reset --hard abc123", "history"), ("git reset --hard", None), ("git reset --hard HEAD", None),
+    ("git push origin main", "network"), ("git commit -m 'fix'", None), ("pytest -q", None),
+    ("sed -i s/1/2/ reference/cl.dat", "references"), ("echo 0 > reference/cl.dat", "references"),
+    ("cp out/cl.dat reference/cl.dat", "references"), ("cat reference/cl.dat", None),
+    ("rm tests/test_a.py", "tests"), ("python3 -m pytest tests/test_a.py", None),
+    ("curl https://example.org", "network"), ("pip install numpy", "network"),
+])
+def test_shell_commands_meet_the_rules(policy, command, expected):
+    assert rule(policy, "Bash", command=command) == expected
+
+
+def test_hidden_paths_in_any_shell_command_and_network_only_when_off(policy):
+    held = policy["hide"][0][0]
+    for command in (f"cat {held}", f"python3 -c \"print(open('{held}').read())\"", f"cp {held} out/cl.dat"):
+        assert rule(policy, "Bash", command=command) == "hidden"
+    assert rule(policy, "WebFetch", url="https://example.org", prompt="x") == "network"
+    on = {**policy, "network": True}
+    assert rule(on, "WebFetch", url="https://example.org", prompt="x") is None
+    assert rule(on, "Bash", command="curl https://example.org") is None
+    sandboxed = {**policy, "sandbox": True}
+    assert rule(sandboxed, "Bash", command="curl https://example.org") is None  # the sandbox cuts it, visibly
+
+
+def hook(env: dict, stdin: str, module: str = "supervisor.shift.pretool") -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
+    return subprocess.run([sys.executable, "-S", "-m", module], input=stdin, text=True, capture_output=True,
+                          env={**clean, "PYTHONPATH": str(ROOT), **env}, timeout=30)
+
+
+def test_the_hook_does_nothing_outside_a_run_with_garbage_or_without_a_policy(tmp_path, policy):
+    call = json.dumps({"tool_name": "Write", "tool_input": {"file_path": f"{policy['workspace']}/reference/cl.dat"}})
+    assert hook({}, call).stdout == ""  # not a session nightshift started
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {"NIGHTSHIFT_RUN_DIR": str(run_dir), "NIGHTSHIFT_TOKEN": "t"}
+    assert hook(env, call).stdout == ""  # no compiled policy (yet): Claude Code's rules still hold
+    (run_dir / "policy.json").write_text(json.dumps(policy))
+    for garbage in ("not json {", "[]", json.dumps({"tool_name": "Write", "tool_input": "x"}), ""):
+        out = hook(env, garbage)
+        assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+    assert not (run_dir / "refusals").exists()
+
+
+def test_the_hook_refuses_records_and_never_waits_even_for_a_huge_input(tmp_path, policy):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "policy.json").write_text(json.dumps(policy))
+    env = {"NIGHTSHIFT_RUN_DIR": str(run_dir), "NIGHTSHIFT_TOKEN": "t", "NIGHTSHIFT_SHIFT": "2"}
+    huge = "x" * 20_000_000
+    started = time.monotonic()
+    out = hook(env, json.dumps({"tool_name": "Write", "tool_input": {
+        "file_path": f"{policy['workspace']}/reference/cl.dat", "content": huge}, "cwd": policy["workspace"]}))
+    assert time.monotonic() - started < 25  # no supervisor here: nothing to wait for
+    answer = json.loads(out.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "references" in answer["permissionDecisionReason"]
+    [record] = [json.loads(p.read_text()) for p in (run_dir / "refusals").glob("*.json")]
+    assert record["rule"] == "references" and record["shift"] == "2" and len(record["input"]) <= 200
+    allowed = hook(env, json.dumps({"tool_name": "Bash", "tool_input": {"command": "pytest -q"}}))
+    assert allowed.stdout == ""  # the hook never answers allow: Claude Code's own rules still decide
+
+
+def test_the_permission_hook_records_what_waits(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {"NIGHTSHIFT_RUN_DIR": str(run_dir), "NIGHTSHIFT_TOKEN": "t"}
+    out = hook(env, json.dumps({"tool_name": "Bash", "tool_input": {"command": "make"}}), "supervisor.shift.waits")
+    assert out.returncode == 0 and out.stdout == ""
+    [wait] = [json.loads(p.read_text()) for p in (run_dir / "waits").glob("*.json")]
+    assert wait["what"] == "permission for Bash: make" and wait["token"] == "t"
+
+
+@pytest.mark.parametrize("body,message", [
+    ('[policy]\nnetwork = "maybe"\n', "nightshift.toml line 2: policy.network"),
+    ('[policy]\nsandbox = "always"\n', "line 2: policy.sandbox"),
+    ('[policy]\nallow = ["Bash(make:*"]\n', "not a permission rule"),
+    ('[policy]\nallow = ["Bash"]\ndeny = ["Bash"]\n', "allow and deny both name 'Bash'"),
+    ('[policy]\nprotect = [""]\n', "policy.protect"),
+    ('[policy]\non_wait = "ask"\n', "line 2: policy.on_wait"),
+    ('[policy]\nwait_timeout = "soon"\n', "policy.wait_timeout"),
+    ('[policy]\nnetwrk = false\n', "unknown key policy.netwrk"),
+])
+def test_a_malformed_or_contradictory_policy_names_line_and_key(body, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(body)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_bad_policy_is_one_line_from_the_cli(tmp_path):
+    (tmp_path / "nightshift.toml").write_text('[policy]\nsandbox = "always"\n')
+    out = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", str(tmp_path)], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("nightshift: ") and "policy.sandbox" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
+    from supervisor.cli.doctor import boundary_checks
+    monkeypatch.delenv("IS_SANDBOX", raising=False)
+    (tmp_path / "nightshift.toml").write_text('[agent]\npermission_mode = "bypassPermissions"\n')
+    rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
+    assert "file tools" in rows and "sandbox (agent's shell)" in rows
+    if os.getuid() == 0:
+        assert not rows["root"][0] and "IS_SANDBOX=1" in rows["root"][1] and "never needs bypass" in rows["root"][1]
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bubblewrap: what holds the shell then
+    (tmp_path / "nightshift.toml").write_text('[policy]\nsandbox = "required"\n')
+    rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
+    ok, detail = rows["sandbox (agent's shell)"]
+    assert not ok and "apt-get install bubblewrap socat" in detail and "will not start" in detail
