@@ -61,7 +61,7 @@ def test_compare_missing_candidate_is_a_failing_row_not_an_error(tmp_path, capsy
 
 
 def test_compare_through_the_nightshift_cli(tmp_path):
-    ws = workspace_with_oracle(tmp_path / "ws", ORACLE.format(rtol=1e-2), REF, REF)
+    ws = workspace_with_oracle(tmp_path / "ws", ORACLE.format(rtol=1e-2), REF, perturb(REF, 1e-4))
     done = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "compare", str(ws), "--json"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -15,14 +15,17 @@ from tests.fixtures_oracle import all_text_under, oracle, perturb, spectrum, wri
 
 HEADER = "# 1:l 2:TT 3:EE 4:TE"
 REF = spectrum(200)
+SOLVED = REF.copy()
+SOLVED[:, 1:] *= 1 + 1e-12  # what a solver computes: equal to the reference to 12 digits, not a copy of it
 
 
 def entry(**kw):
     return {"name": "cl", "candidate": "out/cl.dat", "reference": "reference/cl.dat", "x": "l", **kw}
 
 
-def setup(ws, candidate=REF):
+def setup(ws, candidate=SOLVED):
     write_table(ws / "reference" / "cl.dat", REF, HEADER)
+    write_table(ws / "data" / "cl.dat", SOLVED, HEADER)  # a stand-in solver's output, copied by the commands
     if candidate is not None:
         write_table(ws / "out" / "cl.dat", candidate, HEADER)
     return ws
@@ -35,7 +38,7 @@ def strict_load(path):
 def test_passing_run_writes_a_strict_json_report(tmp_path):
     ws = setup(tmp_path / "ws")
     out = run_oracle(oracle(entry(rtol=1e-9)), ws, tmp_path / "o", None)
-    assert out.passed and out.metric == 0.0 and out.metrics == {"cl": 0.0} and out.pushback == []
+    assert out.passed and out.metric < 1e-2 and list(out.metrics) == ["cl"] and out.pushback == []
     assert out.summary.startswith("oracle: all 1 comparisons pass")
     report = strict_load(tmp_path / "o" / "oracle.json")
     assert report["passed"] and report["comparisons"][0]["columns"][0]["points"] == 200
@@ -58,7 +61,7 @@ def test_failing_run_quotes_the_worst_offenders(tmp_path):
 
 def test_command_runs_in_the_workspace_and_its_output_is_kept(tmp_path):
     ws = setup(tmp_path / "ws", None)
-    cmd = f"mkdir -p out && cp reference/cl.dat out/cl.dat && echo made && echo warn >&2"
+    cmd = "mkdir -p out && cp data/cl.dat out/cl.dat && echo made && echo warn >&2"
     out = run_oracle(oracle(entry(), command=cmd), ws, tmp_path / "o", None)
     assert out.passed, out.summary
     assert (tmp_path / "o" / "command.stdout").read_text() == "made\n"
@@ -70,7 +73,7 @@ def test_the_command_gets_no_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_TOKEN", "tok-secret")
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     ws = setup(tmp_path / "ws", None)
-    cmd = "mkdir -p out && cp reference/cl.dat out/cl.dat && env"
+    cmd = "mkdir -p out && cp data/cl.dat out/cl.dat && env"
     assert run_oracle(oracle(entry(), command=cmd), ws, tmp_path / "o", None).passed
     env = (tmp_path / "o" / "command.stdout").read_text()
     assert "OMP_NUM_THREADS=3" in env and "sk-test-secret" not in env and "tok-secret" not in env

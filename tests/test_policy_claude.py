@@ -180,3 +180,28 @@ def test_a_required_sandbox_that_cannot_run_holds_the_run_with_the_reason(worksp
     assert not fake.requests  # no shift was started without its sandbox
     from supervisor.run.inbox import send_command
     send_command(run, "stop")
+
+
+def test_a_solver_written_by_claude_that_copies_the_reference_never_passes(workspace, fake_claude, tmp_path):
+    """The real CLI writes a solver that copies the reference and claims done: the oracle command runs where the
+    reference is absent, the verdict fails, and the push-back names the finding and what to do instead."""
+    fake, seed = fake_claude
+    ws = workspace.path
+    extra, heldout = oracle_workspace(ws, tmp_path)
+    seed(ws, mode="headless", backend="local", extra=extra)
+    copier = ("import shutil, os\nos.makedirs('out', exist_ok=True)\n"
+              "shutil.copy('reference/y.dat', 'out/y.dat')\nshutil.copy('reference/y.dat', 'out/y2.dat')\n")
+    fake.push(tools(write(str(ws / "solver.py"), copier)), tools(write(str(ws / "check.txt"), "ok")),
+              tools(bash(claim("copied it"))), text("done"))
+    run = create_run(ws, resolve_config(ws))
+    threading.Thread(target=run_foreground, args=(run,), kwargs={"say": lambda _: None}, daemon=True).start()
+    pushed = wait_for(lambda: next((json.loads(l)["data"] for l in run.events.read_text().splitlines()
+                                    if '"pushback.sent"' in l), None), timeout=120, what="the push-back")
+    text_ = run.turn_file(1, pushed["turn"], "prompt.md").read_text()
+    assert "tried to read reference/y.dat" in text_ and "references are hidden while it runs" in text_, text_
+    verdict = next(json.loads(l)["data"] for l in run.events.read_text().splitlines() if '"verify.finished"' in l)
+    assert not verdict["passed"] and verdict["claimed"] == "done"
+    from supervisor.run.inbox import send_command
+    send_command(run, "stop")
+    wait_for(lambda: '"run.finished"' in run.events.read_text(), timeout=60, what="the stop")
+    assert '"outcome":"done"' not in run.events.read_text().replace(" ", "")

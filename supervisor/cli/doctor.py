@@ -69,6 +69,13 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
              f"{problem}; the PreToolUse hook refuses what it can see in a command and the integrity check at "
              "every stop restores protected files" + (" ([policy] sandbox = \"required\": runs will not start)"
                                                         if required else ""))]
+    from supervisor.verify.oracle.seal import bwrap_problem
+    sealed = bwrap_problem()
+    rows.append((True, "references vs oracle", "the oracle command runs with every reference (visible and held out) "
+                 "absent (bubblewrap)" if not sealed else
+                 f"{sealed}: visible references are moved aside while the oracle command runs; held-out references "
+                 "are NOT protected from a solver run by the same user (a store readable only by another account, "
+                 "or bubblewrap, would protect them); every verdict says so"))
     rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
                                      "recorded as policy.denied and named in the next push-back)"))
     bypass = config is not None and (config.agent.permission_mode == "bypassPermissions" or

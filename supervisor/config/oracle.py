@@ -56,6 +56,9 @@ class CompareConfig(Section):
     interpolate: Literal["none", "linear", "loglog"] = "none"
     heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
     fast: bool = False  # part of the fast oracle run at every stop
+    # A candidate equal to its reference at every point is a copy, not a pass, unless the reference is analytic
+    # and a solver can hit it exactly.
+    allow_exact: bool = False
 
     @field_validator("scale")
     @classmethod
@@ -84,6 +87,9 @@ class OracleConfig(Section):
     fast_command: str = ""  # the cheaper command of the fast oracle (default: command)
     clean_candidates: bool = True  # remove candidate files before the command runs: no stale output passes
     compare: list[CompareConfig] = Field(default_factory=list)
+    # A file of the workspace (outside the references) that holds this many of a reference's values in a row, at
+    # full printed precision, is a finding: the answers were pasted into the code. 0 turns the scan off.
+    embedded_run: int = Field(20, ge=0)
 
     @field_validator("compare")
     @classmethod

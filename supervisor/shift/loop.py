@@ -28,6 +28,7 @@ from supervisor.shift.ledger import RunLedger
 from supervisor.shift.session import AgentSession
 from supervisor.shift.turns import orientation_prompt, take_claim, write_private
 from supervisor.verify.boundary import protected_at_start, remember
+from supervisor.verify.oracle.seal import put_back
 from supervisor.verify.pipeline import StopContext, verify_stop
 
 class Supervisor:
@@ -53,6 +54,8 @@ class Supervisor:
             self.say(f"warning: {warning}")
         try:
             self.session.pending_request = (self.state["last_stop"] or {}).get("request_id")
+            if self.run_paths.references.is_dir():  # a crash while the references were moved aside for the oracle
+                put_back(self.run_paths.workspace, self.run_paths.references)
             for folder in ("refusals", "waits"):  # written by the agent's hooks; a write wakes the loop
                 (self.run_paths.root / folder).mkdir(mode=0o700, exist_ok=True)
             self.waker = Waker([self.run_paths.inbox, self.run_paths.stops, self.run_paths.shifts,

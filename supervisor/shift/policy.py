@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from supervisor.config.schema import CONFIG_NAME, Config
 from supervisor.run.paths import RunPaths, user_state_dir
 from supervisor.verify.boundary import test_files
+from supervisor.verify.oracle.seal import bwrap_problem
 
 REFERENCE = "references are read-only: produce your outputs from the solver, never from the reference files"
 
@@ -85,16 +85,8 @@ def sandbox_problem() -> str | None:
     if missing:
         return (f"{' and '.join(missing)} not installed (Debian: apt-get install bubblewrap socat); the agent's "
                 "shell runs without the sandbox")
-    try:
-        probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"],
-                               capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start ({exc}); the agent's shell runs without the sandbox"
-    if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
-        return (f"bubblewrap cannot create namespaces here ({why}: user namespaces are disabled on many clusters); "
-                "the agent's shell runs without the sandbox")
-    return None
+    problem = bwrap_problem()
+    return f"{problem}; the agent's shell runs without the sandbox" if problem else None
 
 
 # ----- refusals recorded by the hook, collected by the supervisor ------------------------------------------

@@ -67,7 +67,8 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
 
     out_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "oracle")
     out_dir.mkdir(parents=True, exist_ok=True)
-    outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full)
+    outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full,
+                         sandbox=ctx.config.policy.sandbox)
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome

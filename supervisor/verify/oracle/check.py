@@ -20,7 +20,9 @@ from supervisor.verify.oracle.compare import compare_tables
 from supervisor.config.oracle import CompareConfig, OracleConfig
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, heldout_store, resolve,
                                          restore_references)
+from supervisor.verify.oracle.copies import copy_findings
 from supervisor.verify.oracle.readers import read_table, split_part
+from supervisor.verify.oracle.seal import missing_reference_hint, move_aside, put_back, seal_for
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line, visible
 from supervisor.verify.oracle.table import OracleInputError
 from supervisor.run.paths import make_private_dir
@@ -45,13 +47,14 @@ def command_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
 
 
-def run_command(command: str, workspace: Path, timeout: float, out_dir: Path) -> dict:
-    """Run the oracle command in its own process group; stdout and stderr are kept in ``out_dir``."""
+def run_command(command: str, workspace: Path, timeout: float, out_dir: Path, prefix: list[str] | None = None) -> dict:
+    """Run the oracle command in its own process group (inside ``prefix``, the seal that hides the references);
+    stdout and stderr are kept in ``out_dir``."""
     stdout, stderr = out_dir / "command.stdout", out_dir / "command.stderr"
     started = time.monotonic()
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         try:
-            proc = subprocess.Popen(["bash", "-c", command], cwd=workspace, stdout=out, stderr=err,
+            proc = subprocess.Popen([*(prefix or []), "bash", "-c", command], cwd=workspace, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True, env=command_env())
         except OSError as exc:
             return {"command": command, "status": None, "timed_out": False, "error": str(exc)}
@@ -118,8 +121,33 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
     return entry
 
 
+def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: Path, store: Path | None,
+                    entries: list[CompareConfig], sandbox: str) -> tuple[dict, list[str]]:
+    """Run the command where no reference can be read; the result and the notes saying how far that held."""
+    visible = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
+    heldout = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if c.heldout]
+    copies = [workspace / ".nightshift" / "references"] + ([store] if store is not None else [])
+    seal = seal_for(sandbox, visible + [c for c in copies if c.exists()], heldout,
+                    heldout_store(store) if store is not None and heldout else None, workspace)
+    if seal.how == "moved" and store is None:
+        seal.notes = [n.replace("were moved out of the workspace", "stayed readable") for n in seal.notes]
+    if seal.how == "moved" and store is not None:
+        move_aside(workspace, store, visible)
+        try:
+            result = run_command(command, workspace, cfg.timeout, out_dir)
+        finally:
+            put_back(workspace, store)
+    else:
+        result = run_command(command, workspace, cfg.timeout, out_dir, seal.argv_prefix)
+    if result.get("status") not in (0, None) or result.get("timed_out"):
+        hint = missing_reference_hint(result.get("stderr_tail", []), visible, workspace)
+        if hint:
+            result["hint"] = hint
+    return result, seal.notes
+
+
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None,
-               full: bool = True) -> OracleOutcome:
+               full: bool = True, sandbox: str = "auto") -> OracleOutcome:
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -129,33 +157,47 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         tampered = [f"reference integrity could not be checked: {exc}"]
     entries = cfg.selected(full)
     command = cfg.command_for(full)
-    result = None
+    result, seal_notes = None, []
     if command:
         try:
             if cfg.clean_candidates:
                 _clean_candidates(entries, workspace)
         except OSError as exc:
             setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
-        result = run_command(command, workspace, cfg.timeout, out_dir)
+        result, seal_notes = _sealed_command(cfg, command, workspace, out_dir, store, entries, sandbox)
     started = time.monotonic()
     results = [_one(comp, workspace, store) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
+    problems += [result["hint"]] if result and result.get("hint") else []
+    problems += copy_findings(entries, results, workspace, _reference_files(cfg, workspace, store), cfg.embedded_run)
     metrics = {e["name"]: float(e["ratio"]) for e in results}
     shown = visible(results)
     passed = not problems and all(e["passed"] for e in results)
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
+    if any("NOT hidden" in n for n in seal_notes) and any(e["heldout"] for e in results):
+        summary += " [held-out references not protected from the solver on this machine]"
     report = {"v": 1, "mode": "full" if full else "fast", "passed": passed, "summary": summary,
               "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
-              "command": result, "tampered": tampered, "problems": problems,
+              "command": result, "tampered": tampered, "problems": problems, "seal": seal_notes,
               "compare_seconds": time.monotonic() - started, "comparisons": shown}
     report = strict_json(report)
     _write_json(out_dir / "oracle.json", report)
     if store is not None and any(e["heldout"] for e in results):
         _keep_private_report(store, out_dir, results)
-    lines = [p for p in problems if p not in tampered] + pushback_lines(shown)
+    lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + \
+        [f"note: {n}" for n in seal_notes if "NOT" in n]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered)
+
+
+def _reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
+    """Each comparison's reference file as the oracle reads it (a held-out one from its private copy)."""
+    out = {}
+    for comp in cfg.compare:
+        path = resolve(workspace, split_part(comp.reference)[0])
+        out[comp.name] = heldout_reference(store, comp.name, path)[0] if comp.heldout else path
+    return out
 
 
 def _keep_private_report(store: Path, out_dir: Path, results: list[dict]) -> None:

@@ -1,0 +1,143 @@
+"""The candidates must come from the solver, never from the references: the oracle command runs where no
+reference can be read (bubblewrap, or the references moved aside where it cannot run), a candidate equal to its
+reference is a copy and not a pass, and reference values pasted into the code are named with file and line.
+Each cheat is a real command against real files; the legitimate solver and the tests that read the references
+keep passing."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from supervisor.verify.oracle import protect_references, run_oracle
+from supervisor.verify.oracle.seal import MARKER, bwrap_problem, put_back
+from tests.fixtures_core import wait_for
+from tests.fixtures_oracle import oracle, spectrum, write_table
+
+HEADER = "# 1:l 2:TT 3:EE 4:TE"
+REF = spectrum(60)
+SOLVED = REF.copy()
+SOLVED[:, 1:] *= 1 + 1e-12
+
+
+def entry(**kw):
+    return {"name": "cl", "candidate": "out/cl.dat", "reference": "reference/cl.dat", "x": "l", "rtol": 1e-6, **kw}
+
+
+def workspace(tmp_path, heldout: bool = False):
+    ws = tmp_path / "ws"
+    write_table(ws / "reference" / "cl.dat", REF, HEADER)
+    write_table(ws / "data" / "cl.dat", SOLVED, HEADER)  # the solver's input in a legitimate workspace
+    (ws / "reference" / "notes.txt").write_text("how the reference was made\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    entries = [entry()]
+    if heldout:
+        write_table(tmp_path / "held" / "cl2.dat", REF, HEADER)
+        entries.append(entry(name="held", candidate="out/cl2.dat", reference=str(tmp_path / "held" / "cl2.dat"),
+                             heldout=True))
+    return ws, entries
+
+
+def need_bwrap():
+    problem = bwrap_problem()
+    if problem and os.environ.get("CI") == "true":
+        pytest.fail(f"bubblewrap is required in CI (make test installs it): {problem}")
+    if problem:
+        pytest.skip(f"bubblewrap cannot run here: {problem}")
+
+
+def test_a_legitimate_solver_passes_and_sees_its_inputs(tmp_path):
+    need_bwrap()
+    ws, entries = workspace(tmp_path)
+    cmd = "mkdir -p out && cat reference/notes.txt > out/seen.txt && cp data/cl.dat out/cl.dat"
+    out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", None)
+    assert out.passed, out.summary
+    assert (ws / "out" / "seen.txt").read_text() == "how the reference was made\n"  # a sibling stays readable
+    assert out.report["seal"] == ["references were absent while the oracle command ran (bubblewrap)"]
+
+
+def test_a_solver_that_copies_the_reference_finds_nothing_to_copy(tmp_path):
+    need_bwrap()
+    ws, entries = workspace(tmp_path)
+    out = run_oracle(oracle(*entries, command="mkdir -p out && cp reference/cl.dat out/cl.dat"), ws, tmp_path / "o",
+                     None)
+    assert not out.passed
+    hint = next(line for line in out.pushback if "tried to read reference/cl.dat" in line)
+    assert "references are hidden while it runs" in hint and "data/" in hint
+    assert (ws / "reference" / "cl.dat").exists()  # hidden from the command only
+
+
+def test_a_copy_left_in_place_is_a_finding_unless_exact_is_allowed(tmp_path):
+    ws, entries = workspace(tmp_path)
+    write_table(ws / "out" / "cl.dat", REF, HEADER)  # an earlier copy, kept (no clean-up, no command)
+    out = run_oracle(oracle(*entries, clean_candidates=False), ws, tmp_path / "o", None)
+    assert not out.passed
+    assert any(line.startswith("out/cl.dat is a copy of reference/cl.dat") and "produce it from the solver" in line
+               for line in out.pushback), out.pushback
+    exact = run_oracle(oracle(entry(allow_exact=True), clean_candidates=False), ws, tmp_path / "o2", None)
+    assert exact.passed, exact.summary
+
+
+def test_reference_values_pasted_into_the_code_are_named_with_file_and_line(tmp_path):
+    ws, entries = workspace(tmp_path)
+    values = ", ".join(repr(float(v)) for v in REF[5:30, 1])
+    (ws / "solver.py").write_text(f"import numpy\n\nTT = [\n    {values}\n]\n")
+    write_table(ws / "out" / "cl.dat", SOLVED, HEADER)
+    out = run_oracle(oracle(*entries, clean_candidates=False), ws, tmp_path / "o", None)
+    assert not out.passed
+    finding = next(line for line in out.pushback if line.startswith("solver.py:4 holds 25 of a reference's values"))
+    assert "pasted" in finding
+    short = ", ".join(repr(float(v)) for v in REF[5:15, 1])  # 10 in a row: below the run that counts
+    (ws / "solver.py").write_text(f"TT = [{short}]\n")
+    assert run_oracle(oracle(*entries, clean_candidates=False), ws, tmp_path / "o2", None).passed
+
+
+def test_held_out_references_are_absent_for_the_command_even_when_searched_for(tmp_path):
+    need_bwrap()
+    ws, entries = workspace(tmp_path, heldout=True)
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    held = entries[1]["reference"]
+    cmd = ("mkdir -p out && cp data/cl.dat out/cl.dat && "
+           f"(find / -name cl2.dat -not -path '/proc/*' 2>/dev/null | head -1 | xargs -r -I{{}} cp {{}} out/cl2.dat; "
+           f"cp {held} out/cl2.dat; true)")
+    out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", store)
+    assert not (ws / "out" / "cl2.dat").exists()  # neither the configured path nor the private copy was there
+    assert not out.passed and out.metrics["held"] == float("inf")
+
+
+def test_without_a_sandbox_the_references_are_moved_aside_and_always_put_back(tmp_path):
+    ws, entries = workspace(tmp_path, heldout=True)
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    cmd = "mkdir -p out && (ls reference > out/listing.txt) && cp data/cl.dat out/cl.dat"
+    out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", store, sandbox="off")
+    assert (ws / "out" / "listing.txt").read_text() == "notes.txt\n"  # cl.dat was away while it ran
+    assert (ws / "reference" / "cl.dat").exists() and not (store / MARKER).exists()
+    notes = " ".join(out.report["seal"])
+    assert "moved out of the workspace" in notes and "held-out references were NOT hidden" in notes
+    assert any(line.startswith("note: held-out references were NOT hidden") for line in out.pushback)
+    assert out.summary.endswith("[held-out references not protected from the solver on this machine]")
+
+
+def test_a_crash_during_the_oracle_command_is_undone_at_the_next_start(tmp_path):
+    ws, entries = workspace(tmp_path)
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    code = ("import sys; from pathlib import Path; from supervisor.verify.oracle import run_oracle; "
+            "from tests.fixtures_oracle import oracle; "
+            f"run_oracle(oracle(*{entries!r}, command='sleep 60'), Path({str(ws)!r}), Path({str(tmp_path / 'o')!r}), "
+            f"Path({str(store)!r}), sandbox='off')")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)))
+    try:
+        wait_for(lambda: (store / MARKER).exists() and not (ws / "reference" / "cl.dat").exists(), timeout=60,
+                 what="the references moved aside")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert not (ws / "reference" / "cl.dat").exists()  # the kill -9 left them away
+    put_back(ws, store)  # what the supervisor does first when it starts
+    assert (ws / "reference" / "cl.dat").exists() and not (store / MARKER).exists()
