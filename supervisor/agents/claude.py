@@ -56,6 +56,15 @@ def trust_workspace(workspace: Path) -> str:
     return f"trust for {Path(workspace).resolve()} recorded in {path}"
 
 
+def stop_hook_settings(hook_timeout: float) -> dict[str, Any]:
+    """The --settings of a supervised session: a Stop hook running `nightshift hook stop`, started the fastest way
+    (no site-packages, only this package on the path)."""
+    package_root = Path(__file__).resolve().parent.parent.parent
+    hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.shift.hook "
+            "stop")
+    return {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook, "timeout": int(hook_timeout) + 60}]}]}}
+
+
 def _price(usage: dict[str, Any], model: str) -> float:
     return usage_cost(price_for(model or "claude-opus"), usage)
 
@@ -72,12 +81,7 @@ class ClaudeAgent(Agent):
         return ctx.run.root / "claude-settings.json"
 
     def prepare(self, ctx: TurnContext) -> None:
-        # `nightshift hook stop`, started the fastest way: no site-packages (-S), only this package on the path.
-        package_root = Path(__file__).resolve().parent.parent.parent
-        hook = (f"PYTHONPATH={shlex.quote(str(package_root))} {shlex.quote(sys.executable)} -S -m supervisor.shift.hook "
-                "stop")
-        settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook,
-                                                   "timeout": int(ctx.config.agent.hook_timeout) + 60}]}]}}
+        settings = stop_hook_settings(ctx.config.agent.hook_timeout)
         path = self.settings_file(ctx)
         path.write_text(json.dumps(settings, indent=1))
         os.chmod(path, 0o600)

@@ -50,8 +50,16 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
+    found = None
+    if not args.no_check:
+        from supervisor import backends
+        from supervisor.cli.check import preflight_for_start
+        backends.preflight(config.backend.kind, config)  # a missing backend stays a one-line error, named first
+        found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
     run = create_run(ws, config)
     print(f"run {run.run_id} created in {run.root}")
+    from supervisor.cli.check import record_preflight
+    record_preflight(run, found)
     if args.foreground:
         return run_foreground(run)
     where = start_detached(run, config)
