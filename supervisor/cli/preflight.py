@@ -9,32 +9,11 @@ ones with the same context. A check that crashes becomes a FAIL line naming it, 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
-OK, NOTE, FAIL, SKIP = "ok", "note", "FAIL", "skip"
-
-
-@dataclass
-class Line:
-    status: str  # ok | note (worth knowing, not blocking) | FAIL (a run would fail; the text says the fix) | skip
-    what: str  # the part checked: config, plan, oracle, calibration, tests, agent, slurm, ...
-    text: str
-
-
-@dataclass
-class PreflightContext:
-    workspace: Path
-    out_dir: Path  # where the commands' output and the oracle report are kept
-    agent_turn: bool = False  # run one short real turn of the agent
-    job: bool = False  # Slurm: also run the tiny environment job
-    backend: str | None = None  # overrides [backend] kind, as `run --backend` does
-    agent: str | None = None  # overrides [agent] kind, as `run --agent` does
-    config: Any = None  # the Config, once the config line passed
-    baseline: dict | None = None  # the oracle's figures today: {"metric", "metrics", "summary", "report"}
-    scratch: dict = field(default_factory=dict)  # what one check leaves for another
-
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
 
 Check = Callable[[PreflightContext], Iterable[Line]]
 EXTRA_CHECKS: list[Check] = []  # the hook point: checks built outside this file (see register_check)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from supervisor.cli.preflight import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 TURN_PROMPT = "This is a start-up check by nightshift. Reply with the single word: ready. Do not use any tool."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from supervisor.cli.preflight import FAIL, NOTE, OK, Line, PreflightContext
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
 
 
 def _comparisons(ctx: PreflightContext):

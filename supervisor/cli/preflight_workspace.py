@@ -6,7 +6,7 @@ import re
 import shlex
 from typing import Iterable
 
-from supervisor.cli.preflight import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 
 
 def config_lines(ctx: PreflightContext) -> Iterable[Line]:
