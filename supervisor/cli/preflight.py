@@ -8,6 +8,7 @@ ones with the same context. A check that crashes becomes a FAIL line naming it, 
 """
 from __future__ import annotations
 
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,8 @@ def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool
                   backend: str | None = None, agent: str | None = None, scratch: dict | None = None,
                   extra: Iterable[Check] = ()) -> Preflight:
     workspace = Path(workspace).resolve()
+    if out_dir is not None:
+        shutil.rmtree(out_dir, ignore_errors=True)  # a fresh folder: no stale JUnit file or oracle report
     out_dir = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="nightshift-check-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     ctx = PreflightContext(workspace, out_dir, agent_turn=agent_turn, job=job, backend=backend, agent=agent,
