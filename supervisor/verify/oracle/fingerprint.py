@@ -1,7 +1,7 @@
 """Cheap fingerprints of the reference files, taken at `nightshift init`, so `nightshift check` can say which
 reference was edited since, however large the references are.
 
-A fingerprint is the size, the modification time and a hash of the first and last MiB: it reads at most 2 MiB
+A fingerprint is the size, the modification time and a hash of the first and last 64 KiB: it reads at most 128 KiB
 per file (a full hash of a gigabyte takes seconds). Where the full hash is also known (init copies and hashes
 references up to ``integrity``'s limit), a file whose time changed is confirmed by its full hash, so a file
 that was only touched is not reported.
@@ -16,7 +16,7 @@ from pathlib import Path
 from supervisor.verify.oracle.integrity import MANIFEST, sha256_of
 
 FINGERPRINTS = "fingerprints.json"
-EDGE = 1 << 20
+EDGE = 1 << 16  # 64 KiB at each end: a change elsewhere shows in the size or the time
 
 
 def fingerprint(path: Path) -> dict:
