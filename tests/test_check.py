@@ -197,6 +197,11 @@ def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(re
         root = ready / ".nightshift" / "runs" / run_id
         assert load_state(root)[0]["baseline"]["metrics"]["cl_class"] == pytest.approx(5.0, rel=1e-6)
         assert (root / "preflight" / "oracle" / "oracle.json").exists()
+        from supervisor.cli.oracle_verbs import history_series
+        from tui.oracle_report import history
+        labels, series, _ = history_series(root)  # `nightshift plot`: the history begins before any shift
+        assert labels[0] == "before" and series["cl_class"][0] == pytest.approx(0.005, rel=1e-6)
+        assert history([], load_state(root)[0]["baseline"])["cl_class"] == [(0, pytest.approx(5.0, rel=1e-6))]
         assert nightshift("stop", run_id).returncode in (0, 3)
         out = nightshift("run", str(ready), "--no-check")
         assert out.returncode == 0, out.stderr
