@@ -2,7 +2,7 @@
 the CLASS style, .npy, .npz and HDF5 files of ~10 MB each, generated in a temporary folder and deleted after).
 
 init reads only headers and a sample of each file and fingerprints the references (no full hash or copy above
-256 MB), so it should not depend on the folder's size. Goal (issue 16): under 2 s wall time. Prints the wall time
+64 MB), so it should not depend on the folder's size. Goal (issue 16): under 2 s wall time. Prints the wall time
 of the whole command (a fresh process: Python start-up and imports included), the time spent surveying the
 references, and the peak memory (VmHWM) of the process. Not a test: it prints figures and ratios.
 

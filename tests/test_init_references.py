@@ -100,3 +100,34 @@ def test_init_never_overwrites_an_existing_file(ws):
 def test_the_tolerance_comes_from_the_goal(goal, rtol, atol):
     found = tolerance_from_goal(goal)
     assert (found.rtol, found.atol) == pytest.approx((rtol, atol))
+
+
+def test_in_a_terminal_init_shows_what_it_found_and_asks_before_writing(ws):
+    """A real terminal (a tmux pane on a private socket): the answer n writes nothing, the answer y writes."""
+    import os
+    import shlex
+    import subprocess
+
+    from tests.fixtures_core import wait_for
+
+    require_tool("tmux")
+    sock = f"ns-test-init-{os.getpid()}"
+    init = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "supervisor.cli.main", "init", str(ws), "--goal",
+                                             GOAL, "--reference-dir", "reference"])
+    script = f"{init}; echo FIRST=$?; {init}; echo SECOND=$?; sleep 120"
+    screen = lambda: subprocess.run(["tmux", "-L", sock, "capture-pane", "-p", "-t", "init", "-S", "-200"],  # noqa
+                                    capture_output=True, text=True).stdout
+    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "init", "-x", "220", "-y", "60", script],
+                   check=True)
+    try:
+        wait_for(lambda: "with these comparisons? [Y/n]" in screen(), timeout=60, what="the question")
+        assert "compare  reference/cl_class.dat: x = l; columns TT, EE, TE" in screen()
+        subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "init", "n", "Enter"], check=True)
+        wait_for(lambda: "FIRST=1" in screen(), timeout=60, what="the first init to end")
+        assert "nothing written" in screen() and not (ws / "nightshift.toml").exists()
+        wait_for(lambda: screen().count("with these comparisons? [Y/n]") == 2, timeout=60, what="the second question")
+        subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "init", "y", "Enter"], check=True)
+        wait_for(lambda: "SECOND=0" in screen(), timeout=60, what="the second init to end")
+        assert [c.name for c in load_config(ws).oracle.compare][:2] == ["bao", "cl_class"]
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)

@@ -29,10 +29,9 @@ def check_main(workspace: Path, agent_turn: bool = False, job: bool = False) -> 
 def preflight_for_start(workspace: Path, backend: str | None = None, agent: str | None = None) -> Preflight:
     """The preflight before a run is created; PreflightFailed (one line, after the screen) when a run would
     fail. Its output is kept in the workspace state folder until the run takes it."""
-    from supervisor.run.paths import workspace_state_dir
+    from supervisor.run.paths import make_private_dir, workspace_state_dir
 
-    out_dir = workspace_state_dir(Path(workspace).resolve()) / "preflight"
-    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir = make_private_dir(workspace_state_dir(Path(workspace).resolve())) / "preflight"
     preflight = run_preflight(workspace, out_dir=out_dir, backend=backend, agent=agent)
     if preflight.failed:
         print(preflight.render())

@@ -24,7 +24,7 @@ DEFAULT_PLAN = [
     "Make every oracle comparison pass within tolerance",
     "Clean up: tests for the new code, notes current",
 ]
-COPY_LIMIT = 256 << 20  # bigger reference sets are hashed and copied when the run starts, not at init
+COPY_LIMIT = 64 << 20  # bigger reference sets are hashed and copied when the run starts, not at init (~1 s)
 
 
 class InitError(UserError):

@@ -10,11 +10,11 @@ from supervisor.cli.attach import attach_argv
 
 def preflight(path: str):
     from supervisor.cli.preflight import run_preflight
-    from supervisor.run.paths import workspace_state_dir
+    from supervisor.run.paths import make_private_dir, workspace_state_dir
     from tui.seams import Checked
 
     workspace = Path(path).expanduser().resolve()
-    found = run_preflight(workspace, out_dir=workspace_state_dir(workspace) / "preflight")
+    found = run_preflight(workspace, out_dir=make_private_dir(workspace_state_dir(workspace)) / "preflight")
     return Checked(passed=not found.failed, text=found.render(), found=found)
 
 
