@@ -224,3 +224,36 @@ def test_a_failing_preflight_starts_no_run(ready):
 def _events(ws: Path, run_id: str) -> list[dict]:
     path = ws / ".nightshift" / "runs" / run_id / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_reference_deleted_after_init_is_named_and_one_only_touched_is_not(ready):
+    os.utime(ready / "reference" / "growth.npz", (1, 1))  # the same bytes, another time: the full hash decides
+    (ready / "reference" / "bao.csv").unlink()
+    out = check(ready)
+    assert out.returncode == 1
+    assert any("references" in p and "reference/bao.csv does not exist" in p for p in problems(out)), out.stdout
+    assert not any("growth" in p for p in problems(out)), out.stdout
+
+
+def test_checks_built_elsewhere_plug_into_the_hook_point(tmp_path):
+    """The agent's boundary (#10) and the references out of reach (#14) add their lines through EXTRA_CHECKS."""
+    require_tool("git")
+    from supervisor.cli import preflight as pf
+
+    ws = build_workspace(tmp_path / "demo")
+
+    def boundary_lines(ctx):
+        yield pf.Line(pf.NOTE, "boundary", f"seen with a valid config: {ctx.config.agent.kind}")
+
+    def broken_lines(ctx):
+        raise RuntimeError("boom")
+
+    pf.register_check(boundary_lines)
+    pf.register_check(boundary_lines)  # once however often
+    try:
+        found = pf.run_preflight(ws, out_dir=tmp_path / "out", extra=[broken_lines])
+    finally:
+        pf.EXTRA_CHECKS.remove(boundary_lines)
+    rows = [(l.status, l.what, l.text) for l in found.lines]
+    assert rows[-2] == ("note", "boundary", "seen with a valid config: demo")
+    assert rows[-1] == ("FAIL", "broken_lines", "the check itself failed: RuntimeError: boom") and found.failed
