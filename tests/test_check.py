@@ -257,3 +257,13 @@ def test_checks_built_elsewhere_plug_into_the_hook_point(tmp_path):
     rows = [(l.status, l.what, l.text) for l in found.lines]
     assert rows[-2] == ("note", "boundary", "seen with a valid config: demo")
     assert rows[-1] == ("FAIL", "broken_lines", "the check itself failed: RuntimeError: boom") and found.failed
+
+
+def test_the_trust_fix_works_on_a_workspace_that_exists(ready, tmp_path):
+    require_tool("claude")
+    ws = claude_workspace(ready, tmp_path / "cfg", trusted=False)
+    env = no_credentials_env(tmp_path / "cfg", ANTHROPIC_API_KEY="k")
+    assert "not trusted" in check(ws, env=env).stdout
+    out = nightshift("init", str(ws), "--trust", env=env, input="y\n")  # nothing rewritten, trust recorded
+    assert out.returncode == 0 and "trust for" in out.stdout, out.stderr
+    assert check(ws, env=env).returncode == 0

@@ -17,6 +17,8 @@ def cmd_init(args) -> int:
     from supervisor.cli.init_references import describe
 
     ws = Path(args.dir)
+    if args.trust and (ws / "nightshift.toml").exists() and not args.force:  # a workspace already: trust only
+        return _record_trust(ws)
     asking = sys.stdin.isatty() and sys.stdout.isatty() and not args.yes  # with --yes or no terminal: unattended
     goal = args.goal
     if asking and not goal:
@@ -34,12 +36,17 @@ def cmd_init(args) -> int:
     written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
     if args.trust:
-        answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
-        if answer.strip().lower() in ("y", "yes"):
-            from supervisor.agents.claude import trust_workspace
-            print(f"nightshift: {trust_workspace(ws.resolve())}")
+        _record_trust(ws)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
           "and `nightshift run`")
+    return 0
+
+
+def _record_trust(ws: Path) -> int:
+    answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
+    if answer.strip().lower() in ("y", "yes"):
+        from supervisor.agents.claude import trust_workspace
+        print(f"nightshift: {trust_workspace(ws.resolve())}")
     return 0
 
 
