@@ -131,3 +131,24 @@ def test_in_a_terminal_init_shows_what_it_found_and_asks_before_writing(ws):
         assert [c.name for c in load_config(ws).oracle.compare][:2] == ["bao", "cl_class"]
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
+
+
+def test_every_data_set_init_finds_is_read_the_same_by_the_oracle(tmp_path):
+    """Containers with odd members (a number beside the columns, a 2-D matrix): what peek names, the reader reads."""
+    import h5py
+    import numpy as np
+
+    from supervisor.verify.oracle.peek import peek_file
+    from supervisor.verify.oracle.readers import read_table
+
+    with h5py.File(tmp_path / "odd.h5", "w") as handle:
+        group = handle.create_group("background")
+        group["z"], group["H"], group["omega_b"] = np.linspace(0, 1, 10), np.linspace(1, 2, 10), 0.022
+        handle["matrix"] = np.ones((5, 3))
+    np.savez(tmp_path / "odd.npz", x=np.arange(5.0), y=np.arange(5.0) ** 2, h=np.float64(0.7))
+    for path in (tmp_path / "odd.h5", tmp_path / "odd.npz"):
+        found = peek_file(path)
+        assert found
+        for data in found:
+            table = read_table(path, data.part)
+            assert len(table.columns) == len(data.sample.columns) and table.names == data.sample.names

@@ -131,7 +131,11 @@ def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, t
 
 
 def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int]) -> list[tuple[str | None, Table]]:
-    """Columns of one length as one table; anything else one data set per array."""
+    """Columns of one length as one table (read whole by the oracle's reader, as here); anything else, a 0-d
+    member among them included, one data set per array, 0-d members left out (a number is not a table)."""
+    scalars = {k for k, a in arrays.items() if a.ndim == 0}
+    if scalars:
+        return [(k, table_from_array(f"{where}:{k}", a)) for k, a in arrays.items() if k not in scalars]
     ones = {k: a for k, a in arrays.items() if a.ndim == 1}
     if len(ones) == len(arrays) and len(arrays) > 1 and len(set(lengths.values())) == 1:
         width = min(len(a) for a in arrays.values())
@@ -167,11 +171,11 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     with h5py.File(path, "r") as handle:
         groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
         for group in groups:
-            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset) and v.shape != ()}
-            if not members:
+            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset)}
+            if not any(v.shape != () for v in members.values()):
                 continue
-            arrays = {k: np.asarray(v[:SAMPLE_ROWS]) for k, v in members.items()}
-            lengths = {k: v.shape[0] for k, v in members.items()}
+            arrays = {k: np.asarray(v[()] if v.shape == () else v[:SAMPLE_ROWS]) for k, v in members.items()}
+            lengths = {k: v.shape[0] if v.shape else 0 for k, v in members.items()}
             prefix = group.name.rstrip("/")
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
