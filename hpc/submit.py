@@ -14,14 +14,17 @@ from hpc.client import make_client
 from hpc.errors import SlurmError, SubmitRejected
 
 
-def submit_run(workspace: Path, backend: str | None = None) -> tuple[str, int]:
-    """Create the run and queue the first job of its chain; (run id, job id)."""
+def submit_run(workspace: Path, backend: str | None = None, on_created=None) -> tuple[str, int]:
+    """Create the run and queue the first job of its chain; (run id, job id). ``on_created(run)`` is called
+    once the run exists, before its job is queued (the face records the preflight there)."""
     from supervisor.shift.launcher import create_run, finish_unsupervised, resolve_config
 
     backend = backend or ("tmux" if shutil.which("tmux") else "local")
     config = resolve_config(workspace, backend=backend)
     client = make_client(config.slurm.client)  # fails early, before a run exists, when Slurm is missing
     run = create_run(workspace, config)
+    if on_created is not None:
+        on_created(run)
     write_chain_script(run, config.slurm)
     try:
         return run.run_id, submit_link(run, client, by="nightshift submit")
@@ -30,9 +33,9 @@ def submit_run(workspace: Path, backend: str | None = None) -> tuple[str, int]:
         raise
 
 
-def submit_main(workspace: Path, backend: str | None = None) -> int:
+def submit_main(workspace: Path, backend: str | None = None, on_created=None) -> int:
     try:
-        run_id, job_id = submit_run(Path(workspace), backend)
+        run_id, job_id = submit_run(Path(workspace), backend, on_created)
     except SubmitRejected as exc:  # Slurm's words verbatim, then where the request comes from
         print(f"nightshift: {exc} (the request comes from [slurm] in nightshift.toml)", file=sys.stderr)
         return 2

@@ -120,13 +120,19 @@ class RunActions:
     def action_start_run(self) -> None:
         from tui.screens.start_run import StartRunScreen
 
-        self.push_screen(StartRunScreen(), lambda path: self.start_run_in(Path(path)) if path else None)
+        def picked(choice) -> None:
+            if isinstance(choice, tuple):  # (path, the preflight's result): the run records it
+                self.start_run_in(Path(choice[0]), choice[1])
+            elif choice:
+                self.start_run_in(Path(choice))
+        self.push_screen(StartRunScreen(check=self.seams.preflight), picked)
 
     @work(thread=True, exit_on_error=False, group="commands")
-    def start_run_in(self, workspace: Path) -> None:
+    def start_run_in(self, workspace: Path, checked=None) -> None:
         self.call_from_thread(self.notify, f"starting a run in {workspace} ...", timeout=3)
         try:
-            run, where = self.seams.start_run(workspace)
+            run, where = self.seams.start_run(workspace) if checked is None else \
+                self.seams.start_run(workspace, checked)
         except ActionError as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
             return

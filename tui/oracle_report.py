@@ -115,13 +115,16 @@ def num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def history(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[int, float | None]]]:
-    """Per comparison, (verdict index, worst error / tolerance) from the fold's ``metrics`` list.
+def history(metrics: list[dict[str, Any]], baseline: dict[str, Any] | None = None
+            ) -> dict[str, list[tuple[int, float | None]]]:
+    """Per comparison, (verdict index, worst error / tolerance) from the fold's ``metrics`` list, preceded by the
+    preflight's figures when the run has them (``baseline``: the oracle before the agent's first change).
 
     ``values`` may map a comparison to a number or to a dict holding it; the headline is kept as "all".
     """
     series: dict[str, list[tuple[int, float | None]]] = {}
-    for i, entry in enumerate(metrics):
+    before = [{"metric": baseline.get("metric"), "values": baseline.get("metrics") or {}}] if baseline else []
+    for i, entry in enumerate(before + list(metrics)):
         values = entry.get("values") or {}
         if isinstance(values, dict):
             for name, v in values.items():

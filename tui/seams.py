@@ -75,9 +75,19 @@ def attach_argv(run: RunPaths) -> list[str] | None:
 
 
 @dataclass
+class Checked:
+    """The preflight's result as the start-run form shows it; ``found`` is handed back to ``start_run``."""
+
+    passed: bool
+    text: str  # the preflight's screen, one line per check
+    found: Any = None
+
+
+@dataclass
 class Seams:
     """What the app calls to act; tests swap a field for a recorder without touching the rest."""
 
     send: Callable[..., Ack] = send
-    start_run: Callable[[Path], tuple[RunPaths, str]] = start_run
+    start_run: Callable[..., tuple[RunPaths, str]] = start_run  # (workspace[, checked]) -> (run, where)
     attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
+    preflight: Callable[[str], Checked] | None = None  # the face's `nightshift check`; None: start unchecked

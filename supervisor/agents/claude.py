@@ -56,6 +56,11 @@ def trust_workspace(workspace: Path) -> str:
     return f"trust for {Path(workspace).resolve()} recorded in {path}"
 
 
+def stop_hook_settings(hook_timeout: float) -> dict[str, Any]:
+    """The Stop hook alone, as a supervised session gets it (the preflight proves it runs)."""
+    return claude_settings(None, int(hook_timeout) + 60, [], [])
+
+
 def _price(usage: dict[str, Any], model: str) -> float:
     return usage_cost(price_for(model or "claude-opus"), usage)
 

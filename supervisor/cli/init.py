@@ -1,6 +1,9 @@
 """`nightshift init`: make a folder a nightshift workspace (CLAUDE.md, CHANGELOG.md, nightshift.toml, .gitignore).
 
-Never overwrites an existing file without ``--force``; a plain folder becomes a git repository.
+With ``--reference-dir`` the [oracle] section comes from what the references hold (cli/init_references.py).
+Never overwrites an existing file without ``--force``; a plain folder becomes a git repository. The references
+are fingerprinted (cheap at any size) and, up to ``COPY_LIMIT`` in all, hashed and copied, so a change made
+before the first run is found by `nightshift check` and undone when the run starts.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor import gitops
+from supervisor.cli.init_references import Survey, oracle_section, survey_references
 from supervisor.config.schema import CONFIG_NAME, parse_config
 from supervisor.resources import render
 from supervisor.errors import UserError
@@ -20,6 +24,7 @@ DEFAULT_PLAN = [
     "Make every oracle comparison pass within tolerance",
     "Clean up: tests for the new code, notes current",
 ]
+COPY_LIMIT = 64 << 20  # bigger reference sets are hashed and copied when the run starts, not at init (~1 s)
 
 
 class InitError(UserError):
@@ -32,6 +37,8 @@ class InitOptions:
     test_command: str = ""
     verify_commands: list[str] = field(default_factory=list)
     reference_dir: str = ""
+    candidate_dir: str = "out"
+    survey: Survey | None = None  # what was found in reference_dir (looked at once, shown, then written)
     agent: str = "claude"
     plan: list[str] = field(default_factory=list)
     oracle_block: str = ""  # a ready [oracle] section (the demo supplies its own)
@@ -42,17 +49,20 @@ def _toml(value: object) -> str:
     return json.dumps(value)  # JSON strings and lists of strings are valid TOML
 
 
-def oracle_block_for(reference_dir: Path, workspace: Path) -> str:
-    """An [oracle] section with one comparison per reference file, to be edited by the user."""
-    files = sorted(p for p in (workspace / reference_dir).rglob("*") if p.is_file())
-    if not files:
-        return ""
-    out = ['\n[oracle]\ncommand = ""              # the command that writes the candidate outputs\ntimeout = "30m"\n']
-    for path in files:
-        rel = path.relative_to(workspace)
-        out.append(f'\n[[oracle.compare]]\nname = {_toml(path.stem)}\ncandidate = {_toml("out/" + path.name)}\n'
-                   f'reference = {_toml(str(rel))}\nrtol = 1e-3\n')
-    return "".join(out)
+def survey_for(workspace: Path, opts: InitOptions) -> Survey | None:
+    """What the reference folder holds; InitError when it holds no data file at all."""
+    if not opts.reference_dir:
+        return None
+    if opts.survey is not None:
+        return opts.survey
+    if not (workspace / opts.reference_dir).is_dir():
+        raise InitError(f"--reference-dir {opts.reference_dir}: no such folder in {workspace}")
+    survey = survey_references(workspace, opts.reference_dir, opts.candidate_dir, opts.goal)
+    if not survey.comparisons:
+        skipped = "; ".join(f"{rel} ({why})" for rel, why in survey.skipped[:4]) or "it is empty"
+        raise InitError(f"--reference-dir {opts.reference_dir}: no data file to compare ({skipped}); the oracle "
+                        "needs reference outputs: text tables, CSV/TSV, .npy/.npz, HDF5 or JSON")
+    return survey
 
 
 def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
@@ -60,10 +70,9 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     workspace = workspace.resolve()
     if not workspace.is_dir():
         raise InitError(f"{workspace} is not a folder; create it first or give an existing one")
-    if opts.reference_dir and not (workspace / opts.reference_dir).is_dir():
-        raise InitError(f"--reference-dir {opts.reference_dir}: no such folder in {workspace}")
     goal = opts.goal or "(state the goal here: what must be true, measured how)"
-    oracle = opts.oracle_block or (oracle_block_for(Path(opts.reference_dir), workspace) if opts.reference_dir else "")
+    survey = None if opts.oracle_block else survey_for(workspace, opts)
+    oracle = opts.oracle_block or (oracle_section(survey) if survey else "")
     files = {
         "CLAUDE.md": render("CLAUDE.md.template", goal=goal, test_command=opts.test_command or "(none yet)",
                             plan="\n".join(f"- [ ] {item}" for item in (opts.plan or DEFAULT_PLAN)),
@@ -87,9 +96,31 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     gitops.exclude_state_dir(repo)
     config = parse_config(files[CONFIG_NAME], CONFIG_NAME)
     if config.oracle is not None and config.oracle.compare:
-        # Hash the references now, so a change made before the first run is caught too.
-        from supervisor.verify.oracle import protect_references
-        from supervisor.run.paths import make_private_dir, workspace_state_dir
-        store = make_private_dir(workspace_state_dir(workspace) / "references")
-        protect_references(config.oracle, workspace, store)
+        guard_references(config.oracle, workspace)
     return [*files, ".gitignore"]
+
+
+def reference_files(oracle, workspace: Path) -> dict[str, Path]:
+    """Each visible reference file of the comparisons (spec without its part -> path)."""
+    from supervisor.verify.oracle.integrity import resolve
+    from supervisor.verify.oracle.readers import split_part
+
+    found = {}
+    for comp in oracle.compare:
+        if not comp.heldout:
+            rel = split_part(comp.reference)[0]
+            found[rel] = resolve(workspace, rel)
+    return found
+
+
+def guard_references(oracle, workspace: Path) -> None:
+    """Fingerprint the references now, and hash and copy them when they are small enough to do it quickly."""
+    from supervisor.run.paths import make_private_dir, workspace_state_dir
+    from supervisor.verify.oracle import protect_references
+    from supervisor.verify.oracle.fingerprint import record_fingerprints
+
+    store = make_private_dir(workspace_state_dir(workspace) / "references")
+    files = reference_files(oracle, workspace)
+    record_fingerprints(files, store)
+    if sum(p.stat().st_size for p in files.values() if p.is_file()) <= COPY_LIMIT:
+        protect_references(oracle, workspace, store)

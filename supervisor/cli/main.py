@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--goal", default="")
     s.add_argument("--test-command", default="")
     s.add_argument("--verify-command", action="append", default=[], dest="verify_commands")
-    s.add_argument("--reference-dir", default="")
+    s.add_argument("--reference-dir", default="", help="the reference outputs: one comparison per data set")
+    s.add_argument("--candidate-dir", default="out", help="where the oracle command writes the candidates")
+    s.add_argument("-y", "--yes", action="store_true", help="do not ask; write what was found")
     s.add_argument("--agent", choices=["claude", "command", "demo"], default="claude")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
     s.add_argument("--trust", action="store_true", help="record Claude Code workspace trust (asks first)")
@@ -38,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--foreground", action="store_true")
     s.add_argument("--backend", choices=["tmux", "local", "slurm"])
     s.add_argument("--agent", choices=["claude", "command", "demo"])
+    s.add_argument("--no-check", action="store_true", help="skip the preflight (the run's log says so)")
+
+    s = sub.add_parser("check", help="the preflight: what would make a run fail, each with its fix")
+    s.add_argument("dir", nargs="?", default=".")
+    s.add_argument("--agent-turn", action="store_true", help="also run one short real turn of the agent")
+    s.add_argument("--job", action="store_true", help="Slurm: also run the tiny environment job")
 
     s = sub.add_parser("resume", help="continue a paused run, or one whose supervisor is gone")
     s.add_argument("run")
@@ -88,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run", nargs="?", help="open this run directly")
     s = sub.add_parser("submit", help="the whole run as a self-continuing Slurm batch job")
     s.add_argument("dir", nargs="?", default=".")
+    s.add_argument("--no-check", action="store_true", help="skip the preflight (the run's log says so)")
     s = sub.add_parser("supervise", help=argparse.SUPPRESS)
     s.add_argument("run_dir")
     return p
@@ -114,9 +123,17 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
         return doctor_main(Path(args.dir))
+    if verb == "check":
+        from supervisor.cli.check import check_main
+        return check_main(Path(args.dir), agent_turn=args.agent_turn, job=args.job)
     if verb == "submit":
         from hpc.submit import submit_main
-        return submit_main(Path(args.dir))
+        from supervisor.cli.check import preflight_for_start, record_preflight
+        from hpc.client import make_client
+        from supervisor.config.schema import load_config
+        make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
+        found = None if args.no_check else preflight_for_start(Path(args.dir))
+        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found))
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)
 

@@ -76,8 +76,13 @@ def render_table(report: dict) -> str:
 
 
 def load_history(run_root: Path) -> list[tuple[int, int, dict]]:
-    """Every verdict's oracle report of a run, in order: (shift, turn, report)."""
+    """Every verdict's oracle report of a run, in order: (shift, turn, report); the preflight's report, the
+    oracle before the agent's first change, comes first as shift 0."""
     out = []
+    try:
+        out.append((0, 0, json.loads((Path(run_root) / "preflight" / "oracle" / "oracle.json").read_text())))
+    except (OSError, ValueError):
+        pass  # started with --no-check, or before the preflight existed
     for path in Path(run_root).glob("shifts/*/t*.oracle/oracle.json"):
         match = HISTORY.search(path.as_posix())
         if not match:
@@ -103,7 +108,7 @@ def history_series(run_root: Path) -> tuple[list[str], dict[str, list[float]], d
     """(verdict labels, worst relative error per comparison per verdict, tolerance line per comparison)."""
     history = load_history(run_root)
     rtols = _rtols(run_root)
-    labels = [f"s{s}t{t}" for s, t, _ in history]
+    labels = [f"s{s}t{t}" if s else "before" for s, t, _ in history]
     series: dict[str, list[float]] = {}
     tolerance: dict[str, float] = {}
     for n, (_, _, report) in enumerate(history):

@@ -1,11 +1,45 @@
 """What the face hands the TUI: its default actions, with attach replaced by the face's, which also knows runs
-whose agent lives in a Slurm chain job (hpc/), something the TUI itself does not import."""
+whose agent lives in a Slurm chain job (hpc/), something the TUI itself does not import; and the preflight,
+which the start-run form shows before it starts a run (the run then records it, as `nightshift run` does)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from supervisor.cli.attach import attach_argv
+
+
+def preflight(path: str):
+    from supervisor.cli.preflight import run_preflight
+    from supervisor.run.paths import make_private_dir, workspace_state_dir
+    from tui.seams import Checked
+
+    workspace = Path(path).expanduser().resolve()
+    found = run_preflight(workspace, out_dir=make_private_dir(workspace_state_dir(workspace)) / "preflight")
+    return Checked(passed=not found.failed, text=found.render(), found=found)
+
+
+def start_run(workspace: Path, checked=None):
+    """The TUI's default start, with the preflight it showed recorded in the new run's log."""
+    from supervisor.cli.check import record_preflight
+    from supervisor.errors import is_user_error
+    from supervisor.shift.launcher import create_run, resolve_config, start_detached
+    from tui.seams import ActionError, start_run as unchecked
+
+    if checked is None:
+        return unchecked(workspace)
+    workspace = Path(workspace).expanduser().resolve()
+    try:
+        config = resolve_config(workspace)
+        run = create_run(workspace, config)
+        record_preflight(run, checked.found, say=lambda _: None)
+        return run, start_detached(run, config)
+    except Exception as exc:  # noqa: BLE001 - a user's error becomes a notice; a bug still surfaces
+        if is_user_error(exc):
+            raise ActionError(str(exc)) from None
+        raise
 
 
 def face_seams():
     from tui.seams import Seams
 
-    return Seams(attach_argv=attach_argv)
+    return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run)

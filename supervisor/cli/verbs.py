@@ -13,19 +13,40 @@ from supervisor.run.registry import entries, find_run
 
 
 def cmd_init(args) -> int:
-    from supervisor.cli.init import InitOptions, init_workspace
+    from supervisor.cli.init import InitOptions, init_workspace, survey_for
+    from supervisor.cli.init_references import describe
 
     ws = Path(args.dir)
-    written = init_workspace(ws, InitOptions(goal=args.goal, test_command=args.test_command,
-                                             verify_commands=args.verify_commands, reference_dir=args.reference_dir,
-                                             agent=args.agent, force=args.force))
+    if args.trust and (ws / "nightshift.toml").exists() and not args.force:  # a workspace already: trust only
+        return _record_trust(ws)
+    asking = sys.stdin.isatty() and sys.stdout.isatty() and not args.yes  # with --yes or no terminal: unattended
+    goal = args.goal
+    if asking and not goal:
+        goal = input("The goal (what must be true, measured how, e.g. 'agree with CLASS to 0.1%'): ").strip()
+    opts = InitOptions(goal=goal, test_command=args.test_command, verify_commands=args.verify_commands,
+                       reference_dir=args.reference_dir, candidate_dir=args.candidate_dir, agent=args.agent,
+                       force=args.force)
+    if args.reference_dir and ws.resolve().is_dir():
+        opts.survey = survey_for(ws.resolve(), opts)
+        print(f"nightshift: in {args.reference_dir}/ found:")
+        print("\n".join(describe(opts.survey)))
+        if asking and input("Write nightshift.toml with these comparisons? [Y/n] ").strip().lower() in ("n", "no"):
+            print("nightshift: nothing written")
+            return 1
+    written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
     if args.trust:
-        answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
-        if answer.strip().lower() in ("y", "yes"):
-            from supervisor.agents.claude import trust_workspace
-            print(f"nightshift: {trust_workspace(ws.resolve())}")
-    print("next: edit the goal, plan and [oracle] in CLAUDE.md / nightshift.toml, then `nightshift run`")
+        _record_trust(ws)
+    print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
+          "and `nightshift run`")
+    return 0
+
+
+def _record_trust(ws: Path) -> int:
+    answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
+    if answer.strip().lower() in ("y", "yes"):
+        from supervisor.agents.claude import trust_workspace
+        print(f"nightshift: {trust_workspace(ws.resolve())}")
     return 0
 
 
@@ -36,8 +57,16 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
+    found = None
+    if not args.no_check:
+        from supervisor import backends
+        from supervisor.cli.check import preflight_for_start
+        backends.preflight(config.backend.kind, config)  # a missing backend stays a one-line error, named first
+        found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
     run = create_run(ws, config)
     print(f"run {run.run_id} created in {run.root}")
+    from supervisor.cli.check import record_preflight
+    record_preflight(run, found)
     if args.foreground:
         return run_foreground(run)
     where = start_detached(run, config)

@@ -14,6 +14,8 @@ budget.exceeded  what limit value               breaker.tripped stops reason
 run.paused       reason                         run.resumed by
 command.accepted id verb                        command.rejected id verb reason
 slurm.job_changed job_id state reason node      run.finished outcome reason
+preflight.finished passed problems metric metrics summary report (the baseline: the oracle before any shift)
+preflight.skipped  reason
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def empty_state() -> dict[str, Any]:
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
-        "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None,
+        "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
     }
 
 
@@ -68,6 +70,9 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             state[key] = data.get(key)
         state["created"] = ts
         state["accepted_base"] = data.get("base")
+    elif kind == "preflight.finished":  # the accuracy history's starting point, before the agent's first change
+        state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
+                             "summary": data.get("summary"), "passed": data.get("passed")}
     elif kind == "shift.started":
         state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working",
                      token=data.get("token"), shift_base=data.get("base"), launch_turn=1, target=None)

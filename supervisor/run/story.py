@@ -9,6 +9,12 @@ def describe(event: dict[str, Any]) -> str | None:
     at = f"shift {n}: " if n else ""
     if kind == "run.created":
         return f"run {d.get('run_id')} created: {d.get('goal') or '(no goal)'} [{d.get('agent')} agent, {d.get('backend')}]"
+    if kind == "preflight.finished":
+        figure = f"; oracle today: {d.get('summary')}" if d.get("summary") else ""
+        return f"preflight {'passed' if d.get('passed') else 'found problems: ' + '; '.join(d.get('problems') or [])}" \
+               f"{figure}"
+    if kind == "preflight.skipped":
+        return f"preflight skipped ({d.get('reason')})"
     if kind == "shift.started":
         return f"{at}started"
     if kind == "agent.started":

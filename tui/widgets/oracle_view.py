@@ -69,7 +69,7 @@ class OracleView(Vertical):
         if key == self._shown:
             return
         self._shown = key
-        self.query_one(OracleHistoryPlot).set_series(history(metrics))
+        self.query_one(OracleHistoryPlot).set_series(history(metrics, state.get("baseline")))
         self.load(report_path(self.run, state), metrics[-1] if metrics else None, state.get("best_metric"))
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="oracle")

@@ -32,6 +32,19 @@ def _delimiter_for(path: Path, first_data: str) -> str | None:
     return "," if "," in first_data else None
 
 
+def _with_units(words: list[str]) -> list[str]:
+    """Units in parentheses kept with their name: CAMB's "k/h  P (h^-1 Mpc)^3" names two columns, not four."""
+    out: list[str] = []
+    for word in words:
+        open_parens = out[-1].count("(") - out[-1].count(")") + out[-1].count("[") - out[-1].count("]") \
+            if out else 0
+        if out and (word[:1] in "([" or open_parens > 0):
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
+
+
 def _header_names(comments: list[str], named_row: str | None, n: int, delimiter: str | None) -> list[str | None]:
     """Column names from a header row, or else from the last ``#`` comment line that names ``n`` columns."""
     if named_row is not None:
@@ -46,6 +59,8 @@ def _header_names(comments: list[str], named_row: str | None, n: int, delimiter:
         names = _split(body, delimiter)
         if len(names) == n:
             return list(names)
+        if delimiter is None and len(names) > n and len(_with_units(names)) == n:
+            return _with_units(names)
     return [None] * n
 
 

@@ -1,0 +1,188 @@
+"""What `nightshift init --reference-dir` finds in the references, and the [oracle] section it writes from it.
+
+Every file is looked at with the oracle's own readers (``verify.oracle.peek``: headers and a sample only), so a
+comparison written here reads its reference exactly as the oracle will. One comparison per data set: the x
+column is the first monotonic one (by name when the header names it), the value columns are the others, by
+name; the tolerance comes from the goal when it states one. Files that are not data are listed, not compared.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
+from supervisor.verify.oracle.table import OracleInputError
+
+DEFAULT_RTOL = 1e-3
+# Never data: code, notes, documents, pictures, archives. Anything else is tried with the readers.
+NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl": "a script", ".r": "a script",
+            ".m": "a script", ".c": "source code", ".h": "source code", ".cpp": "source code",
+            ".f90": "source code", ".f": "source code", ".md": "notes", ".rst": "notes", ".pdf": "a document",
+            ".ini": "settings", ".cfg": "settings", ".yaml": "settings", ".yml": "settings", ".toml": "settings",
+            ".png": "a picture", ".jpg": "a picture", ".jpeg": "a picture", ".svg": "a picture",
+            ".gz": "an archive", ".tar": "an archive", ".tgz": "an archive", ".zip": "an archive",
+            ".xz": "an archive", ".bz2": "an archive", ".pkl": "a pickle", ".so": "a binary", ".o": "a binary"}
+X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "a", "tau")
+
+NUM = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|10\s*(?:\^|\*\*)\s*[-+]?\d+|10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+PERCENT = re.compile(NUM + r"\s*(?:%|percent|per ?cent)", re.IGNORECASE)
+WORDED = re.compile(NUM + r"\s*(?:in\s+)?(relative|rel\b|rtol|absolute|abs\b|atol)", re.IGNORECASE)
+SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE]-\d+|10\s*(?:\^|\*\*)\s*-\d+|10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+@dataclass
+class Tolerance:
+    rtol: float
+    atol: float = 0.0
+    source: str = ""  # the goal's words it came from; "" for the default
+
+    def comment(self) -> str:
+        if self.source:
+            return f"tolerance from the goal ({self.source!r})"
+        return (f"rtol = {DEFAULT_RTOL:g} is a default: the goal states no tolerance (like \"0.1%\" or "
+                "\"1e-6 relative\"); set rtol/atol per comparison below")
+
+
+def _number(text: str) -> float:
+    text = text.translate(SUPERSCRIPT).replace(" ", "")
+    match = re.fullmatch(r"10(?:\^|\*\*)([-+]?\d+)|10(-\d+)", text)  # 10^-6, 10**-6, 10⁻⁶ (not 100)
+    if match:
+        return 10.0 ** int(match.group(1) or match.group(2))
+    return float(text)
+
+
+def tolerance_from_goal(goal: str) -> Tolerance:
+    """"to 0.1%" -> rtol 1e-3; "1e-6 relative" -> rtol 1e-6; "1e-10 absolute" -> atol 1e-10; else the default."""
+    rtol = atol = None
+    sources = []
+    for match in WORDED.finditer(goal):
+        value = _number(match.group(1))
+        if match.group(2).lower().startswith(("abs", "atol")):
+            atol = value if atol is None else atol
+        elif rtol is None:
+            rtol = value
+        sources.append(match.group(0))
+    if rtol is None and (match := PERCENT.search(goal)):
+        rtol = _number(match.group(1)) / 100
+        sources.append(match.group(0))
+    if rtol is None and atol is None and (match := SCIENTIFIC.search(goal)):
+        rtol = _number(match.group(1))
+        sources.append(match.group(0))
+    if rtol is None and atol is None:
+        return Tolerance(DEFAULT_RTOL)
+    return Tolerance(rtol if rtol is not None else 0.0, atol or 0.0, ", ".join(sources))
+
+
+@dataclass
+class Comparison:
+    name: str
+    reference: str
+    candidate: str
+    x: str | int | None
+    columns: list[str | int]
+    rows_seen: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Survey:
+    comparisons: list[Comparison]
+    skipped: list[tuple[str, str]]  # (file relative to the workspace, why it is not compared)
+    tolerance: Tolerance
+
+
+def pick_x(names: list[str | None], columns) -> int | None:
+    """The x column: a monotonic column, preferring a usual grid name, else the first monotonic one."""
+    monotonic = [i for i, c in enumerate(columns) if looks_monotonic(c)]
+    if not monotonic or len(columns) < 2:
+        return None
+    for wanted in X_NAMES:
+        for i in monotonic:
+            name = names[i]
+            if name is not None and re.split(r"[\s(/\[]", name.strip(), maxsplit=1)[0] == wanted:
+                return i
+    return monotonic[0]
+
+
+def _comparison(ws_rel: str, under_ref: str, candidate_dir: str, data: DataSet, name: str) -> Comparison:
+    table = data.sample
+    x = pick_x(table.names, table.columns)
+    key = lambda i: table.names[i] if table.names[i] is not None else i  # noqa: E731
+    columns = [key(i) for i in range(len(table.columns)) if i != x]
+    suffix = f":{data.part}" if data.part else ""
+    notes = list(data.warnings)
+    if x is None and len(table.columns) > 1:
+        notes.append("no monotonic column in the first rows: compared row by row (set x if there is a grid)")
+    return Comparison(name=name, reference=ws_rel + suffix, candidate=f"{candidate_dir}/{under_ref}{suffix}",
+                      x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes)
+
+
+def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = "out", goal: str = "") -> Survey:
+    """Look at every file under ``reference_dir`` (relative to ``workspace``); nothing is written."""
+    root = (workspace / reference_dir).resolve()
+    comparisons: list[Comparison] = []
+    skipped: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        ws_rel = str(path.relative_to(workspace.resolve()))
+        under = str(path.relative_to(root))
+        if path.name.startswith(".") or path.suffix.lower() in NOT_DATA:
+            skipped.append((ws_rel, NOT_DATA.get(path.suffix.lower(), "a hidden file")))
+            continue
+        try:
+            found = peek_file(path)
+        except OracleInputError as exc:
+            skipped.append((ws_rel, f"{exc.kind}: {str(exc).replace(str(path) + ': ', '')}"))
+            continue
+        for data in found:
+            base = str(Path(under).with_suffix("")).replace("/", "-")
+            name = base + (f"-{data.part.strip('/').replace('/', '-')}" if data.part else "")
+            while name in taken:
+                name += "'"
+            taken.add(name)
+            comparisons.append(_comparison(ws_rel, under, candidate_dir.rstrip("/") or ".", data, name))
+    return Survey(comparisons, skipped, tolerance_from_goal(goal))
+
+
+def _toml(value: object) -> str:
+    return json.dumps(value)  # JSON strings, numbers and lists of them are valid TOML
+
+
+def oracle_section(survey: Survey) -> str:
+    """The [oracle] section, with a comment for every choice a user may want to change."""
+    tol = survey.tolerance
+    out = ['\n[oracle]\ncommand = ""              # the command that writes the candidate outputs, e.g. '
+           '"python -m solver --out out/"\ntimeout = "30m"\n', f"# {tol.comment()}\n"]
+    if survey.skipped:
+        out.append("# Not compared (not data):\n")
+        out += [f"#   {rel}: {why}\n" for rel, why in survey.skipped]
+    for comp in survey.comparisons:
+        out.append("\n")
+        out += [f"# NOTE {comp.reference}: {note}\n" for note in comp.notes]
+        out.append(f"[[oracle.compare]]\nname = {_toml(comp.name)}\ncandidate = {_toml(comp.candidate)}\n"
+                   f"reference = {_toml(comp.reference)}\n")
+        if comp.x is not None:
+            out.append(f"x = {_toml(comp.x)}" + " " * max(1, 24 - len(_toml(comp.x))) + "# the monotonic column\n")
+        out.append(f"columns = {_toml(comp.columns)}\nrtol = {tol.rtol:g}\n")
+        if tol.atol:
+            out.append(f"atol = {tol.atol:g}\n")
+        if comp.x is not None:
+            out.append('# interpolate = "loglog"   # when the candidate\'s x grid differs from the reference\'s\n')
+    return "".join(out)
+
+
+def describe(survey: Survey) -> list[str]:
+    """What init found, for the terminal."""
+    lines = []
+    for comp in survey.comparisons:
+        x = f"x = {comp.x}" if comp.x is not None else "row by row"
+        cols = ", ".join(str(c) for c in comp.columns[:8]) + (" ..." if len(comp.columns) > 8 else "")
+        lines.append(f"  compare  {comp.reference}: {x}; columns {cols}  (candidate {comp.candidate})")
+        lines += [f"    note   {note}" for note in comp.notes]
+    lines += [f"  skip     {rel}: {why}" for rel, why in survey.skipped]
+    lines.append(f"  {survey.tolerance.comment()}: rtol = {survey.tolerance.rtol:g}"
+                 + (f", atol = {survey.tolerance.atol:g}" if survey.tolerance.atol else ""))
+    return lines

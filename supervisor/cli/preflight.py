@@ -1,0 +1,88 @@
+"""The preflight (`nightshift check`, and `nightshift run` / `submit` before they detach): one screen, each line ok
+or a problem with its fix, so what would fail tonight fails now, while the user is still at the desk.
+
+A check is a function ``check(ctx) -> Iterable[Line]``. ``CHECKS`` are the built-in ones, in screen order;
+``EXTRA_CHECKS`` is the hook point for lines built elsewhere (the agent's boundary, issue #10; the references
+out of the oracle command's reach, issue #14): ``register_check(fn)`` adds one, and it runs after the built-in
+ones with the same context. A check that crashes becomes a FAIL line naming it, never a traceback.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
+
+Check = Callable[[PreflightContext], Iterable[Line]]
+EXTRA_CHECKS: list[Check] = []  # the hook point: checks built outside this file (see register_check)
+
+
+def register_check(check: Check) -> Check:
+    """Add a check to every preflight (usable as a decorator); added once however often it is registered."""
+    if check not in EXTRA_CHECKS:
+        EXTRA_CHECKS.append(check)
+    return check
+
+
+def builtin_checks() -> list[Check]:
+    from supervisor.cli.preflight_agent import agent_lines, agent_turn_lines
+    from supervisor.cli.preflight_boundary import boundary_lines
+    from supervisor.cli.preflight_oracle import calibration_lines, oracle_lines, reference_lines
+    from supervisor.cli.preflight_workspace import config_lines, plan_lines, slurm_lines, test_lines
+
+    return [config_lines, plan_lines, reference_lines, oracle_lines, calibration_lines, test_lines, agent_lines,
+            agent_turn_lines, boundary_lines, slurm_lines]
+
+
+@dataclass
+class Preflight:
+    workspace: Path
+    lines: list[Line]
+    baseline: dict | None
+    out_dir: Path
+
+    @property
+    def failed(self) -> bool:
+        return any(line.status == FAIL for line in self.lines)
+
+    def problems(self) -> list[str]:
+        return [f"{line.what}: {line.text}" for line in self.lines if line.status == FAIL]
+
+    def render(self) -> str:
+        rows = [f"{line.status:4}  {line.what:12} {line.text}" for line in self.lines]
+        count = sum(line.status == FAIL for line in self.lines)
+        rows.append(f"{count} problem(s): a run would fail; fix them and check again" if count
+                    else "ready: nothing found that would stop a run")
+        return "\n".join(rows)
+
+    def event_data(self) -> dict:
+        """What the run's log keeps: the lines, and today's oracle figures (the run's starting point)."""
+        base = self.baseline or {}
+        return {"passed": not self.failed, "problems": self.problems(), "metric": base.get("metric"),
+                "metrics": base.get("metrics") or {}, "summary": base.get("summary"),
+                "lines": [{"status": l.status, "what": l.what, "text": l.text} for l in self.lines]}
+
+
+def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool = False, job: bool = False,
+                  backend: str | None = None, agent: str | None = None, scratch: dict | None = None,
+                  extra: Iterable[Check] = ()) -> Preflight:
+    workspace = Path(workspace).resolve()
+    if out_dir is not None:
+        shutil.rmtree(out_dir, ignore_errors=True)  # a fresh folder: no stale JUnit file or oracle report
+    out_dir = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="nightshift-check-"))
+    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ctx = PreflightContext(workspace, out_dir, agent_turn=agent_turn, job=job, backend=backend, agent=agent,
+                           scratch=dict(scratch or {}))
+    lines: list[Line] = []
+    for check in [*builtin_checks(), *EXTRA_CHECKS, *extra]:
+        if ctx.config is None and check.__name__ != "config_lines":
+            break  # nothing else can be checked without a valid config (its line says why)
+        try:
+            lines.extend(check(ctx))
+        except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
+            lines.append(Line(FAIL, getattr(check, "__name__", "check"),
+                              f"the check itself failed: {type(exc).__name__}: {exc}"))
+    return Preflight(workspace, lines, ctx.baseline, out_dir)

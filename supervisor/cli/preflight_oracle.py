@@ -1,0 +1,124 @@
+"""Preflight lines about the oracle: references unchanged since init, the oracle command run once with its
+timeout and today's gap comparison by comparison (the run's starting point), and the calibration gate.
+
+What the agent will fix is a note (a candidate the solver does not write yet, a gap); what no agent can fix is a
+problem: a command that is not found or hangs, a candidate the command does not write although it succeeds, a
+reference that cannot be read, a comparison that cannot fail.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
+
+
+def _comparisons(ctx: PreflightContext):
+    oracle = ctx.config.oracle
+    return list(oracle.compare) if oracle is not None else []
+
+
+def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
+    if not _comparisons(ctx):
+        yield Line(NOTE, "oracle", "no [oracle] comparisons: nothing measures the goal; `nightshift init "
+                                   "--reference-dir DIR` writes them from the reference outputs")
+        return
+    from supervisor.cli.init import reference_files
+    from supervisor.run.paths import workspace_state_dir
+    from supervisor.verify.oracle.fingerprint import changed_since_init
+
+    files = reference_files(ctx.config.oracle, ctx.workspace)
+    missing = [rel for rel, path in files.items() if not path.is_file()]
+    for rel in missing:
+        yield Line(FAIL, "references", f"{rel} does not exist: fix reference = in nightshift.toml or restore it")
+    changed = changed_since_init({r: p for r, p in files.items() if r not in missing},
+                                 workspace_state_dir(ctx.workspace) / "references")
+    for rel, what in changed:
+        yield Line(FAIL, "references", f"{rel} was {what} after `nightshift init`: the run will put back the init-time "
+                                       f"version; restore it (git checkout -- {rel}) or, if the new file is right, "
+                                       "`rm -r .nightshift/references` so the run hashes it afresh")
+    if not missing and not changed:
+        yield Line(OK, "references", f"{len(files)} reference file(s) present, unchanged since init")
+
+
+def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) -> tuple[Line | None, bool]:
+    """(the line about the oracle command, whether it ran and succeeded)."""
+    command = ctx.config.oracle.command
+    if not command.strip():
+        return Line(FAIL, "oracle", "[oracle] command is empty: set the command that writes the candidates "
+                                    "(e.g. \"python -m solver --out out/\")"), False
+    if result is None:
+        return None, False
+    tail = " | ".join(result.get("stderr_tail") or [])
+    if result.get("error"):
+        return Line(FAIL, "oracle", f"`{command}` could not start: {result['error']}"), False
+    if result["timed_out"]:
+        return Line(FAIL, "oracle", f"`{command}` did not finish within its timeout ({timeout:g} s) and was stopped "
+                                    f"(output: {result['stdout']}); make it faster or raise [oracle] timeout"), False
+    if result["status"] in (126, 127):
+        return Line(FAIL, "oracle", f"`{command}` cannot run ({tail or 'command not found'}): fix [oracle] "
+                                    "command"), False
+    if result["status"] != 0:
+        return Line(NOTE, "oracle", f"`{command}` exits {result['status']} today ({tail[:200]}): expected while the "
+                                    "solver is not written; it must exit 0 once it is"), False
+    return Line(OK, "oracle", f"`{command}` ran in {result['seconds']:.1f} s and exited 0"), True
+
+
+def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
+    if not _comparisons(ctx):
+        return
+    from supervisor.verify.oracle import run_oracle
+
+    oracle = ctx.config.oracle
+    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True)
+    line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
+    if line:
+        yield line
+    ctx.baseline = {"metric": outcome.metric, "metrics": outcome.metrics, "summary": outcome.summary,
+                    "report": str(ctx.out_dir / "oracle" / "oracle.json")}
+    for entry in outcome.report["comparisons"]:
+        yield _gap_line(entry, command_ok, oracle.command)
+
+
+def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
+    name, error = entry["name"], entry.get("error")
+    if error:
+        side = entry.get("error_side")
+        if side == "reference":
+            return Line(FAIL, "oracle", f"{name}: the reference cannot be compared: {error}")
+        if entry.get("error_kind") == "missing file" and command_ok:
+            return Line(FAIL, "oracle", f"{name}: {entry['candidate']} is not written by `{command}` although it "
+                                        "exits 0: fix candidate = (or --candidate-dir at init) or the command")
+        return Line(NOTE, "gap today", f"{name}: {error}")
+    if entry["passed"]:
+        return Line(NOTE, "gap today", f"{name}: already within tolerance (worst {entry['ratio']:.3g} x tol); is "
+                                       "this part of the goal already met?")
+    worst = max(entry.get("columns") or [{}], key=lambda c: c.get("ratio", 0))
+    where = f" at {entry.get('x') or 'row'}={worst.get('x_worst'):.6g}" if worst.get("x_worst") is not None else ""
+    return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}, "
+                                   f"max rel {worst.get('max_rel', float('nan')):.3g}{where})")
+
+
+def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
+    if not _comparisons(ctx):
+        return
+    from supervisor.verify.oracle.calibrate import calibrate
+    from supervisor.verify.oracle.integrity import resolve
+    from supervisor.verify.oracle.readers import read_table, split_part
+    from supervisor.verify.oracle.table import OracleInputError
+
+    good = []
+    for comp in _comparisons(ctx):
+        path, part = split_part(comp.reference)
+        try:
+            ref = read_table(resolve(ctx.workspace, path), part)
+        except OracleInputError as exc:
+            yield Line(FAIL, "calibration", f"{comp.name}: the reference cannot be read: {exc}")
+            continue
+        found = calibrate(comp, ref)
+        if found.ok:
+            good.append(comp.name)
+        for problem in found.problems:
+            yield Line(FAIL, "calibration", problem)
+    if good:
+        yield Line(OK, "calibration", f"{', '.join(good)}: the reference passes against itself; 10x the tolerance "
+                                      "at one point fails there; a constant candidate fails")

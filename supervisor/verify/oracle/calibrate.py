@@ -1,0 +1,125 @@
+"""The calibration gate: can each comparison tell right from wrong before an unattended hour is spent on it?
+
+For each comparison, with its own reference as the candidate:
+- the reference compared with itself passes;
+- a copy moved by ten times the tolerance at one point, column by column, fails at exactly that point;
+- a constant candidate (all zeros, or the column's median) fails: when it passes, the tolerance is wider than
+  the data's spread and the comparison cannot fail. An empty range, and a column whose tolerance is zero
+  everywhere (all zeros with only rtol), are named too.
+The comparison code is the oracle's own (compare.py), so what passes here passes in a verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from supervisor.config.oracle import CompareConfig
+from supervisor.verify.oracle.compare import _tolerances, compare_tables
+from supervisor.verify.oracle.scale import scale_values
+from supervisor.verify.oracle.table import OracleInputError, Table
+
+FACTOR = 10.0
+
+
+@dataclass
+class Calibration:
+    name: str
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # what passed, for the ok line
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _tolerance_at(cfg: CompareConfig, key, name: str, ref: Table, column: np.ndarray) -> np.ndarray:
+    rtol, atol, scale = _tolerances(cfg, key, name)
+    s = np.abs(scale_values(scale, column, lambda k: ref.column(k, "reference")))
+    if cfg.tolerance == "either":
+        return np.maximum(atol, rtol * s)
+    if cfg.tolerance == "both" and atol:
+        return np.minimum(atol, rtol * s)
+    return atol + rtol * s
+
+
+def _with(ref: Table, index: int, values: np.ndarray) -> Table:
+    columns = list(ref.columns)
+    columns[index] = values
+    return Table(ref.path, list(ref.names), columns)
+
+
+def _x_values(cfg: CompareConfig, ref: Table) -> np.ndarray:
+    return ref.column(cfg.x, "reference") if cfg.x is not None else np.arange(ref.rows, dtype=float)
+
+
+def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
+    found = Calibration(cfg.name)
+    try:
+        same = compare_tables(cfg, ref, ref)
+    except OracleInputError as exc:
+        kind = "measures nothing" if exc.kind == "empty range" else "cannot run"
+        found.problems.append(f"{cfg.name}: {kind}: {exc}")
+        return found
+    if not same["passed"]:
+        found.problems.append(f"{cfg.name}: the reference compared with itself fails ({same['ratio']:.3g} x the "
+                              "tolerance); check x, range and scale")
+        return found
+    found.checked.append("itself passes")
+    x = _x_values(cfg, ref)
+    inside = np.ones(ref.rows, dtype=bool) if cfg.range is None else (x >= cfg.range[0]) & (x <= cfg.range[1])
+    for column in same["columns"]:
+        name = column["column"]
+        index = ref.index_of(name, "reference") if name in ref.names else ref.index_of(int(name), "reference")
+        key = next((k for k in (cfg.columns or [name]) if str(k) == name or k == index), name)
+        values = np.asarray(ref.columns[index], dtype=float)
+        tol = _tolerance_at(cfg, key, name, ref, values)
+        usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))
+        if len(usable) == 0:
+            found.problems.append(f"{cfg.name} {name}: the tolerance is zero at every point (all zeros with only "
+                                  "rtol?): any difference at all fails; set atol for this column")
+            continue
+        at = int(usable[len(usable) // 2])
+        moved = values.copy()
+        moved[at] += FACTOR * tol[at]
+        _expect_caught(cfg, found, ref, index, moved, name, x[at])
+        _expect_constant_fails(cfg, found, ref, index, values, name, inside)
+    if found.ok:
+        found.checked.append(f"{FACTOR:g}x the tolerance at one point is caught there; a constant fails")
+    return found
+
+
+def _column_result(result: dict, name: str) -> dict:
+    return next(c for c in result["columns"] if c["column"] == name)
+
+
+def _expect_caught(cfg, found: Calibration, ref: Table, index: int, moved: np.ndarray, name: str, x_at: float):
+    try:
+        result = _column_result(compare_tables(cfg, _with(ref, index, moved), ref), name)
+    except OracleInputError as exc:
+        found.problems.append(f"{cfg.name} {name}: a perturbed copy could not be compared: {exc}")
+        return
+    if result["passed"]:
+        found.problems.append(f"{cfg.name} {name}: cannot fail: a change of {FACTOR:g}x the tolerance at "
+                              f"{cfg.x or 'row'}={x_at:.6g} passed")
+    elif result["failing"] != 1 or not np.isclose(result["x_worst"], x_at):
+        found.problems.append(f"{cfg.name} {name}: a change at {cfg.x or 'row'}={x_at:.6g} was reported at "
+                              f"{result['x_worst']:.6g} ({result['failing']} points failing)")
+
+
+def _expect_constant_fails(cfg, found: Calibration, ref: Table, index: int, values: np.ndarray, name: str,
+                           inside: np.ndarray):
+    finite = values[inside & np.isfinite(values)]
+    if len(finite) and not np.any(finite):
+        found.problems.append(f"{cfg.name} {name}: the reference column is all zeros: an all-zero candidate "
+                              "matches it exactly whatever the solver does")
+        return
+    for label, level in (("all zeros", 0.0), ("its median", float(np.median(finite)) if len(finite) else 0.0)):
+        try:
+            result = _column_result(compare_tables(cfg, _with(ref, index, np.full_like(values, level)), ref), name)
+        except OracleInputError:
+            continue
+        if result["passed"]:
+            found.problems.append(f"{cfg.name} {name}: cannot fail: a constant candidate ({label}) passes; the "
+                                  "tolerance is wider than the data's spread (lower rtol/atol)")
+            return

@@ -1,0 +1,203 @@
+"""A quick look at a reference file: its data sets, their column names and the first rows, without reading the
+whole file (a folder of gigabytes is looked at in well under a second).
+
+``peek_file`` uses the same rules as the oracle's readers (readers.py, read_text.py): a text table's header is
+found exactly as the comparison will find it, an ``.npz`` or HDF5 group of 1-D arrays of one length is one
+table of named columns, any other array is its own data set named by its part (``file.npz:key``,
+``file.h5:/group/dset``). Only headers and up to ``SAMPLE_ROWS`` rows are read.
+"""
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
+    _probe, _split, _with_units
+from supervisor.verify.oracle.readers import read_table
+from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+
+SAMPLE_ROWS = 200
+JSON_LIMIT = 64 << 20  # a JSON file is parsed whole; bigger ones are listed, not sampled
+
+
+@dataclass
+class DataSet:
+    """One comparable table in a file: ``part`` is None for the whole file."""
+
+    part: str | None
+    sample: Table
+    warnings: list[str] = field(default_factory=list)
+
+
+def peek_file(path: Path) -> list[DataSet]:
+    """The data sets in ``path``; raises OracleInputError (one line) when it holds none."""
+    if path.stat().st_size == 0:
+        raise OracleInputError(f"{path}: empty file", kind="empty file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            return [DataSet(None, table_from_array(str(path), _head(np.load(path, mmap_mode="r"))))]
+        if suffix == ".npz":
+            return _peek_npz(path)
+        if suffix in (".h5", ".hdf5"):
+            return _peek_hdf5(path)
+        if suffix == ".json":
+            if path.stat().st_size > JSON_LIMIT:
+                raise OracleInputError(f"{path}: JSON larger than {JSON_LIMIT >> 20} MB; name its comparison by "
+                                       "hand", kind="too large to sample")
+            return [DataSet(None, read_table(path))]
+    except OracleInputError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        raise OracleInputError(f"{path}: cannot be read as {suffix} ({exc})", kind="unreadable file") from None
+    return [_peek_text(path)]
+
+
+def _head(array: np.ndarray) -> np.ndarray:
+    return np.asarray(array[:SAMPLE_ROWS])
+
+
+def _peek_text(path: Path) -> DataSet:
+    with open(path, "rb") as handle:
+        raw = handle.read(PROBE_BYTES)
+    if b"\0" in raw:
+        raise OracleInputError(f"{path}: binary data, not a text table", kind="binary file")
+    complete = len(raw) < PROBE_BYTES
+    text = raw.decode("utf-8", errors="replace")
+    skip, comments, named_row, first = _probe(path, text, complete)
+    delimiter = _delimiter_for(path, first)
+    n = len(_split(first, delimiter))
+    names = _header_names(comments, named_row, n, delimiter)
+    lines = text.splitlines()[skip:]
+    if not complete:
+        lines = lines[:-1]  # the last line of the probe may be cut
+    rows = []
+    for number, line in enumerate(lines, skip + 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        fields = _split(body, delimiter)
+        if len(fields) != n:
+            raise OracleInputError(f"{path} line {number}: {len(fields)} columns, expected {n} like the first data "
+                                   "row", kind="ragged table")
+        try:
+            rows.append([float(f) for f in fields])
+        except ValueError:
+            bad = next(f for f in fields if not NUMBER.match(f))
+            raise OracleInputError(f"{path} line {number}: {bad[:40]!r} is not a number", kind="non-numeric cell") \
+                from None
+        if len(rows) >= SAMPLE_ROWS:
+            break
+    data = np.array(rows, dtype=float).reshape(len(rows), n)
+    warnings = []
+    if all(name is None for name in names):
+        header = named_row or (comments[-1] if comments else None)
+        if header is not None:
+            found = _header_words(header, delimiter)
+            if found and len(found) != n:
+                warnings.append(f"its header names {len(found)} columns ({', '.join(found[:8])}) but the rows have "
+                                f"{n}; columns are named by index (0-based) until the header is fixed")
+    return DataSet(None, Table(str(path), names, [data[:, i] for i in range(n)]), warnings)
+
+
+def _header_words(line: str, delimiter: str | None) -> list[str]:
+    body = line.lstrip("#").strip()
+    numbered = CLASS_HEADER.findall(body)
+    if numbered:
+        return [name for _, name in numbered]
+    words = [w for w in _split(body, delimiter) if w]
+    return [] if any(NUMBER.match(w) for w in words) else (_with_units(words) if delimiter is None else words)
+
+
+def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
+    """(the first rows, the full shape) of one member of an .npz, read from its header and a few bytes only."""
+    with archive.open(name) as handle:
+        version = np.lib.format.read_magic(handle)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0  # 3.0 (utf-8 names) reads like 2.0 here
+        shape, fortran, dtype = read_header(handle)
+        if dtype.hasobject:
+            raise OracleInputError(f"{name}: holds Python objects, not numbers", kind="not numeric")
+        rows = min(shape[0], SAMPLE_ROWS) if shape else 1
+        if fortran and len(shape) > 1:  # columns are contiguous: read them whole (rare for references)
+            return np.load(archive.open(name), allow_pickle=False)[:SAMPLE_ROWS], shape
+        per_row = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        count = rows * per_row
+        data = np.frombuffer(handle.read(count * dtype.itemsize), dtype=dtype, count=count)
+        return (data.reshape((rows, *shape[1:])) if shape else data.reshape(())), shape
+
+
+def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int]) -> list[tuple[str | None, Table]]:
+    """Columns of one length as one table (read whole by the oracle's reader, as here); anything else, a 0-d
+    member among them included, one data set per array, 0-d members left out (a number is not a table)."""
+    scalars = {k for k, a in arrays.items() if a.ndim == 0}
+    if scalars:
+        return [(k, table_from_array(f"{where}:{k}", a)) for k, a in arrays.items() if k not in scalars]
+    ones = {k: a for k, a in arrays.items() if a.ndim == 1}
+    if len(ones) == len(arrays) and len(arrays) > 1 and len(set(lengths.values())) == 1:
+        width = min(len(a) for a in arrays.values())
+        rows = np.empty(width, dtype=[(k, float) for k in arrays])
+        for k, a in arrays.items():
+            rows[k] = np.asarray(a[:width], dtype=float)
+        return [(None, table_from_array(where, rows))]
+    if len(arrays) == 1:
+        return [(None, table_from_array(where, next(iter(arrays.values()))))]
+    return [(k, table_from_array(f"{where}:{k}", a)) for k, a in arrays.items()]
+
+
+def _peek_npz(path: Path) -> list[DataSet]:
+    with zipfile.ZipFile(path) as archive:
+        names = [n for n in archive.namelist() if n.endswith(".npy")]
+        arrays, lengths = {}, {}
+        for member in names:
+            key = member[: -len(".npy")]
+            arrays[key], shape = _npy_member_head(archive, member)
+            lengths[key] = shape[0] if shape else 0
+    if not arrays:
+        raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
+    return [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)]
+
+
+def _peek_hdf5(path: Path) -> list[DataSet]:
+    try:
+        import h5py
+    except ImportError:
+        raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] extra)",
+                               kind="h5py missing") from None
+    found: list[DataSet] = []
+    with h5py.File(path, "r") as handle:
+        groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
+        for group in groups:
+            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset)}
+            if not any(v.shape != () for v in members.values()):
+                continue
+            arrays = {k: np.asarray(v[()] if v.shape == () else v[:SAMPLE_ROWS]) for k, v in members.items()}
+            lengths = {k: v.shape[0] if v.shape else 0 for k, v in members.items()}
+            prefix = group.name.rstrip("/")
+            for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
+                full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
+                found.append(DataSet(full, table))
+    if not found:
+        raise OracleInputError(f"{path}: no datasets in this HDF5 file", kind="no data")
+    return found
+
+
+def _walk(group):
+    for value in group.values():
+        yield value
+        if hasattr(value, "values"):
+            yield from _walk(value)
+
+
+def looks_monotonic(values: np.ndarray) -> bool:
+    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column."""
+    if len(values) < 2 or not np.all(np.isfinite(values)):
+        return False
+    step = np.diff(values)
+    return bool(np.all(step > 0) or np.all(step < 0))
+
+
+__all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]

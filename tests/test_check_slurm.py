@@ -1,0 +1,36 @@
+"""The Slurm lines of the preflight: `sbatch --test-only` with the run's own [slurm] resources. Without Slurm
+the line says so; against the localhost cluster (tests/fixtures_slurm.py, marked slurm) a partition the cluster
+does not have is refused in Slurm's own words and a valid request is accepted."""
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures_slurm import slurm_cluster  # noqa: F401 - pytest fixture
+from tests.test_check import check, edit_toml, ready  # noqa: F401 - pytest fixture
+from tests.test_slurm_cli import without_slurm
+
+
+def slurm_workspace(ws, partition: str = ""):
+    edit_toml(ws, 'kind = "tmux"', 'kind = "slurm"')
+    extra = f'\n[slurm]\nclient = "cli"\ntime = "5:00"\n' + (f'partition = "{partition}"\n' if partition else "")
+    (ws / "nightshift.toml").write_text((ws / "nightshift.toml").read_text() + extra)
+    return ws
+
+
+def test_without_sbatch_the_slurm_line_names_the_fix(ready, tmp_path):
+    ws = slurm_workspace(ready)
+    out = check(ws, env=without_slurm(tmp_path))
+    assert out.returncode == 1
+    assert any(l.startswith("FAIL  slurm") and "sbatch not found" in l for l in out.stdout.splitlines()), out.stdout
+
+
+@pytest.mark.slurm
+def test_the_cluster_refuses_an_unknown_partition_and_accepts_a_valid_request(slurm_cluster, ready):
+    ws = slurm_workspace(ready, partition="nosuch")
+    out = check(ws)
+    line = next(l for l in out.stdout.splitlines() if "slurm" in l[:20])
+    assert line.startswith("FAIL") and "Invalid partition" in line and "[slurm]" in line
+    edit_toml(ws, 'partition = "nosuch"', 'partition = "debug"')
+    out = check(ws)
+    line = next(l for l in out.stdout.splitlines() if "slurm" in l[:20])
+    assert line.startswith("ok") and "accepts the job" in line, out.stdout
