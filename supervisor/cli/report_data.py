@@ -258,19 +258,11 @@ def _judge(report: Report, scan: Scan) -> list[dict[str, Any]]:
 
 
 def _final(state: dict[str, Any]) -> dict[str, Any]:
+    from supervisor.cli.outcome import DONE, outcome_code, verdict_commit
     verdict = state.get("last_verdict") or {}
-    sha = None
-    for row in reversed(state.get("shifts") or []):
-        commits = [c for c in row.get("commits") or [] if c]
-        if commits:
-            sha = commits[-1]
-            break
-    if verdict.get("passed") and state.get("accepted_base"):
-        sha = state["accepted_base"]  # HEAD at the passing verdict's commit (or at its no-change skip)
-    sha = sha or state.get("accepted_base")
-    outcome = state.get("outcome")
-    verified = outcome == "done" and bool(verdict.get("passed"))
+    sha = verdict_commit(state)
     judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None
-    return {"outcome": outcome, "status": state.get("status"), "reason": state.get("finish_reason"),
-            "summary": verdict.get("summary"), "passed": verdict.get("passed"), "verified": verified, "sha": sha,
-            "judge": judge, "reproduce": f"git checkout {sha} && nightshift compare" if sha else None}
+    return {"outcome": state.get("outcome"), "status": state.get("status"), "reason": state.get("finish_reason"),
+            "summary": verdict.get("summary"), "passed": verdict.get("passed"), "verified": outcome_code(state) == DONE,
+            "sha": sha, "judge": judge,
+            "reproduce": f"git checkout {sha} && nightshift compare" if sha else None}
