@@ -48,10 +48,11 @@ def summary(report: Report, path: Path) -> str:
     lines = [f"report of run {report.run_id}: {path}", f"  {line}"]
     if report.final.get("reproduce"):
         lines.append(f"  reproduce: {report.final['reproduce']}")
-    points = report.timeline[-1]["values"] if report.timeline else {}
+    points = {k: v for k, v in (report.timeline[-1]["values"] if report.timeline else {}).items()
+              if isinstance(v, (int, float))}
     if points:
         worst = max(points.items(), key=lambda kv: kv[1])
-        lines.append(f"  {len(report.timeline)} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
+        lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
     lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
     lines += [f"  {b}" for b in report.budget]

@@ -15,6 +15,7 @@ from supervisor.cli.report_human import budget_lines, human_events
 from supervisor.cli.report_scan import Scan, scan_events, ts_seconds
 from supervisor.run.state import load_state
 
+TIMELINE_POINTS = 4000  # verdicts drawn at most (a figure is ~900 pixels wide)
 PER_TURN_LIMIT = 1000  # more verdicts than this: one table row per shift instead of per turn
 _TESTS = re.compile(r"tests: (\d+) passed")
 
@@ -44,6 +45,7 @@ class Report:
     state: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
     per_turn: bool = True
+    verdicts: int = 0
     timeline: list[dict[str, Any]] = field(default_factory=list)  # {label, shift, turn, values{name: ratio}, tests}
     start_gap: dict[str, float] = field(default_factory=dict)
     heldout: set[str] = field(default_factory=set)
@@ -70,10 +72,14 @@ def _config(run_dir: Path, missing: list[str]) -> Any:
 
 def gather(run_dir: Path) -> Report:
     run_dir = Path(run_dir)
-    state, _offset, warnings = load_state(run_dir)
+    try:
+        state, _offset, warnings = load_state(run_dir)
+    except Exception as exc:  # noqa: BLE001 - a log the fold cannot read still gets a report of what is there
+        from supervisor.run.state import empty_state
+        state, warnings = empty_state(), [f"the event log could not be folded ({type(exc).__name__}: {exc})"[:200]]
     report = Report(run_dir.name, run_dir, state, missing=list(warnings))
     verdicts = len(state.get("metrics") or [])
-    report.per_turn = verdicts <= PER_TURN_LIMIT
+    report.per_turn, report.verdicts = verdicts <= PER_TURN_LIMIT, verdicts
     scan = scan_events(run_dir / "events.jsonl", report.per_turn)
     report.missing += [w for w in scan.warnings if w not in report.missing]
     report.counts = dict(scan.counts)
@@ -91,7 +97,7 @@ def gather(run_dir: Path) -> Report:
     report.judge = _judge(report, scan)
     report.budget = budget_lines(state, scan, config)
     report.final = _final(state)
-    if not scan.counts:
+    if not scan.counts.get("all"):
         report.missing.append("no events could be read: this run has no recorded history")
     return report
 
@@ -105,22 +111,25 @@ def _tests_passed(verdict: dict[str, Any]) -> int | None:
 
 
 def _timeline(state: dict[str, Any], scan: Scan) -> list[dict[str, Any]]:
-    """Every verdict's worst error over tolerance per comparison, in order (from the fold), with test counts."""
-    tests: dict[tuple[int, int | None], int | None] = {}
+    """Every verdict's worst error over tolerance per comparison, in order (from the fold), with test counts.
+    Past TIMELINE_POINTS verdicts every k-th is kept (and the last): more points than pixels show nothing more."""
+    tests: dict[tuple[Any, Any], int | None] = {}
+    by_shift: dict[Any, int | None] = {}  # a long run knows only each shift's last count: shown for the shift
     for (kind, shift), event in scan.last.items():
         if kind == "verify.finished":
-            tests[(shift, event["data"].get("turn"))] = _tests_passed(event["data"])
+            by_shift[shift] = tests[(shift, event["data"].get("turn"))] = _tests_passed(event["data"])
     for event in scan.turns:
         if event.get("type") == "verify.finished":
             tests[(event.get("shift"), event["data"].get("turn"))] = _tests_passed(event["data"])
+    metrics = [m for m in state.get("metrics") or [] if isinstance(m, dict)]
+    step = max(1, len(metrics) // TIMELINE_POINTS)
+    picked = metrics[::step] + ([metrics[-1]] if metrics and (len(metrics) - 1) % step else [])
     out = []
-    for m in state.get("metrics") or []:
-        if not isinstance(m, dict):
-            continue
-        values = {k: float(v) for k, v in (m.get("values") or {}).items() if isinstance(v, (int, float))}
+    for m in picked:
+        values = m.get("values") if isinstance(m.get("values"), dict) else {}
         key = (m.get("shift"), m.get("turn"))
         out.append({"label": f"s{m.get('shift')}t{m.get('turn')}", "shift": m.get("shift"), "turn": m.get("turn"),
-                    "values": values, "tests": tests.get(key)})
+                    "values": values, "tests": tests.get(key, by_shift.get(m.get("shift")))})
     return out
 
 

@@ -48,7 +48,9 @@ def verdict_line(report: Report) -> tuple[str, str]:
 def _row(r: Row, per_turn: bool) -> str:
     cls = "pass" if r.passed else "fail" if r.passed is False else ""
     where = f"{r.shift}" + (f".{r.turn}" if per_turn and r.turn is not None else "")
-    commits = " ".join(f"<code>{_e(c[:8])}</code>" for c in r.commits)
+    shown = r.commits if len(r.commits) <= 3 else r.commits[-1:]  # a long shift: its count and its last commit
+    commits = ("" if shown is r.commits else f"{len(r.commits)}, last ") + \
+        " ".join(f"<code>{_e(c[:8])}</code>" for c in shown)
     cells = [f"<td>{_e(where)}</td>", f"<td>{_e((r.started or '')[:19].replace('T', ' '))}</td>",
              f"<td class=num>{_dur(r.duration_s)}</td>", f"<td>{_e(r.ended)}</td>", f"<td class=v>{_e(r.verdict)}</td>",
              f"<td>{_e(r.diff)}</td>", f"<td>{commits}</td>", f"<td class=num>${r.cost_usd:.4f}</td>",
@@ -61,7 +63,7 @@ def _table(report: Report) -> str:
     if not report.rows:
         return "<p class=muted>No shift has started.</p>"
     head = ("turn" if report.per_turn else "shift")
-    note = "" if report.per_turn else (f"<p class=muted>{len(report.timeline)} verdicts: one row per shift "
+    note = "" if report.per_turn else (f"<p class=muted>{report.verdicts} verdicts: one row per shift "
                                        "(its last verdict, last stop's tokens and context, total cost).</p>")
     ths = "".join(f"<th>{h}</th>" for h in (head, "start (UTC)", "duration", "why it ended", "verdict", "diff",
                                             "commits", "cost", "tokens", "context"))
@@ -119,7 +121,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 <h1>nightshift report: run {_e(report.run_id)}</h1>
 <p>{_e(st.get('goal') or '(no goal recorded)')}</p>
 <p class=muted>workspace {_e(st.get('workspace'))} &middot; agent {_e(st.get('agent'))} &middot; backend {_e(st.get('backend'))}
-&middot; created {_e(st.get('created'))} &middot; {sum(report.counts.values())} events</p>
+&middot; created {_e(st.get('created'))} &middot; {report.counts.get('all', 0)} events</p>
 <div class='verdict {css_class}' id=verdict>{_e(line)}</div>
 <p>Last verdict: {_e(report.final.get('summary') or '-')}<br>Judge on the last verdict: {'ran' if judge_ran else 'did not run'}</p>
 {repro}

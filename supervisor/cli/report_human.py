@@ -15,9 +15,10 @@ _SKIP = ("run.created", "supervisor.started", "run.resumed", "slurm.job_changed"
 
 def _line(kind: str, d: dict[str, Any]) -> str | None:
     if kind == "run.paused":
-        what = d.get("kind") or "paused"
+        from supervisor.cli.outcome import pause_kind  # older runs recorded only the reason's text
+        what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
         label = {"blocked": "agent claimed blocked", "breaker": "breaker pause", "budget": "budget pause",
-                 "dialog": "waiting for a person at the agent's screen"}.get(what, f"paused ({what})")
+                 "dialog": "waiting for a person at the agent's screen", "user": "paused by a person"}.get(what, "paused")
         return f"{label}: {d.get('reason', '')}"
     if kind == "breaker.tripped":
         return f"breaker tripped: {d.get('reason', '')}"

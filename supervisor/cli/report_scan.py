@@ -3,13 +3,15 @@
 A long run has a million events; parsing every line costs seconds. The fold (snapshot.json plus the log's
 tail, see supervisor.run.state) already holds the per-shift totals and every verdict's metrics, so this scan
 finds lines by their ``"type":"..."`` text (events are written with compact separators, ``type`` before
-``shift``) and parses only: the rare events a person must see (pauses, refusals, waits, budget, breaker,
-preflight, Slurm core-hours, ...), and per turn the events of the table, when the run is small enough to
-show turns (``per_turn``); otherwise only the last stop and the last verdict of each shift.
+``shift``): the regex engine finds candidates in C and Python sees only the hits. Parsed are: the rare
+events a person must see (pauses, refusals, waits, budget, breaker, preflight, Slurm core-hours, ...); per
+turn the events of the table when the run is small enough to show turns (``per_turn``), otherwise only the
+last stop and the last verdict of each shift, searched backwards from where the next shift starts.
 
 Event types are read defensively: other parts of nightshift add types (``policy.denied``,
-``agent.waiting``, ``slurm.*``, ``preflight.*``); unknown ones are counted, never fatal. A torn or
-unreadable line is skipped and reported in ``warnings``.
+``agent.waiting``, ``slurm.*``, ``preflight.*``); unknown ones are skipped, never fatal. A log in another
+format (an older writer) or with damaged lines is parsed line by line instead, and a torn or unreadable line
+is skipped and reported in ``warnings``.
 """
 from __future__ import annotations
 
@@ -23,32 +25,40 @@ from typing import Any
 
 # Events a person must see, whatever their number (parsed in full).
 HUMAN_TYPES = ("run.created", "run.paused", "run.resumed", "run.finished", "budget.exceeded", "breaker.tripped",
-               "agent.waiting", "command.accepted", "command.rejected", "judge.unavailable", "supervisor.started")
+               "agent.waiting", "command.accepted", "judge.unavailable")
 HUMAN_PREFIXES = ("policy.", "preflight", "slurm.", "approval.", "core_hours", "budget.")
 # Per turn: the table's rows (parsed in full only when the run shows turns, else the last per shift).
 TURN_TYPES = ("shift.started", "shift.ended", "agent.started", "agent.stopped", "verify.finished",
               "commit.created", "pushback.sent")
 LAST_PER_SHIFT = ("agent.stopped", "verify.finished")
 
-_LINE = re.compile(rb'^[^\n]*?"type":"([^"]+)","shift":(null|\d+)[^\n]*$', re.M)
-_TYPE = re.compile(rb'"type":"([^"]+)"')
+
+def _alternation(exact: tuple[str, ...], prefixes: tuple[str, ...]) -> bytes:
+    parts = [re.escape(t) for t in exact]
+    # slurm.job_changed is a poll result (many per job), not a person's business
+    parts += [r'slurm\.(?!job_changed")[^"]*' if p == "slurm." else re.escape(p) + '[^"]*' for p in prefixes]
+    return "|".join(parts).encode()
+
+
+_HUMAN = re.compile(rb'"type":"(?:' + _alternation(HUMAN_TYPES, HUMAN_PREFIXES) + rb')"')
+_TURN = re.compile(rb'"type":"(?:' + _alternation(TURN_TYPES, ()) + rb')"')
+_SHIFT_START = re.compile(rb'"type":"shift\.started","shift":(\d+)')
 
 
 @dataclass
 class Scan:
-    """What the scan found: parsed events by purpose, type counts, and what could not be read."""
+    """What the scan found: parsed events by purpose, counts, and what could not be read."""
 
     human: list[dict[str, Any]] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)       # every TURN_TYPES event (per_turn runs)
     last: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)  # (type, shift) -> last event
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter = field(default_factory=Counter)                # per parsed type, and "all" lines
     first_ts: str | None = None
     last_ts: str | None = None
     warnings: list[str] = field(default_factory=list)
 
 
 def _wanted_human(kind: str) -> bool:
-    # slurm.job_changed is a poll result (many per job): the latest is kept, not every one
     return kind != "slurm.job_changed" and (kind in HUMAN_TYPES or kind.startswith(HUMAN_PREFIXES))
 
 
@@ -67,32 +77,33 @@ def scan_events(path: Path, per_turn: bool) -> Scan:
         cut = blob.rfind(b"\n") + 1
         scan.warnings.append(f"events.jsonl: torn last line ({len(blob) - cut} bytes) skipped")
         blob = blob[:cut]
-    last_pos: dict[tuple[str, int], int] = {}
-    matched = 0
-    for m in _LINE.finditer(blob):
-        matched += 1
-        kind = m.group(1).decode("ascii", "replace")
-        scan.counts[kind] += 1
-        if _wanted_human(kind) or (per_turn and kind in TURN_TYPES):
-            _parse_into(scan, m.group(0), kind, per_turn)
-        elif kind in LAST_PER_SHIFT and m.group(2) != b"null":
-            last_pos[(kind, int(m.group(2)))] = m.start()
-    for key, start in last_pos.items():
-        end = blob.find(b"\n", start)
-        event = _loads(blob[start:end if end >= 0 else len(blob)], scan)
-        if event is not None:
-            scan.last[key] = event
     lines = blob.count(b"\n")
-    if matched < lines:
-        _scan_odd_lines(blob, scan, lines - matched)
+    scan.counts["all"] = lines
     _edges(blob, scan)
+    if blob.count(b'"type":"') != lines:
+        _slow_scan(blob, scan)  # another writer's format, or damaged lines: parse every line
+        return scan
+    for m in _HUMAN.finditer(blob):
+        _parse_line(blob, m.start(), scan)
+    if per_turn:
+        for m in _TURN.finditer(blob):
+            _parse_line(blob, m.start(), scan)
+        scan.human.sort(key=lambda e: e.get("seq") if isinstance(e.get("seq"), int) else 0)
+        scan.turns.sort(key=lambda e: e.get("seq") if isinstance(e.get("seq"), int) else 0)
+    else:
+        _last_per_shift(blob, scan)
     return scan
 
 
-def _parse_into(scan: Scan, raw: bytes, kind: str, per_turn: bool) -> None:
-    event = _loads(raw, scan)
-    if event is None:
-        return
+def _line_at(blob: bytes, pos: int) -> bytes:
+    start = blob.rfind(b"\n", 0, pos) + 1
+    end = blob.find(b"\n", pos)
+    return blob[start:end if end >= 0 else len(blob)]
+
+
+def _take(event: dict[str, Any], scan: Scan) -> None:
+    kind = event["type"]
+    scan.counts[kind] += 1
     if _wanted_human(kind):
         scan.human.append(event)
     if kind in TURN_TYPES:
@@ -101,47 +112,58 @@ def _parse_into(scan: Scan, raw: bytes, kind: str, per_turn: bool) -> None:
             scan.last[(kind, event["shift"])] = event
 
 
+def _parse_line(blob: bytes, pos: int, scan: Scan) -> None:
+    event = _loads(_line_at(blob, pos), scan)
+    if event is not None:
+        _take(event, scan)
+
+
+def _last_per_shift(blob: bytes, scan: Scan) -> None:
+    """The last stop and verdict of each shift, searched backwards from where the next shift starts: a
+    short search per shift instead of a pass over every turn."""
+    starts, needle, pos = [], b'"type":"shift.started","shift":', blob.find(b'"type":"shift.started","shift":')
+    while pos >= 0:  # bytes.find skips ahead far faster than a regex scan: one hit per shift
+        m = _SHIFT_START.match(blob, pos)
+        if m:
+            starts.append((int(m.group(1)), pos))
+        pos = blob.find(needle, pos + len(needle))
+    for i, (shift, _at) in enumerate(starts):
+        limit = starts[i + 1][1] if i + 1 < len(starts) else len(blob)
+        for kind in LAST_PER_SHIFT:
+            pos = blob.rfind(b'"type":"%s","shift":%d,' % (kind.encode(), shift), 0, limit)
+            if pos >= 0:
+                event = _loads(_line_at(blob, pos), scan)
+                if event is not None:
+                    scan.last[(kind, shift)] = event
+
+
 def _loads(raw: bytes, scan: Scan) -> dict[str, Any] | None:
     try:
         event = json.loads(raw)
     except ValueError:
         scan.warnings.append("events.jsonl: an unreadable line was skipped")
         return None
-    if not isinstance(event, dict) or not isinstance(event.get("data", {}), dict):
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str) or \
+            not isinstance(event.get("data", {}), dict):
         scan.warnings.append("events.jsonl: a line that is not an event was skipped")
         return None
     event.setdefault("data", {})
-    return event if isinstance(event.get("data"), dict) else None
+    return event
 
 
-def _scan_odd_lines(blob: bytes, scan: Scan, how_many: int) -> None:
-    """Lines the fast pattern missed (another writer's key order, garbage): parse them one by one."""
+def _slow_scan(blob: bytes, scan: Scan) -> None:
+    """Every line parsed: for logs in another format (an older writer) or with damaged lines."""
     bad = 0
     for raw in blob.split(b"\n"):
-        if not raw.strip() or _LINE.match(raw):
+        if not raw.strip():
             continue
-        try:
-            event = json.loads(raw)
-        except ValueError:
+        event = _loads(raw, Scan())
+        if event is None:
             bad += 1
-            continue
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            bad += 1
-            continue
-        kind = event["type"]
-        event["data"] = event.get("data") if isinstance(event.get("data"), dict) else {}
-        scan.counts[kind] += 1
-        if _wanted_human(kind):
-            scan.human.append(event)
-        if kind in TURN_TYPES:
-            scan.turns.append(event)
-            if isinstance(event.get("shift"), int):
-                scan.last[(kind, event["shift"])] = event
+        else:
+            _take(event, scan)
     if bad:
         scan.warnings.append(f"events.jsonl: {bad} unreadable line(s) skipped")
-    # Events found this way are out of order with the rest: keep both lists in log order.
-    scan.human.sort(key=lambda e: e.get("seq") or 0)
-    scan.turns.sort(key=lambda e: e.get("seq") or 0)
 
 
 def _edges(blob: bytes, scan: Scan) -> None:

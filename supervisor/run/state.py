@@ -54,7 +54,8 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     """Fold one event into ``state`` (in place) and return it. Unknown types only advance seq."""
     kind, data, ts = event.get("type"), event.get("data") or {}, event.get("ts")
     shift = event.get("shift")
-    state["seq"] = max(state["seq"], int(event.get("seq") or 0))
+    seq = event.get("seq")
+    state["seq"] = max(state["seq"], seq if isinstance(seq, int) else 0)  # a damaged line never stops the fold
     _fold(state, kind, data, ts, shift)
     if state["paused"] and state["phase"] != "finished":
         state["status"] = "paused"  # the turn under way may finish, but the run is held
