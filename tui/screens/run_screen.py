@@ -30,7 +30,7 @@ class RunScreen(Screen):
         ("escape", "back", "Back"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
         ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),
-        Binding("slash", "filter", "Filter", show=False),
+        Binding("slash", "filter", "Filter", show=False), Binding("o", "app.report", "Report", show=False),
     ] + [Binding(str(i + 1), f"tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(zip(TABS, TAB_LABELS))]
 
     DEFAULT_CSS = """
