@@ -59,6 +59,7 @@ def test_report_of_the_demo_run_as_a_person_sees_it(demo_run, tmp_path):
     img = timeline_image(page)
     assert img.width > 300 and img.height > 200 and has_colour(img, BLUE)  # a drawn line, not a blank frame
     assert page.rows["shifts"] == 1 + 2  # header + the demo's two turns (Euler, then RK4)
+    assert "shift 1: forward Euler" in html.read_text()  # the failed approach, with the shift that recorded it
     head = subprocess.run(["git", "-C", str(demo_run.parents[2]), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     assert page.text["verdict"].startswith(f"VERIFIED DONE at commit {head[:10]}")

@@ -252,7 +252,21 @@ def failed_approaches(workspace: str | None) -> tuple[list[str], str]:
     if current:
         items.append(current)
     items = [i for i in items if not i.lower().startswith("(none yet")]
-    return items, "" if items else "none recorded in CHANGELOG.md"
+    return [_with_shift(Path(workspace), i) for i in items], "" if items else "none recorded in CHANGELOG.md"
+
+
+def _with_shift(workspace: Path, item: str) -> str:
+    """Prefix the shift that recorded ``item``: the first commit adding its text (nightshift's commit messages
+    name the shift). Without the workspace's git history the item stands alone."""
+    import subprocess
+    needle = item[:60]
+    try:
+        out = subprocess.run(["git", "-C", str(workspace), "log", "--reverse", "--format=%s", "-S", needle, "--",
+                              "CHANGELOG.md"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return item
+    m = re.search(r"shift (\d+)", out.stdout if out.returncode == 0 else "")
+    return f"shift {m.group(1)}: {item}" if m else item
 
 
 def _judge(report: Report, scan: Scan) -> list[dict[str, Any]]:
