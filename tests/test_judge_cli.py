@@ -11,7 +11,7 @@ from supervisor.config.judge import JudgeConfig
 from supervisor.verify.judge.call import JudgeInputs, combine, resolve_via, run_judge
 from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
 from tests.fake_anthropic import FakeAnthropic, text, tool, tools
-from tests.fixtures_core import require_tool
+from tests.fixtures_core import require_tool, workspace  # noqa: F401
 
 RUBRIC = ["The oracle passes: every comparison is within its tolerance."]
 N = len(RUBRIC) + len(INTEGRITY_CRITERIA)
@@ -115,3 +115,31 @@ def test_auto_takes_the_api_when_a_key_is_set(monkeypatch):
 def test_cost_cap_is_checked_before_the_cli_runs(cli_fake):
     out = run_judge(cfg(max_cost_usd=0.1), inputs(), spent_usd=0.2)
     assert not out.available and "cap" in out.error and judge_requests(cli_fake) == []
+
+
+def test_in_the_loop_a_cli_judge_fail_pushes_back_then_its_pass_ends_the_run(cli_fake, workspace):
+    """The whole loop with `via = "agent"`: the CLI judge's FAIL becomes a push-back, its PASS ends the run,
+    its cost is counted, and the report and status show it ran."""
+    from supervisor.cli.outcome import trust_line
+    from supervisor.cli.report import build_report
+    from supervisor.config.schema import load_config
+    from supervisor.run.state import load_state
+    from supervisor.shift.launcher import run_foreground
+    from supervisor.verify.judge.call import gather_inputs, rubric_for
+
+    fix = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
+    ws = workspace.configure({"s1t1": fix, "s1t2": fix}, backend="local",
+                             extra='[judge]\nvia = "agent"\nmodel = "claude-sonnet-4-6"\ntimeout = 90\n')
+    config = load_config(ws.path)
+    n = len(rubric_for(config.judge, gather_inputs(ws.path, config.judge, None, None, "", config.goal)))
+    cli_fake.push(answer("FAIL", n=n), answer(n=n))
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None) == 0
+    state = load_state(run.root)[0]
+    verdicts = [e["data"] for e in ws.events(run) if e["type"] == "verify.finished"]
+    assert [v["passed"] for v in verdicts] == [False, True]
+    assert verdicts[0]["judge"]["via"] == "agent" and "fix C1" in run.turn_file(1, 2, "prompt.md").read_text()
+    assert state["judge_cost_usd"] > 0 and state["cost_usd"] >= state["judge_cost_usd"]
+    assert "judge ran" in trust_line(state, run.events)
+    path, report = build_report(run.root)
+    assert "FAIL</b>" in path.read_text() and report.final["verified"]

@@ -91,7 +91,8 @@ def _judge(report: Report) -> str:
     parts = []
     for j in report.judge:
         rec = j["record"]
-        head = f"shift {j['shift']} turn {j['turn']}: "
+        via = {"agent": " (through the agent's CLI)", "api": " (through the API)"}.get(rec.get("via"), "")
+        head = f"shift {j['shift']} turn {j['turn']}{via}: "
         if not rec.get("available"):
             parts.append(f"<p>{_e(head)}judge unavailable: {_e(rec.get('error'))} (never counted as a pass)</p>")
             continue
