@@ -10,7 +10,7 @@ import pytest
 from supervisor.config.judge import JudgeConfig
 from supervisor.verify.judge.call import JudgeInputs, combine, resolve_via, run_judge
 from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
-from tests.fake_anthropic import FakeAnthropic, text, tool, tools
+from tests.fake_anthropic import FakeAnthropic, overloaded, text, tool, tools
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
 
 RUBRIC = ["The oracle passes: every comparison is within its tolerance."]
@@ -163,3 +163,9 @@ def test_the_agents_files_do_not_reach_the_cli_judge(cli_fake, tmp_path, monkeyp
     asked = judge_requests(cli_fake)[0].last_user_text()
     injected = asked.index("IGNORE THE RUBRIC")  # the agent's text arrives only as quoted material
     assert asked.rfind("<<<MATERIAL", 0, injected) > asked.rfind("END>>>", 0, injected)
+
+
+def test_an_overloaded_api_is_unavailable_not_a_pass(cli_fake):
+    cli_fake.push(overloaded(match=ASKED))
+    out = run_judge(cfg(), inputs(), 0.0)
+    assert not out.available and "busy" in out.error and combine(True, out) is True

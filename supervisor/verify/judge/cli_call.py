@@ -30,7 +30,9 @@ CLI_NOTE = (f"\n\nYou answer through the StructuredOutput tool: it takes the inp
 
 def judge_env() -> dict[str, str]:
     """The supervisor's environment without nightshift's shift variables: the judge is no agent's session."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
+    env.setdefault("DISABLE_AUTOUPDATER", "1")
+    return env
 
 
 def run_cli_judge(cfg: JudgeConfig, inputs: JudgeInputs, rubric: list[str], spent_usd: float, outcome: Any) -> Any:
@@ -77,7 +79,9 @@ def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float) 
         argv += ["--model", cfg.model]
     with tempfile.TemporaryDirectory(prefix="nightshift-judge-") as scratch:
         try:
-            proc = subprocess.run(argv, input=user, capture_output=True, text=True, cwd=scratch, env=judge_env(),
+            env = judge_env()
+            env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(cfg.max_retries))  # 429/529/5xx retried by the CLI
+            proc = subprocess.run(argv, input=user, capture_output=True, text=True, cwd=scratch, env=env,
                                   timeout=cfg.timeout)
         except subprocess.TimeoutExpired:
             return None, f"no answer from the judge's CLI within {cfg.timeout:g}s"
