@@ -1,9 +1,9 @@
 """Benchmark of `nightshift report`: the time to build the HTML report of a 10-event run and of a 1,000-shift,
 1,000,000-event run (goal: under 3 s for the large one), with the ratio between them.
 
-The large run is tests/fixtures_report.write_long_run with 1,000 shifts of 166 turns (agent started and
-stopped, verify started and finished, a commit and a push-back per turn: every event the report reads), its
-snapshot written at the end as the supervisor keeps it. Measured in process (the verb's work, not Python's
+The large run is tests/fixtures_report.write_long_run with 1,000 shifts of 125 turns (per turn: agent started
+and stopped, the Slurm job running and completed with its core-hours, verify started and finished, a commit,
+a push-back: every event the report reads), its snapshot written at the end as the supervisor keeps it. Measured in process (the verb's work, not Python's
 start-up) and once as the `nightshift report` command. Prints figures; asserts nothing.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
         tmp = Path(tmp)
         tiny = small_run(tmp / "tiny")
         start = time.perf_counter()
-        big = write_long_run(tmp / "big", shifts=1000, turns=166).root
+        big = write_long_run(tmp / "big", shifts=1000, turns=125).root
         made = time.perf_counter() - start
         n_events = sum(1 for _ in open(big / "events.jsonl", "rb"))
         n_tiny = sum(1 for _ in open(tiny / "events.jsonl", "rb"))

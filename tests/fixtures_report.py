@@ -58,7 +58,7 @@ def _ts(seconds: float) -> str:
 
 def write_long_run(root: Path, shifts: int = 1000, turns: int = 2, run_id: str = "20261120-220000-long",
                    finished: bool = True) -> RunPaths:
-    """Write the run under ``root/ws``; about ``shifts * (turns * 6 + 2)`` events. Returns its paths."""
+    """Write the run under ``root/ws``; about ``shifts * (turns * 8 + 2)`` events. Returns its paths."""
     ws = root / "ws"
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "CHANGELOG.md").write_text(CHANGELOG)
@@ -77,7 +77,8 @@ def write_long_run(root: Path, shifts: int = 1000, turns: int = 2, run_id: str =
             apply(state, event)
         emit("run.created", None, run_id=run_id, workspace=str(ws), goal="P(k) and C_l agree with CLASS to 0.1%",
              agent="claude", backend="slurm", host="login1", base="0" * 40)
-        emit("preflight.finished", None, metrics={"C_l TT": 2.0e3, "P(k)": 5.0e2}, passed=False)
+        emit("preflight.finished", None, metrics={"C_l TT": 2.0e3, "P(k)": 5.0e2}, metric=2.0e3, passed=True,
+             problems=[])
         k = 0
         for s in range(1, shifts + 1):
             emit("shift.started", s, token="t", base="b")
@@ -87,9 +88,11 @@ def write_long_run(root: Path, shifts: int = 1000, turns: int = 2, run_id: str =
                 tt, pk = 2.0e3 ** (1 - frac) * 0.5 ** frac, 5.0e2 ** (1 - frac) * 0.8 ** frac
                 last = finished and k == total
                 emit("agent.started", s, turn=t, target={"backend": "slurm", "job_id": 1000 + k})
+                emit("slurm.job_changed", s, job_id=1000 + k, state="RUNNING", reason="", node="n1")
                 emit("agent.stopped", s, turn=t, reason="exit", exit_code=0, cost_usd=0.05,
                      usage={"input_tokens": 20000 + t, "output_tokens": 1500}, context_tokens=60000 + 100 * t,
                      claim={"status": "done", "summary": "within tolerance"} if last else None)
+                emit("slurm.job_changed", s, job_id=1000 + k, state="COMPLETED", reason="", node="n1", core_hours=0.5)
                 emit("verify.started", s, turn=t)
                 passed = last
                 judge = ({"available": True, "passed": True, "findings": [

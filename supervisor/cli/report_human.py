@@ -40,6 +40,14 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         why = d.get("reason") or d.get("message") or ""
         return f"policy refused{(' ' + str(what)) if what else ''}{(': ' + str(why)) if why else ''}" \
             if kind.endswith("denied") else f"{kind}: {_short(d)}"
+    if kind == "preflight.finished":
+        problems = d.get("problems") or []
+        return (f"preflight {'passed' if d.get('passed') else 'failed'}"
+                + (f", {len(problems)} problem(s)" if problems else "")
+                + (f"; starting gap: worst {d['metric']:.3g}x the tolerance" if isinstance(d.get("metric"), (int, float))
+                   else ""))
+    if kind == "preflight.skipped":
+        return f"preflight skipped: {d.get('reason', '')}"
     if kind.startswith(("preflight", "budget.", "approval.", "slurm.", "core_hours")):
         return f"{kind}: {_short(d)}"
     return None
@@ -68,8 +76,13 @@ def _hours(scan: Scan, state: dict[str, Any]) -> float | None:
     return (end - start) / 3600.0 if start is not None and end is not None and end >= start else None
 
 
-def _core_hours(scan: Scan) -> float | None:
-    """The latest core-hours figure any event recorded (the Slurm side reports running totals)."""
+def _core_hours(scan: Scan, state: dict[str, Any]) -> float | None:
+    """Core-hours of the run's Slurm jobs: the fold's total where it keeps one, else the latest figure an event
+    recorded."""
+    if isinstance(state.get("core_hours"), (int, float)) and state["core_hours"] > 0:
+        return float(state["core_hours"])
+    if scan.job_hours.get("core"):
+        return scan.job_hours["core"]
     value = None
     for event in scan.human:
         d = event.get("data") or {}
@@ -92,9 +105,14 @@ def budget_lines(state: dict[str, Any], scan: Scan, config: Any) -> list[str]:
     if hours is not None:
         lines.append(f"hours {hours:.2f}" + (f" of {limits.max_hours:g}" if limits else ""))
     lines.append(f"shifts {shifts}" + (f" of {limits.max_shifts}" if limits else ""))
-    core = _core_hours(scan)
+    core = _core_hours(scan, state)
     if core is not None:
-        lines.append(f"core-hours {core:.2f} (Slurm)")
+        cap = getattr(limits, "max_core_hours", 0) if limits else 0
+        lines.append(f"core-hours {core:.2f}" + (f" of {cap:g}" if cap else "") + " (Slurm)")
+    gpu = state.get("gpu_hours") if isinstance(state.get("gpu_hours"), (int, float)) else 0
+    gpu = gpu or scan.job_hours.get("gpu", 0.0)
+    if gpu > 0:
+        lines.append(f"GPU-hours {gpu:.2f} (Slurm)")
     if hours and hours > 0:
         rate = cost / hours
         lines.append(f"burn rate ${rate:.4f}/hour, {shifts / hours:.2f} shifts/hour")

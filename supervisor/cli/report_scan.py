@@ -43,6 +43,7 @@ def _alternation(exact: tuple[str, ...], prefixes: tuple[str, ...]) -> bytes:
 _HUMAN = re.compile(rb'"type":"(?:' + _alternation(HUMAN_TYPES, HUMAN_PREFIXES) + rb')"')
 _TURN = re.compile(rb'"type":"(?:' + _alternation(TURN_TYPES, ()) + rb')"')
 _SHIFT_START = re.compile(rb'"type":"shift\.started","shift":(\d+)')
+_JOB_HOURS = re.compile(rb'"type":"slurm\.job_changed"[^\n]*?"(core|gpu)_hours":(-?[0-9.]+(?:[eE][-+]?\d+)?)')
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Scan:
     turns: list[dict[str, Any]] = field(default_factory=list)       # every TURN_TYPES event (per_turn runs)
     last: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)  # (type, shift) -> last event
     counts: Counter = field(default_factory=Counter)                # per parsed type, and "all" lines
+    job_hours: dict[str, float] = field(default_factory=dict)       # "core"/"gpu" hours the Slurm jobs reported
     first_ts: str | None = None
     last_ts: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -85,6 +87,10 @@ def scan_events(path: Path, per_turn: bool) -> Scan:
         return scan
     for m in _HUMAN.finditer(blob):
         _parse_line(blob, m.start(), scan)
+    if b'_hours":' in blob:  # Slurm jobs report their core-hours when they end (added up, as the fold does)
+        for m in _JOB_HOURS.finditer(blob):
+            kind = m.group(1).decode()
+            scan.job_hours[kind] = scan.job_hours.get(kind, 0.0) + float(m.group(2))
     if per_turn:
         for m in _TURN.finditer(blob):
             _parse_line(blob, m.start(), scan)
