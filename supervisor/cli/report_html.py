@@ -122,7 +122,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 <h1>nightshift report: run {_e(report.run_id)}</h1>
 <p>{_e(st.get('goal') or '(no goal recorded)')}</p>
 <p class=muted>workspace {_e(st.get('workspace'))} &middot; agent {_e(st.get('agent'))} &middot; backend {_e(st.get('backend'))}
-&middot; created {_e(st.get('created'))} &middot; {report.counts.get('all', 0)} events</p>
+&middot; created {_e(st.get('created'))} &middot; {st.get('seq') or report.counts.get('all', 0)} events</p>
 <div class='verdict {css_class}' id=verdict>{_e(line)}</div>
 <p>Last verdict: {_e(report.final.get('summary') or '-')}<br>Judge on the last verdict: {'ran' if judge_ran else 'did not run'}</p>
 {repro}
