@@ -174,6 +174,10 @@ def _turn_rows(scan: Scan, run_dir: Path) -> list[Row]:
             r.verdict, r.passed = str(d.get("summary", ""))[:300], bool(d.get("passed"))
         elif kind == "commit.created" and turn is not None and d.get("sha"):
             row(shift, turn).commits.append(str(d["sha"]))
+        elif kind == "shift.ended":
+            last = max((k for k in rows if k[0] == shift), default=None)
+            if last is not None:
+                rows[last].ended += f"; shift ended: {d.get('reason', '?')}"
     if not rows:
         rows = {(int(p.name), 0): Row(int(p.name), None, ended="(no events; shift folder only)")
                 for p in sorted((run_dir / "shifts").glob("*")) if p.name.isdigit()}
