@@ -26,7 +26,7 @@ def fake(monkeypatch):
 
 
 def cfg(**kw) -> JudgeConfig:
-    return JudgeConfig(**{"model": "claude-sonnet-4-6", "max_retries": 0, "timeout": 30, **kw})
+    return JudgeConfig(**{"model": "claude-sonnet-4-6", "max_retries": 0, "timeout": 30, "via": "api", **kw})
 
 
 def inputs(**kw) -> JudgeInputs:

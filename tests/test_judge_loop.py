@@ -10,7 +10,7 @@ from supervisor.shift.launcher import run_foreground
 from tests.fake_anthropic import FakeAnthropic, tool, tools
 from tests.fixtures_core import workspace  # noqa: F401
 
-JUDGE = '[judge]\nmodel = "claude-sonnet-4-6"\nmax_retries = 0\ntimeout = 30\n'
+JUDGE = '[judge]\nvia = "api"\nmodel = "claude-sonnet-4-6"\nmax_retries = 0\ntimeout = 30\n'
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
 
 

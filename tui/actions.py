@@ -1,6 +1,7 @@
 """What a user can do to a run from the TUI, by key and from the command palette: pause, resume, stop (after a
 confirmation), nudge (a message for the agent), approve or deny what the agent waits for, attach to the agent's
-pane, open a shift's verdict, start a run. Commands go to the run's inbox in a thread worker; the supervisor's answer comes back as a notice.
+pane, open a shift's verdict, start a run, write the run's report. Commands go to the run's inbox in a thread
+worker; the supervisor's answer comes back as a notice.
 """
 from __future__ import annotations
 
@@ -117,6 +118,22 @@ class RunActions:
                 return
             self.push_screen(VerdictScreen(follower.run, int(shift)))
 
+    def action_report(self, follower: "RunFollower | None" = None) -> None:
+        if follower := self._need_run(follower):
+            self.write_report(follower)
+
+    @work(thread=True, exit_on_error=False, group="commands")
+    def write_report(self, follower: "RunFollower") -> None:
+        run = follower.run
+        self.call_from_thread(self.notify, f"writing the report of {run.run_id} ...", timeout=3)
+        try:
+            path = self.seams.report(run)
+        except Exception as exc:  # noqa: BLE001 - a failed report is a notice, never the end of the TUI
+            self.call_from_thread(self.notify, f"report failed: {exc}", severity="error", timeout=10)
+            return
+        # Not opened from here: over SSH a "browser" may be a text one taking over this terminal.
+        self.call_from_thread(self.notify, f"report written: {path} (open it in a browser)", timeout=15)
+
     def action_start_run(self) -> None:
         from tui.screens.start_run import StartRunScreen
 
@@ -167,7 +184,8 @@ class RunActions:
                 (f"Nudge {rid}", "Type a message for the agent", self.action_nudge),
                 (f"Attach to {rid}", "Hand this terminal to the agent's pane", self.action_attach),
                 (f"Approve for {rid}", "Answer yes to what the agent waits for", self.action_approve),
-                (f"Deny for {rid}", "Answer no to what the agent waits for", self.action_deny)):
+                (f"Deny for {rid}", "Answer no to what the agent waits for", self.action_deny),
+                (f"Report of {rid}", "Write the morning report (one HTML file) and say where", self.action_report)):
             yield SystemCommand(title, help_text, lambda action=action: action(follower))
         for row in reversed(follower.state.get("shifts") or []):
             n = row.get("n")

@@ -1,4 +1,5 @@
-"""The TUI's only ways to act on the world: commands into a run's inbox, starting a run, attaching a pane.
+"""The TUI's only ways to act on the world: commands into a run's inbox, starting a run, attaching a pane,
+writing a run's report.
 
 Every action of the TUI goes through here, so it is plain which writes the TUI can make (inbox commands, and
 the run a user explicitly starts) and so tests can replace ``starter`` or ``attacher`` with a recorder. The
@@ -74,6 +75,12 @@ def attach_argv(run: RunPaths) -> list[str] | None:
     return real(run)
 
 
+def make_report(run: RunPaths) -> Path:
+    """The face hands in the real one (the report is drawn by the face: `nightshift report`)."""
+    raise ActionError(f"the report is written by the face: run `nightshift report {run.run_id}` "
+                      "(or open this TUI with `nightshift tui`)")
+
+
 @dataclass
 class Checked:
     """The preflight's result as the start-run form shows it; ``found`` is handed back to ``start_run``."""
@@ -91,3 +98,4 @@ class Seams:
     start_run: Callable[..., tuple[RunPaths, str]] = start_run  # (workspace[, checked]) -> (run, where)
     attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
     preflight: Callable[[str], Checked] | None = None  # the face's `nightshift check`; None: start unchecked
+    report: Callable[[RunPaths], Path] = make_report  # writes the run's HTML report, returns its path

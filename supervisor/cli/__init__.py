@@ -1,5 +1,6 @@
-"""The face: the `nightshift` verbs, init, doctor, demo, compare and plot. Parses, composes, prints. It is the
-composition root: it registers hpc/'s Slurm backend with the core and starts tui/, handing it what it needs.
+"""The face: the `nightshift` verbs, init, doctor, demo, compare, plot, report and wait. Parses, composes,
+prints. It is the composition root: it registers hpc/'s Slurm backend with the core and starts tui/, handing it
+what it needs.
 
 May import: errors, gitops, resources, pricing, config, run, verify, agents, backends, shift, hpc, tui.
 """

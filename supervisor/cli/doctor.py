@@ -41,6 +41,10 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((bool(keys) or logged_in, "credentials", f"{', '.join(keys)} set (value not shown)" if keys else
                  "a Claude login is present" if logged_in else
                  "no API key in the environment and no Claude login: export ANTHROPIC_API_KEY or run `claude` once"))
+    api = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    rows.append((True, "judge (via auto)", "through the API (a key is set)" if api else
+                 "through the claude CLI: a CLI login is enough" if claude else
+                 "unavailable: no API key and no claude CLI (never counted as a pass)"))
     fs = filesystem_type(workspace)
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))

@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run")
     s.add_argument("-o", "--output")
 
+    s = sub.add_parser("report", help="the morning report: one self-contained HTML file and a summary")
+    s.add_argument("run", nargs="?", help="run id, or the path of a run directory (e.g. copied from a cluster)")
+    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html)")
+    s.add_argument("--open", action="store_true", help="open it in a browser")
+    s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
+    s.add_argument("run", nargs="?")
+    s.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")
+
     s = sub.add_parser("hook", help="(for the agent's hooks) e.g. `nightshift hook stop`")
     s.add_argument("event", choices=["stop", "pretool", "permission"])
     s = sub.add_parser("doctor", help="check what nightshift needs on this machine")
@@ -120,6 +128,12 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.cli.oracle_verbs import plot_main
         from supervisor.run.registry import find_run
         return plot_main(find_run(args.run).root, Path(args.output) if args.output else None)
+    if verb == "report":
+        from supervisor.cli.report import report_main, resolve_run_dir
+        return report_main(resolve_run_dir(args.run), Path(args.output) if args.output else None, args.open)
+    if verb == "wait":
+        from supervisor.cli.outcome import wait_main
+        return wait_main(args.run, args.timeout)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
         return doctor_main(Path(args.dir))

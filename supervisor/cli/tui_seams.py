@@ -1,6 +1,7 @@
 """What the face hands the TUI: its default actions, with attach replaced by the face's, which also knows runs
-whose agent lives in a Slurm chain job (hpc/), something the TUI itself does not import; and the preflight,
-which the start-run form shows before it starts a run (the run then records it, as `nightshift run` does)."""
+whose agent lives in a Slurm chain job (hpc/), something the TUI itself does not import; the preflight, which
+the start-run form shows before it starts a run (the run then records it, as `nightshift run` does); and the
+report."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,7 +40,13 @@ def start_run(workspace: Path, checked=None):
         raise
 
 
+def report(run):
+    """The morning report of ``run`` (`nightshift report`), written to <run dir>/report.html."""
+    from supervisor.cli.report import build_report
+    return build_report(run.root)[0]
+
+
 def face_seams():
     from tui.seams import Seams
 
-    return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run)
+    return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run, report=report)

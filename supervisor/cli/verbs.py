@@ -68,7 +68,7 @@ def cmd_run(args) -> int:
     from supervisor.cli.check import record_preflight
     record_preflight(run, found)
     if args.foreground:
-        return run_foreground(run)
+        return _foreground_outcome(run, run_foreground(run))
     where = start_detached(run, config)
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
@@ -99,9 +99,20 @@ def cmd_resume(args) -> int:
         state, offset, _ = load_state(run.root)
         write_snapshot(run.snapshot, state, offset)
     if args.foreground:
-        return run_foreground(run)
+        return _foreground_outcome(run, run_foreground(run))
     print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
     return 0
+
+
+def _foreground_outcome(run, _status: int) -> int:
+    """`run --foreground` exits like `nightshift wait`: 0 only when verified done (codes in README)."""
+    from supervisor.cli.outcome import FAILED, MEANING, outcome_code
+    from supervisor.run.state import load_state
+
+    code = outcome_code(load_state(run.root)[0])
+    code = FAILED if code is None else code
+    print(f"run {run.run_id}: {MEANING[code]} (exit {code})")
+    return code
 
 
 def _report_ack(run, cmd_id: str, offset: int, verb: str) -> int:
@@ -223,6 +234,8 @@ def cmd_status(args) -> int:
         print(f"finished   {state['outcome']}: {state['finish_reason']}")
     for warning in warnings:
         print(f"warning    {warning}")
+    from supervisor.cli.outcome import trust_line
+    print(trust_line(state, run.events))
     return 0
 
 

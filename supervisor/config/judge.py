@@ -10,6 +10,10 @@ from supervisor.config.types import Duration, Section
 
 class JudgeConfig(Section):
     enabled: bool = True
+    # "api": the Anthropic SDK with ANTHROPIC_API_KEY; "agent": the claude CLI in a fresh tool-less session (a
+    # subscription login is enough); "auto": the API when a key is in the environment, else the CLI.
+    via: Literal["api", "agent", "auto"] = "auto"
+    cli: str = "claude"  # the CLI "agent" runs
     model: str = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
     when: Literal["claim", "every"] = "claim"
     every_shifts: int = Field(1, ge=1)

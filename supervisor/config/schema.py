@@ -68,6 +68,7 @@ class VerifyConfig(Section):
 
 class NotifyConfig(Section):
     command: str = ""  # run on done, paused, breaker and failure; gets NIGHTSHIFT_* variables
+    report: bool = False  # write the run's HTML report first; its path is NIGHTSHIFT_REPORT
     on: list[Literal["done", "paused", "breaker", "failed", "blocked", "waiting"]] = Field(
         default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked", "waiting"])
 

@@ -11,7 +11,7 @@ verify.started   (shift) turn                   verify.finished (shift) turn pas
 commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
 pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
-run.paused       reason                         run.resumed by
+run.paused       reason kind                    run.resumed by
 command.accepted id verb                        command.rejected id verb reason
 slurm.job_changed job_id state reason node      run.finished outcome reason
 preflight.finished passed problems metric metrics summary report (the baseline: the oracle before any shift)
@@ -39,6 +39,7 @@ def empty_state() -> dict[str, Any]:
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
+        "pause_kind": None,
     }
 
 
@@ -56,7 +57,8 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     """Fold one event into ``state`` (in place) and return it. Unknown types only advance seq."""
     kind, data, ts = event.get("type"), event.get("data") or {}, event.get("ts")
     shift = event.get("shift")
-    state["seq"] = max(state["seq"], int(event.get("seq") or 0))
+    seq = event.get("seq")
+    state["seq"] = max(state["seq"], seq if isinstance(seq, int) else 0)  # a damaged line never stops the fold
     _fold(state, kind, data, ts, shift)
     if state["paused"] and state["phase"] != "finished":
         state["status"] = "paused"  # the turn under way may finish, but the run is held
@@ -134,9 +136,10 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         row.update(ended=ts, end_reason=data.get("reason"))
         state["phase"] = "decided"
     elif kind == "run.paused":
-        state.update(paused=True, pause_reason=data.get("reason"), status="paused")
+        state.update(paused=True, pause_reason=data.get("reason"), status="paused", pause_kind=data.get("kind"))
     elif kind == "run.resumed":
-        state.update(paused=False, pause_reason=None, status="working" if state["phase"] == "agent" else "pushed_back")
+        state.update(paused=False, pause_reason=None, pause_kind=None,
+                     status="working" if state["phase"] == "agent" else "pushed_back")
         if data.get("reset_breaker"):
             state["stale_stops"] = 0
     elif kind == "command.accepted" and data.get("verb") == "nudge":

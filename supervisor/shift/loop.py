@@ -240,6 +240,7 @@ class Supervisor:
     def tell_human(self, kind: str, message: str) -> None:
         cfg = self.config.notify
         if cfg.command and kind in cfg.on:
-            error = notify(cfg.command, kind, self.run_paths.run_id, message)
+            error = notify(cfg.command, kind, self.run_paths.run_id, message,
+                           report_of=self.run_paths.root if cfg.report else None)
             if error:
                 self.emit("notify.failed", self.state["shift"] or None, error=error)

@@ -89,7 +89,8 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
     inputs = gather_inputs(ctx.run.workspace, cfg, ctx.accepted_base, report, tests, ctx.config.goal)
     outcome = run_judge(cfg, inputs, ctx.judge_spent_usd)
     record = {"available": outcome.available, "passed": outcome.passed, "findings": outcome.findings,
-              "error": outcome.error, "notes": list(getattr(outcome, "notes", []))}
+              "error": outcome.error, "notes": list(getattr(outcome, "notes", [])),
+              "via": getattr(outcome, "via", "api")}
     if not outcome.available:
         # An unavailable judge is recorded, never counted as a pass, and never blocks the deterministic verdict.
         return Check("judge", True, f"judge unavailable: {outcome.error}"), record, outcome.cost_usd

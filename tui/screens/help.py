@@ -21,7 +21,7 @@ KEYS = """\
   x  stop the run (asks first)      n  nudge: a message for the agent
   a  attach to the agent's pane     v  a shift's verdict and push-back
   y  approve what the agent waits for   N  deny it (run screen)
-  g  reload now                     ctrl+p  command palette
+  o  write the run's report (HTML)  g  reload now   ctrl+p  command palette
 
 [b]Reading the screen[/b]
   Best: worst error / tolerance, under 1 passes; Trend: its history.

@@ -31,7 +31,7 @@ class RunScreen(Screen):
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
         ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),
         Binding("y", "app.approve", "Approve", show=False), Binding("N", "app.deny", "Deny", show=False),
-        Binding("slash", "filter", "Filter", show=False),
+        Binding("slash", "filter", "Filter", show=False), Binding("o", "app.report", "Report", show=False),
     ] + [Binding(str(i + 1), f"tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(zip(TABS, TAB_LABELS))]
 
     DEFAULT_CSS = """

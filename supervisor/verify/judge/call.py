@@ -10,6 +10,9 @@ through a forced tool call, validated; a malformed answer is retried once, then 
 into done; an unavailable judge (no key, refused model, 429/529 after the SDK's retries, timeout, malformed
 twice, cost cap) is never a pass of its own and leaves the deterministic verdict as it is.
 
+``[judge] via``: "api" (below), "agent" (the agent's own CLI in a fresh tool-less session, see cli_call.py: a
+CLI login is enough), "auto" (the API when a key is set, else the CLI). The rules are the same either way.
+
 Calls go through the real Anthropic SDK (``anthropic.Anthropic()``: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY
 or ANTHROPIC_AUTH_TOKEN from the environment). The key is never logged, recorded or written. Cost comes from
 the usage of each response; the caps per verdict and per run are checked before every call with the worst
@@ -26,7 +29,7 @@ from supervisor.config.judge import JudgeConfig
 from supervisor.pricing import Price, price_for, usage_cost
 from supervisor.verify.judge.inputs import JudgeInputs, gather_inputs
 from supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, MalformedVerdict, new_nonce,
-                                     parse_verdict, system_prompt, user_message)
+                                     parse_verdict, pushback_lines, system_prompt, user_message)
 
 __all__ = ["JudgeInputs", "JudgeOutcome", "gather_inputs", "run_judge", "combine", "rubric_for"]
 
@@ -43,6 +46,7 @@ class JudgeOutcome:
     error: str | None = None    # one line when unavailable
     pushback: list[str] = field(default_factory=list)  # lines for the push-back quoting the FAIL findings
     notes: list[str] = field(default_factory=list)     # e.g. "no price known for model …"
+    via: str = "api"            # "api" (the SDK with a key) or "agent" (the agent's CLI, e.g. a subscription login)
 
 
 def combine(deterministic_passed: bool, outcome: JudgeOutcome | None) -> bool:
@@ -67,7 +71,21 @@ def run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeO
         return JudgeOutcome(False, False, error=f"the judge failed: {type(exc).__name__}: {_one_line(exc)}")
 
 
+def resolve_via(cfg: JudgeConfig) -> str:
+    """"api" or "agent": ``auto`` takes the API when a key is in the environment, else the agent's CLI."""
+    if cfg.via != "auto":
+        return cfg.via
+    return "api" if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") else "agent"
+
+
 def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> JudgeOutcome:
+    if resolve_via(cfg) == "agent":
+        rubric = rubric_for(cfg, inputs)
+        refusal = _precheck(cfg, rubric, spent_usd, need_key=False)
+        if refusal:
+            return JudgeOutcome(False, False, error=refusal, via="agent")
+        from supervisor.verify.judge.cli_call import run_cli_judge
+        return run_cli_judge(cfg, inputs, rubric, spent_usd, JudgeOutcome)
     price = price_for(cfg.model, cfg.price_usd_per_mtok)
     notes = [price.note] if price.note else []
     rubric = rubric_for(cfg, inputs)
@@ -108,17 +126,7 @@ def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> Judge
     return _unavailable(f"the judge's answer was malformed twice ({retry_reason})", cost, notes)
 
 
-def pushback_lines(findings: list[dict]) -> list[str]:
-    """One line per FAIL finding, as the push-back quotes it."""
-    lines = []
-    for f in findings:
-        if f["verdict"] == "FAIL":
-            fix = f" Fix: {f['fix']}" if f.get("fix") else ""
-            lines.append(f"judge FAIL: {f['criterion']} Evidence: {f['evidence']}{fix}")
-    return lines
-
-
-def _precheck(cfg: JudgeConfig, rubric: list[str], spent_usd: float) -> str | None:
+def _precheck(cfg: JudgeConfig, rubric: list[str], spent_usd: float, need_key: bool = True) -> str | None:
     if not cfg.enabled:
         return "the judge is disabled ([judge] enabled = false)"
     if not rubric:
@@ -126,8 +134,9 @@ def _precheck(cfg: JudgeConfig, rubric: list[str], spent_usd: float) -> str | No
     if spent_usd >= cfg.max_cost_usd:
         return (f"judge cost cap reached: ${spent_usd:.4f} spent of [judge] max_cost_usd ${cfg.max_cost_usd:g}; "
                 "not called")
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        return "no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the supervisor's environment: set it to use the judge"
+    if need_key and not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        return ("no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the supervisor's environment: set it to use the "
+                "judge, or set [judge] via = \"agent\" (or \"auto\") to judge through a logged-in claude CLI")
     return None
 
 

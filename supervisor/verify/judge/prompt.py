@@ -150,5 +150,15 @@ def parse_verdict(content: list[Any], rubric: list[str]) -> list[dict]:
              "fix": by_id[i].fix.strip()} for n, i in enumerate(expected)]
 
 
+def pushback_lines(findings: list[dict]) -> list[str]:
+    """One line per FAIL finding, as the push-back quotes it."""
+    lines = []
+    for f in findings:
+        if f["verdict"] == "FAIL":
+            fix = f" Fix: {f['fix']}" if f.get("fix") else ""
+            lines.append(f"judge FAIL: {f['criterion']} Evidence: {f['evidence']}{fix}")
+    return lines
+
+
 def _get(block: Any, key: str) -> Any:
     return block.get(key) if isinstance(block, dict) else getattr(block, key, None)

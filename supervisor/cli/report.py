@@ -1,0 +1,70 @@
+"""`nightshift report RUN [--open] [-o FILE]`: the morning report of a run, as one self-contained HTML file
+(default ``<run dir>/report.html``) and a short summary on the terminal. Built from the run directory alone;
+whatever is missing or unreadable is named in the report, never a traceback.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from supervisor.cli.report_data import Report, gather
+from supervisor.cli.report_html import render_html, verdict_line
+from supervisor.cli.report_timeline import timeline_png
+from supervisor.errors import UserError
+
+
+def resolve_run_dir(ref: str | None) -> Path:
+    """A run id (see `nightshift ls`) or the path of a run directory, which may come from another machine."""
+    if ref and Path(ref).is_dir() and ((Path(ref) / "events.jsonl").exists() or (Path(ref) / "shifts").is_dir()):
+        return Path(ref)
+    from supervisor.run.registry import find_run
+    return find_run(ref).root
+
+
+def build_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Report]:
+    """Write the HTML report of ``run_dir``; returns (its path, the gathered report)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir} is not a run directory; give a run id or path (see `nightshift ls`)")
+    report = gather(run_dir)
+    png, why = timeline_png(report.timeline, report.start_gap, report.heldout,
+                            f"run {report.run_id}: worst error over tolerance per verdict")
+    out = Path(out) if out else run_dir / "report.html"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_text(render_html(report, png, why), encoding="utf-8")
+        os.chmod(tmp, 0o600)  # it quotes the goal, verdicts and lab notes: private like the run directory
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {out} ({exc.strerror or exc}); choose another path with -o")
+    return out, report
+
+
+def summary(report: Report, path: Path) -> str:
+    """The terminal summary: the verdict line, the figures, what needed a person, what is missing."""
+    _cls, line = verdict_line(report)
+    lines = [f"report of run {report.run_id}: {path}", f"  {line}"]
+    if report.final.get("reproduce"):
+        lines.append(f"  reproduce: {report.final['reproduce']}")
+    points = {k: v for k, v in (report.timeline[-1]["values"] if report.timeline else {}).items()
+              if isinstance(v, (int, float))}
+    if points:
+        worst = max(points.items(), key=lambda kv: kv[1])
+        lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
+    lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
+                 f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
+    lines += [f"  {b}" for b in report.budget]
+    lines += [f"  missing: {m}" for m in report.missing]
+    return "\n".join(lines)
+
+
+def report_main(run_dir: Path, out: Path | None, open_it: bool) -> int:
+    path, report = build_report(run_dir, out)
+    print(summary(report, path))
+    if open_it:
+        import webbrowser
+        if not webbrowser.open(path.resolve().as_uri()):
+            print(f"nightshift: no browser found to open {path}; open it by hand", file=sys.stderr)
+    return 0

@@ -1,0 +1,128 @@
+"""The report's "what needed a human" list and its budget lines (cost, hours, core-hours, burn rate, projection).
+
+Event types come from several parts of nightshift, some newer than this file: each is described when known,
+and any other human-facing type (``policy.*``, ``slurm.*``, ``approval.*``) is shown with its data, so a new
+kind of refusal is never hidden.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.cli.report_scan import Scan, ts_seconds
+
+_SKIP = ("run.created", "supervisor.started", "run.resumed", "slurm.job_changed", "command.rejected")
+
+
+def _line(kind: str, d: dict[str, Any]) -> str | None:
+    if kind == "run.paused":
+        from supervisor.cli.outcome import pause_kind  # older runs recorded only the reason's text
+        what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
+        label = {"blocked": "agent claimed blocked", "breaker": "breaker pause", "budget": "budget pause",
+                 "dialog": "waiting for a person at the agent's screen", "user": "paused by a person"}.get(what, "paused")
+        return f"{label}: {d.get('reason', '')}"
+    if kind == "breaker.tripped":
+        return f"breaker tripped: {d.get('reason', '')}"
+    if kind == "budget.exceeded":
+        return f"budget spent: {d.get('what')} = {d.get('value')} (limit {d.get('limit')})"
+    if kind == "agent.waiting":
+        return f"API limit, waited until {d.get('until')}: {d.get('reason', '')}"
+    if kind == "command.accepted":
+        verb = d.get("verb")
+        if verb == "nudge":
+            return f"nudge: {(d.get('args') or {}).get('message', '')}"
+        return f"{verb} by a person" if verb in ("pause", "resume", "stop") else None
+    if kind == "judge.unavailable":
+        return f"judge unavailable: {d.get('error')}"
+    if kind == "run.finished":
+        return None
+    if kind.startswith("policy."):
+        what = d.get("rule") or d.get("tool") or d.get("command") or d.get("what") or ""
+        why = d.get("reason") or d.get("message") or ""
+        return f"policy refused{(' ' + str(what)) if what else ''}{(': ' + str(why)) if why else ''}" \
+            if kind.endswith("denied") else f"{kind}: {_short(d)}"
+    if kind == "preflight.finished":
+        problems = d.get("problems") or []
+        return (f"preflight {'passed' if d.get('passed') else 'failed'}"
+                + (f", {len(problems)} problem(s)" if problems else "")
+                + (f"; starting gap: worst {d['metric']:.3g}x the tolerance" if isinstance(d.get("metric"), (int, float))
+                   else ""))
+    if kind == "preflight.skipped":
+        return f"preflight skipped: {d.get('reason', '')}"
+    if kind.startswith(("preflight", "budget.", "approval.", "slurm.", "core_hours")):
+        return f"{kind}: {_short(d)}"
+    return None
+
+
+def _short(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in list(d.items())[:5])[:240]
+
+
+def human_events(scan: Scan) -> list[dict[str, Any]]:
+    """Everything that needed or got a person, in log order: {ts, shift, kind, text}."""
+    out = []
+    for event in scan.human:
+        kind = str(event.get("type"))
+        if kind in _SKIP:
+            continue
+        text = _line(kind, event.get("data") or {})
+        if text:
+            out.append({"ts": event.get("ts"), "shift": event.get("shift"), "kind": kind, "text": text})
+    return out
+
+
+def _hours(scan: Scan, state: dict[str, Any]) -> float | None:
+    start = ts_seconds(state.get("created")) or ts_seconds(scan.first_ts)
+    end = ts_seconds(scan.last_ts) or ts_seconds(state.get("last_event_ts"))
+    return (end - start) / 3600.0 if start is not None and end is not None and end >= start else None
+
+
+def _core_hours(scan: Scan, state: dict[str, Any]) -> float | None:
+    """Core-hours of the run's Slurm jobs: the fold's total where it keeps one, else the latest figure an event
+    recorded."""
+    if isinstance(state.get("core_hours"), (int, float)) and state["core_hours"] > 0:
+        return float(state["core_hours"])
+    if scan.job_hours.get("core"):
+        return scan.job_hours["core"]
+    value = None
+    for event in scan.human:
+        d = event.get("data") or {}
+        for key in ("core_hours_total", "core_hours"):
+            if isinstance(d.get(key), (int, float)):
+                value = float(d[key]) if key == "core_hours_total" or value is None else max(value, float(d[key]))
+                break
+    return value
+
+
+def budget_lines(state: dict[str, Any], scan: Scan, config: Any) -> list[str]:
+    """Cost, hours and core-hours used, against the limits, with the burn rate and a projection."""
+    limits = getattr(config, "limits", None)
+    cost = float(state.get("cost_usd") or 0.0)
+    judge = float(state.get("judge_cost_usd") or 0.0)
+    hours = _hours(scan, state)
+    shifts = int(state.get("shift") or 0)
+    lines = [f"cost ${cost:.4f} (judge ${judge:.4f})"
+             + (f" of ${limits.max_cost_usd:g}" if limits and limits.max_cost_usd else " (no cost limit)")]
+    if hours is not None:
+        lines.append(f"hours {hours:.2f}" + (f" of {limits.max_hours:g}" if limits else ""))
+    lines.append(f"shifts {shifts}" + (f" of {limits.max_shifts}" if limits else ""))
+    core = _core_hours(scan, state)
+    if core is not None:
+        cap = getattr(limits, "max_core_hours", 0) if limits else 0
+        lines.append(f"core-hours {core:.2f}" + (f" of {cap:g}" if cap else "") + " (Slurm)")
+    gpu = state.get("gpu_hours") if isinstance(state.get("gpu_hours"), (int, float)) else 0
+    gpu = gpu or scan.job_hours.get("gpu", 0.0)
+    if gpu > 0:
+        lines.append(f"GPU-hours {gpu:.2f} (Slurm)")
+    if hours and hours > 0:
+        rate = cost / hours
+        lines.append(f"burn rate ${rate:.4f}/hour, {shifts / hours:.2f} shifts/hour")
+        if state.get("phase") != "finished" and limits:
+            left = []
+            if limits.max_cost_usd and rate > 0:
+                left.append((max(limits.max_cost_usd - cost, 0) / rate, "cost limit"))
+            left.append((max(limits.max_hours - hours, 0), "hour limit"))
+            if shifts:
+                left.append((max(limits.max_shifts - shifts, 0) / (shifts / hours), "shift limit"))
+            eta, which = min(left)
+            lines.append(f"projection: the {which} is reached in about {eta:.1f} hours at this rate")
+    return lines

@@ -1,0 +1,106 @@
+"""Scripts wait for the answer: `nightshift wait` and `run --foreground` exit 0 only when verified done, with
+distinct codes for blocked, budget spent, breaker, stopped and failed; `status` ends with "can I trust this?".
+Real supervisors (detached in tmux), real git, the scripted command agent."""
+from __future__ import annotations
+
+import pytest
+
+from supervisor.cli import outcome
+from supervisor.run.events import EventLog
+from supervisor.run.state import apply, empty_state
+from tests.fixtures_core import nightshift, workspace, wait_for  # noqa: F401
+
+FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
+
+
+def fold(*events: tuple) -> dict:
+    state = empty_state()
+    for seq, (kind, data) in enumerate(events, 1):
+        apply(state, {"seq": seq, "ts": "2026-11-23T00:00:00.000000Z", "type": kind, "shift": 1, "data": data})
+    return state
+
+
+@pytest.mark.parametrize("events, code", [
+    ([("verify.finished", {"passed": True}), ("run.finished", {"outcome": "done"})], outcome.DONE),
+    ([("verify.finished", {"passed": False}), ("run.finished", {"outcome": "done"})], outcome.FAILED),
+    ([("run.finished", {"outcome": "failed"})], outcome.FAILED),
+    ([("run.finished", {"outcome": "stopped"})], outcome.STOPPED),
+    ([("run.paused", {"reason": "the agent is blocked: no data", "kind": "blocked"})], outcome.BLOCKED),
+    ([("run.paused", {"reason": "budget spent: max_cost_usd", "kind": "budget"})], outcome.BUDGET),
+    ([("run.paused", {"reason": "breaker: 4 stops", "kind": "breaker"})], outcome.BREAKER),
+    ([("run.paused", {"reason": "a dialog", "kind": "dialog"})], outcome.NEEDS_PERSON),
+    ([("run.paused", {"reason": "budget spent: max_shifts = 3 (limit 3)"})], outcome.BUDGET),  # an older run
+    ([("run.paused", {"reason": "paused by the user", "kind": "user"})], None),  # a person will resume it
+    ([("run.paused", {"reason": "x", "kind": "breaker"}), ("run.resumed", {})], None),
+    ([("shift.started", {})], None),
+])
+def test_each_outcome_has_its_own_code(events, code):
+    assert outcome.outcome_code(fold(*events)) == code
+    assert len({outcome.DONE, outcome.BLOCKED, outcome.BUDGET, outcome.BREAKER, outcome.STOPPED,
+                outcome.FAILED}) == 6
+
+
+def run_id_from(stdout: str) -> str:
+    return stdout.split()[1]  # "run <id> created in ..."
+
+
+def test_foreground_exits_0_only_when_verified_done(workspace):
+    ws = workspace.configure({"s1t1": FIX}, backend="local")
+    out = nightshift("run", str(ws.path), "--foreground", timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "verified done (exit 0)" in out.stdout
+
+
+def test_wait_reports_blocked_then_stopped(workspace):
+    ws = workspace.configure({"s1t1": [["claim", "blocked", "the reference file is missing"]]}, backend="local")
+    started = nightshift("run", str(ws.path))
+    assert started.returncode == 0, started.stderr
+    run_id = run_id_from(started.stdout)
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == outcome.BLOCKED, waited.stdout + waited.stderr
+    assert "the agent is blocked" in waited.stdout and "reference file is missing" in waited.stdout
+    assert nightshift("stop", run_id).returncode == 0
+    run_dir = next((ws.path / ".nightshift" / "runs").glob("*"))
+    wait_for(lambda: '"run.finished"' in (run_dir / "events.jsonl").read_text(), timeout=60, what="the stop")
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == outcome.STOPPED, waited.stdout + waited.stderr
+
+
+def test_wait_reports_the_breaker_and_the_budget(workspace):
+    ws = workspace.configure({"default": []}, backend="local", breaker=1, max_shifts=5)
+    run_id = run_id_from(nightshift("run", str(ws.path)).stdout)
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == outcome.BREAKER, waited.stdout + waited.stderr
+    nightshift("stop", run_id)
+
+
+def test_wait_reports_a_spent_budget(workspace):
+    ws = workspace.configure({"default": []}, backend="local", pushbacks=0, max_shifts=1)
+    run_id = run_id_from(nightshift("run", str(ws.path)).stdout)
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == outcome.BUDGET, waited.stdout + waited.stderr
+    assert "budget spent" in waited.stdout
+    nightshift("stop", run_id)
+
+
+def test_wait_on_an_unknown_run_is_one_line():
+    out = nightshift("wait", "no-such-run")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not found" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_status_ends_with_can_i_trust_this(workspace):
+    ws = workspace.configure({"s1t1": FIX}, backend="local")
+    out = nightshift("run", str(ws.path), "--foreground", timeout=180)
+    run_id = run_id_from(out.stdout)
+    status = nightshift("status", run_id).stdout.strip().splitlines()
+    assert status[-1].startswith("trust      yes: verified done at commit ")
+    assert "judge did not run" in status[-1] and "no rule refused" in status[-1]
+    # Another part of nightshift records its policy's refusals; status counts them.
+    run_dir = next((ws.path / ".nightshift" / "runs").glob("*"))
+    log = EventLog(run_dir / "events.jsonl")
+    log.append("policy.denied", 1, rule="Bash(git push*)", reason="not allowed")
+    log.append("policy.denied", 1, rule="Read(/ref/*)", reason="held out")
+    log.close()
+    last = nightshift("status", run_id).stdout.strip().splitlines()[-1]
+    assert "2 actions refused by the policy" in last
