@@ -58,6 +58,10 @@ class Agent:
     hook_driven = False  # True: stops come through the Stop hook, not the process exit
     can_resume = False  # True: a push-back can continue the same session in a new process
 
+    def launch_problem(self, config: Config) -> str | None:
+        """Why a turn of this agent cannot start with this config on this machine (a one-line fix), or None."""
+        return None
+
     def prepare(self, ctx: TurnContext) -> None:
         """Write whatever the agent needs before a turn (settings, hook config). Default: nothing."""
 

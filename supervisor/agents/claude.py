@@ -73,6 +73,15 @@ class ClaudeAgent(Agent):
         self.hook_driven = mode == "interactive"
         self.can_resume = mode == "headless"
 
+    def launch_problem(self, config) -> str | None:
+        bypass = config.agent.permission_mode == "bypassPermissions" or \
+            "--dangerously-skip-permissions" in config.agent.extra_args
+        if bypass and os.getuid() == 0 and not os.environ.get("IS_SANDBOX"):
+            return ("Claude Code refuses bypass mode as root unless IS_SANDBOX=1 is set; nightshift does not need it: "
+                    "remove permission_mode = \"bypassPermissions\" (or --dangerously-skip-permissions) from [agent], "
+                    "the default dontAsk mode with the run's rules asks nothing")
+        return None
+
     def settings_file(self, ctx: TurnContext) -> Path:
         return ctx.run.root / "claude-settings.json"
 

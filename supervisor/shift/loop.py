@@ -84,9 +84,9 @@ class Supervisor:
         if phase == "new":
             return self.start_run()
         if phase == "launching":
-            refusal = self.session.sandbox_refusal()
+            refusal = self.session.launch_refusal()
             if refusal:
-                return self.pause("sandbox", refusal) if not self.state["paused"] else self.wait_while_paused()
+                return self.pause("cannot_start", refusal) if not self.state["paused"] else self.wait_while_paused()
             return self.session.launch_turn()
         if phase == "agent":
             return self.record_stop(self.session.wait_for_stop(self.tick, self.sleep, lambda: self.stop_requested,

@@ -50,14 +50,17 @@ class AgentSession:
                            log_file=self.run_paths.turn_file(s["shift"], turn, "log"))
 
     # ----- launching ------------------------------------------------------------------------------
-    def sandbox_refusal(self) -> str | None:
+    def launch_refusal(self) -> str | None:
         """Probe the sandbox once per supervisor (an event says what holds the shell); the reason to hold the run
-        when [policy] sandbox = "required" and it cannot run."""
+        when [policy] sandbox = "required" and it cannot run, or when the agent cannot start as configured."""
         if self.sandbox is None:
             wanted = self.config.policy.sandbox != "off" and self.config.agent.kind == "claude"
             self.sandbox = (sandbox_problem() or "") if wanted else "off in [policy]"
             self.ledger.emit("policy.sandbox", self.state["shift"] or None, available=not self.sandbox,
                              problem=self.sandbox or None)
+        problem = self.agent.launch_problem(self.config)
+        if problem:
+            return problem
         if self.sandbox and self.config.policy.sandbox == "required":
             reason, self.sandbox = self.sandbox, None  # probed again after `nightshift resume`
             return f"[policy] sandbox = \"required\" but {reason}; fix that, or set sandbox = \"auto\""
