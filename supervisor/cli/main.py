@@ -121,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         return dispatch(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `nightshift status RUN | head -1`: the reader went away. Point stdout at /dev/null so the interpreter's
+        # final flush does not fail again, and end like other Unix tools cut short by a pipe.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - a known user-facing error prints as one line, anything else re-raises
         from supervisor.errors import is_user_error
         if not is_user_error(exc):

@@ -157,11 +157,21 @@ def cmd_ls(args) -> int:
         state, _, _ = load_state(run.root)
         status = state["status"]
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
-            status += "*"
+            status = ("crashed" if crash_reason(run, state) else status) + "*"
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
               f"{_age(state['last_event_ts']):>6}  {entry['workspace']}")
     print("* no live supervisor: `nightshift resume RUN`")
     return 0
+
+
+def crash_reason(run, state) -> str | None:
+    """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
+    from supervisor.shift.crash import read_last_word
+
+    if state.get("crash"):
+        return state["crash"].get("reason")
+    word = read_last_word(run.last_word)
+    return word.get("reason") if word else None
 
 
 def cmd_status(args) -> int:
@@ -184,6 +194,9 @@ def cmd_status(args) -> int:
         print(f"paused     {state['pause_reason']}")
     if state["outcome"]:
         print(f"finished   {state['outcome']}: {state['finish_reason']}")
+    crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
+    if crash:
+        print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
     return 0
@@ -223,6 +236,11 @@ def cmd_claim(args) -> int:
     run_dir, shift, token = (os.environ.get(k) for k in ("NIGHTSHIFT_RUN_DIR", "NIGHTSHIFT_SHIFT", "NIGHTSHIFT_TOKEN"))
     if not (run_dir and shift and token):
         raise UserError("`nightshift claim` works only inside a nightshift shift (NIGHTSHIFT_RUN_DIR is not set)")
+    if not shift.isdigit():
+        raise UserError(f"NIGHTSHIFT_SHIFT={shift!r} is not a shift number; `nightshift claim` works only inside "
+                        f"a shift nightshift started")
+    if not (Path(run_dir) / "events.jsonl").is_file():
+        raise UserError(f"NIGHTSHIFT_RUN_DIR={run_dir} is not a nightshift run directory; nothing was recorded")
     write_claim(Path(run_dir), int(shift), token, args.status, args.summary)
     print(f"nightshift: claim '{args.status}' recorded; it will be checked when you stop")
     return 0
@@ -244,5 +262,6 @@ def cmd_supervise(args) -> int:
         return run_foreground(run, say=say)
     except Exception as exc:
         from supervisor.errors import is_user_error
-        say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
+        if not getattr(exc, "nightshift_recorded", False):  # the loop records its own crashes (shift/crash.py)
+            say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
         raise

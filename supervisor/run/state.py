@@ -11,7 +11,8 @@ verify.started   (shift) turn                   verify.finished (shift) turn pas
 commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
 pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
-run.paused       reason                         run.resumed by
+run.paused       reason kind                    run.resumed by
+supervisor.started pid phase                    supervisor.crashed reason error
 command.accepted id verb                        command.rejected id verb reason
 slurm.job_changed job_id state reason node      run.finished outcome reason
 """
@@ -36,7 +37,7 @@ def empty_state() -> dict[str, Any]:
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
-        "judge_cost_usd": 0.0,
+        "judge_cost_usd": 0.0, "pause_kind": None, "crash": None,
     }
 
 
@@ -120,9 +121,13 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         row.update(ended=ts, end_reason=data.get("reason"))
         state["phase"] = "decided"
     elif kind == "run.paused":
-        state.update(paused=True, pause_reason=data.get("reason"), status="paused")
+        state.update(paused=True, pause_reason=data.get("reason"), pause_kind=data.get("kind"), status="paused")
+    elif kind == "supervisor.crashed":
+        state["crash"] = {"reason": data.get("reason"), "ts": ts}
+    elif kind == "supervisor.started":
+        state["crash"] = None
     elif kind == "run.resumed":
-        state.update(paused=False, pause_reason=None, status="working" if state["phase"] == "agent" else "pushed_back")
+        state.update(paused=False, pause_reason=None, pause_kind=None, status="working" if state["phase"] == "agent" else "pushed_back")
         if data.get("reset_breaker"):
             state["stale_stops"] = 0
     elif kind == "command.accepted" and data.get("verb") == "nudge":
@@ -138,12 +143,21 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
 
 
 def write_snapshot(path: Path, state: dict[str, Any], offset: int) -> None:
-    """Write ``{"seq", "offset", "state"}`` by rename, so a reader never sees half a snapshot."""
+    """Write ``{"seq", "offset", "state"}`` by rename, so a reader never sees half a snapshot.
+
+    The snapshot only saves time: when it cannot be written (a full disk) the old one stays, still consistent
+    with the log up to its own offset, and readers fold the rest from the log."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"seq": state["seq"], "offset": offset, "state": state}, fh, separators=(",", ":"))
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"seq": state["seq"], "offset": offset, "state": state}, fh, separators=(",", ":"))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
@@ -159,13 +173,37 @@ def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
     except (ValueError, KeyError, TypeError):
         warnings.append("snapshot.json unreadable; replaying the whole log")
     events_path = run_root / "events.jsonl"
-    try:
-        if offset > events_path.stat().st_size:  # the log was replaced: the snapshot is stale
-            warnings.append("snapshot.json is ahead of events.jsonl; replaying the whole log")
-            state, offset = empty_state(), 0
-    except FileNotFoundError:
+    if not events_path.exists():
         return state, 0, warnings + ["events.jsonl is missing"]
+    disagreement = _disagrees(events_path, offset, state["seq"]) if offset else None
+    if disagreement:
+        warnings.append(f"snapshot.json disagrees with events.jsonl ({disagreement}); rebuilt from the log")
+        state, offset = empty_state(), 0
     result = read_events(events_path, offset)
     for event in result.events:
         apply(state, event)
     return state, result.offset, warnings + result.warnings
+
+
+def _disagrees(events_path: Path, offset: int, seq: int) -> str | None:
+    """Why a snapshot claiming to have folded up to event ``seq`` ending at byte ``offset`` does not match the
+    log (None when it does): the line just before ``offset`` must be whole and be that very event."""
+    try:
+        with open(events_path, "rb") as fh:
+            if offset > os.fstat(fh.fileno()).st_size:
+                return f"it is ahead of the log: offset {offset} is past its end"
+            back = min(offset, 1 << 20)
+            fh.seek(offset - back)
+            blob = fh.read(back)
+    except OSError as exc:
+        return f"log unreadable: {exc.strerror}"
+    if not blob.endswith(b"\n"):
+        return f"byte {offset} is not the end of an event"
+    last = blob[:-1].rsplit(b"\n", 1)[-1]
+    try:
+        event_seq = int(json.loads(last).get("seq"))
+    except (ValueError, TypeError, AttributeError):
+        return f"no whole event ends at byte {offset}"
+    if event_seq != seq:
+        return f"it folded seq {seq} but the event ending at byte {offset} is seq {event_seq}"
+    return None

@@ -149,6 +149,14 @@ class AgentSession:
             stop_channel.answer(stops, request["id"], "allow")  # not a session of this shift
         return None
 
+    def answer_foreign_stops(self) -> None:
+        """Let every Stop-hook request go at once that this run will never answer: a wrong token, or any request
+        in a run whose agent is not hook-driven (a demo or command run), so no session waits out the timeout."""
+        token = self.state["token"] if self.agent.hook_driven else None
+        for request in stop_channel.pending(self.run_paths.stops):
+            if not token or request.get("token") != token:
+                stop_channel.answer(self.run_paths.stops, request["id"], "allow")
+
     # ----- reaching the live session --------------------------------------------------------------
     def deliver_live(self, text: str) -> str | None:
         """Push back into a live interactive session: the hook's block answer, else typed into the pane."""
