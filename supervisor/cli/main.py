@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here
     try:
-        return dispatch(args)
+        code = dispatch(args)
+        sys.stdout.flush()  # inside the try: a reader gone early (`| head -1`) is met here, not at exit
+        return code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
