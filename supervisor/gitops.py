@@ -185,20 +185,35 @@ def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None =
     left = {"kept_out": kept_out, "conflicts": conflicts}
     if not paths:
         return None, left
-    spec = "\0".join(paths) + "\0"
-    env = {"GIT_LITERAL_PATHSPECS": "1"}
-    repo.git.execute(["git", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], istream=_stdin(spec),
-                     env=env)
-    before_head = head_sha(repo)
-    try:
-        repo.git.execute(["git", *_identity_args(repo), "commit", "-q", "--no-verify", "--only", "-m", message,
-                          "--pathspec-from-file=-", "--pathspec-file-nul"], istream=_stdin(spec), env=env)
-    except git.GitCommandError as exc:
-        if "nothing" in str(exc) and "commit" in str(exc) or "no changes added" in str(exc):
-            return None, left  # the listed paths differ from HEAD only in the index: nothing of the agent's
-        raise
-    sha = head_sha(repo)
-    return (sha if sha != before_head else None), left
+    # The real index first (it fails early on a stale lock): these paths staged as they are now, the user's
+    # other staged entries untouched. Then the commit is built in a private index from HEAD plus these paths
+    # only, so nothing else the user staged goes into it (what `git commit --only` does, which cannot take a
+    # file that became a directory).
+    _stage(repo, root, paths, {})
+    private = {"GIT_INDEX_FILE": str(Path(repo.git_dir) / "nightshift-index")}
+    parent = head_sha(repo)
+    repo.git.execute(["git", "read-tree", *([parent] if parent else ["--empty"])], env=private)
+    _stage(repo, root, paths, private)
+    tree = repo.git.execute(["git", "write-tree"], env=private).strip()
+    if parent and tree == repo.git.rev_parse(f"{parent}^{{tree}}"):
+        return None, left
+    sha = repo.git.execute(["git", *_identity_args(repo), "commit-tree", tree, *(["-p", parent] if parent else []),
+                            "-m", message]).strip()
+    repo.git.execute(["git", "update-ref", "-m", "nightshift: commit", "HEAD", sha, *([parent] if parent else [])])
+    return sha, left
+
+
+def _stage(repo: git.Repo, root: Path, paths: list[str], env: dict[str, str]) -> None:
+    """Stage ``paths`` as they are in the working tree (deletions too); a file replaced by a directory is removed."""
+    env = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+    gone = [p for p in paths if (root / p).is_dir() and not (root / p).is_symlink()]
+    files = [p for p in paths if p not in gone]
+    if gone:
+        repo.git.execute(["git", "update-index", "--force-remove", "-z", "--stdin"],
+                         istream=_stdin("\0".join(gone) + "\0"), env=env)
+    if files:
+        repo.git.execute(["git", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                         istream=_stdin("\0".join(files) + "\0"), env=env)
 
 
 def _stdin(text: str):

@@ -261,7 +261,17 @@ def cmd_supervise(args) -> int:
     try:
         return run_foreground(run, say=say)
     except Exception as exc:
-        from supervisor.errors import is_user_error
-        if not getattr(exc, "nightshift_recorded", False):  # the loop records its own crashes (shift/crash.py)
-            say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
+        from supervisor.errors import UserError, is_user_error
+        if getattr(exc, "nightshift_recorded", False):
+            # Recorded by the loop (event, last word, notification): the whole trace goes to the log for whoever
+            # debugs it, the terminal gets the one line the user acts on.
+            import traceback
+            try:
+                log.write("".join(traceback.format_exception(exc)))
+                log.flush()
+            except OSError:
+                pass
+            from supervisor.shift.crash import reason
+            raise UserError(f"supervisor crashed: {reason(exc, run.run_id)}") from None
+        say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
         raise
