@@ -36,9 +36,9 @@ def open_repo(workspace: Path, create: bool = False) -> git.Repo:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         if not create:
             raise GitError(f"{workspace} is not a git repository; run `nightshift init` there") from None
-        repo = git.Repo.init(workspace, expand_vars=False)
-        repo.git._working_dir = repo.working_tree_dir
-        return repo
+        # git itself, not Repo.init: GitPython reopens the new repository with its path's variables expanded.
+        git.Git().execute(["git", "init", "-q", str(workspace)])
+        return open_repo(workspace)
 
 
 def exclude_state_dir(repo: git.Repo) -> None:

@@ -3,6 +3,7 @@ or in the foreground. The resolved config is frozen into the run directory at cr
 """
 from __future__ import annotations
 
+import errno
 import getpass
 import json
 import os
@@ -53,11 +54,11 @@ def create_run(workspace: Path, config: Config) -> RunPaths:
                           f"`nightshift stop {live['run_id']}` first, or use another clone")
     try:
         return _create(workspace, config, repo)
-    except PermissionError as exc:
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise LaunchError(f"cannot create the run in {workspace}: {exc.strerror} ({exc.filename})") from None
         raise LaunchError(f"cannot write in {workspace} ({exc.strerror}: {exc.filename}); nightshift keeps the "
                           f"run's state in {workspace}/.nightshift and commits there: make it writable") from None
-    except OSError as exc:
-        raise LaunchError(f"cannot create the run in {workspace}: {exc.strerror} ({exc.filename})") from None
 
 
 def validate_for_launch(config: Config) -> None:
