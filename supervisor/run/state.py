@@ -181,8 +181,20 @@ def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
         state, offset = empty_state(), 0
     result = read_events(events_path, offset)
     for event in result.events:
+        seq = event.get("seq")
+        if not _well_formed(event) or seq <= state["seq"]:
+            # One writer numbers events 1, 2, 3...: a line that is not a whole event, or goes back, is garbage.
+            warnings.append(f"events.jsonl: line with seq {seq!r} after seq {state['seq']} skipped (not an event)")
+            continue
+        if seq != state["seq"] + 1:
+            warnings.append(f"events.jsonl: seq jumps from {state['seq']} to {seq} (an unreadable line between)")
         apply(state, event)
     return state, result.offset, warnings + result.warnings
+
+
+def _well_formed(event: dict[str, Any]) -> bool:
+    return (isinstance(event.get("seq"), int) and isinstance(event.get("type"), str) and isinstance(event.get("ts"), str)
+            and isinstance(event.get("data"), dict) and event.get("v") == 1)
 
 
 def _disagrees(events_path: Path, offset: int, seq: int) -> str | None:
