@@ -167,7 +167,8 @@ def has_conflict_markers(path: Path) -> bool:
     return bool(CONFLICT_START.search(blob) and CONFLICT_END.search(blob))
 
 
-def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None = None) -> tuple[str | None, dict[str, list[str]]]:
+def commit_changes(repo: git.Repo, message: str,
+                   before: dict[str, str] | None = None) -> tuple[str | None, dict[str, list[str]]]:
     """Commit the paths that changed since ``before`` (the state when the run began), and only those: the
     user's staged or untracked files that the agent did not touch stay as they were, staged or not. Files
     with conflict markers are never committed. Returns (sha or None, {"kept_out": [...], "conflicts": [...]})."""

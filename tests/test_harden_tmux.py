@@ -45,6 +45,10 @@ def test_a_target_of_a_dead_server_is_never_acted_on(tmp_path):
         backend.terminate(old)
         assert not backend.send_text(old, "rm -rf ~")
         assert backend.capture(old) == ""
+        from tui.widgets.agent_tail import capture_pane
+        assert capture_pane(old) is None  # the TUI does not show the new server's %0 as the agent's screen
+        victim_target = {**old, "server": backend.server_identity()}
+        assert backend.owns(victim_target)  # the identity itself is what tells them apart
         assert subprocess.run(["tmux", "-L", socket, "has-session", "-t", "victim"]).returncode == 0
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
@@ -83,3 +87,32 @@ def test_kill_9_and_a_dead_tmux_server_then_resume_finishes_in_a_fresh_shift(wor
     assert "run done" in run.supervisor_log.read_text()
     listing = nightshift("ls").stdout
     assert run_id in listing and "done" in listing.split(run_id)[1].splitlines()[0]
+
+
+def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next_shift(workspace):
+    from supervisor.run.liveness import processes_of_turn
+    from tests.fixtures_core import supervise
+
+    ignores_hup = "(trap '' HUP TERM; exec sleep 300) >/dev/null 2>&1 &"  # ignores the hangup of its pane
+    ws = workspace.configure({"s1t1": [["shell", ignores_hup], ["sleep", "120"]], "s2t1": FIX})
+    run = ws.create_run()
+    first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+                             cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(processes_of_turn(run.root, 1, 1)) >= 2, 60, what="the agent and its child to start")
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], check=True)
+        wait_for(lambda: not server_alive(f"ns-{run.run_id}"), 30, what="the tmux server to go")
+        # The pane's shell and the agent die of the hangup; the child that ignored it stays.
+        survivor = wait_for(lambda: (found := processes_of_turn(run.root, 1, 1)) and len(found) == 1 and found, 30,
+                            what="only the child that ignored SIGHUP to remain")
+        done = supervise(run)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert processes_of_turn(run.root, 1, 1) == []
+        assert f"ended process {survivor[0]}" in done.stdout
+        assert [e["shift"] for e in ws.events(run) if e["type"] == "shift.started"] == [1, 2]
+    finally:
+        first.kill()
+        for pid in processes_of_turn(run.root, 1, 1):
+            os.kill(pid, signal.SIGKILL)

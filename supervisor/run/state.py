@@ -127,7 +127,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "supervisor.started":
         state["crash"] = None
     elif kind == "run.resumed":
-        state.update(paused=False, pause_reason=None, pause_kind=None, status="working" if state["phase"] == "agent" else "pushed_back")
+        state.update(paused=False, pause_reason=None, pause_kind=None,
+                     status="working" if state["phase"] == "agent" else "pushed_back")
         if data.get("reset_breaker"):
             state["stale_stops"] = 0
     elif kind == "command.accepted" and data.get("verb") == "nudge":
@@ -193,8 +194,8 @@ def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
 
 
 def _well_formed(event: dict[str, Any]) -> bool:
-    return (isinstance(event.get("seq"), int) and isinstance(event.get("type"), str) and isinstance(event.get("ts"), str)
-            and isinstance(event.get("data"), dict) and event.get("v") == 1)
+    return (isinstance(event.get("seq"), int) and isinstance(event.get("type"), str)
+            and isinstance(event.get("ts"), str) and isinstance(event.get("data"), dict) and event.get("v") == 1)
 
 
 def _disagrees(events_path: Path, offset: int, seq: int) -> str | None:

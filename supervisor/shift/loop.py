@@ -69,8 +69,8 @@ class Supervisor:
             return 0 if self.state["outcome"] == "done" else 1
         except Exception as exc:
             # Any failure of the supervisor itself leaves a trace (event, last word, notification); re-raised.
-            crash.record(exc, self.run_paths.run_id, self.run_paths.last_word, self.emit, self.state.get("shift") or None,
-                         self.tell_human, self.say)
+            crash.record(exc, self.run_paths.run_id, self.run_paths.last_word, self.emit,
+                         self.state.get("shift") or None, self.tell_human, self.say)
             raise
         finally:
             if self.waker:

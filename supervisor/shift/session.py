@@ -7,6 +7,8 @@ adopts a live agent instead of launching it twice.
 """
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +19,7 @@ from supervisor.backends import make_backend
 from supervisor.backends.base import read_exit
 from supervisor.config.schema import Config
 from supervisor.resources import render
+from supervisor.run.liveness import processes_of_turn
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
@@ -123,7 +126,18 @@ class AgentSession:
             self.say(f"shift {ctx.shift}: {end['error']}")
             return StopInfo(reason=end["reason"], error=end["error"])
         self.say(f"shift {ctx.shift}: the agent's process is gone without an exit status (pane killed?)")
+        self.end_orphans(ctx)
         return StopInfo(reason="lost", error="the agent's pane or process disappeared without an exit status")
+
+    def end_orphans(self, ctx: TurnContext) -> None:
+        """A lost turn's processes that outlived their pane (its tmux server died; they ignored SIGHUP) would go
+        on working beside the next shift's agent: end them, found by the turn's marks in their environment."""
+        for pid in processes_of_turn(self.run_paths.root, ctx.shift, ctx.turn):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                self.say(f"shift {ctx.shift}: ended process {pid} left over from the lost turn {ctx.turn}")
+            except OSError:
+                pass
 
     def record_backend_changes(self) -> None:
         """Backend news (Slurm job state changes) as events, for the TUI and `nightshift log`."""

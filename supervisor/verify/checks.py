@@ -157,7 +157,7 @@ def check_conflicts(paths: list[str], workspace: Path, is_conflicted) -> Check:
     if not found:
         return Check("conflicts", True, "conflicts: no conflict markers")
     return Check("conflicts", False, f"conflicts: {len(found)} file(s) with merge-conflict markers",
-                 [f"CONFLICT MARKERS in {p}: resolve them (they are not committed while they remain)" for p in found[:8]])
+                 [f"CONFLICT MARKERS in {p}: resolve them (not committed while they remain)" for p in found[:8]])
 
 
 def unreadable(name: str, exc: BaseException) -> Check:
