@@ -4,6 +4,7 @@ committed and never pass; a merge in progress and a detached HEAD are refused; o
 from __future__ import annotations
 
 import subprocess
+import sys
 
 from supervisor.run.registry import find_run
 from tests.fixtures_core import nightshift, supervise, wait_for, workspace  # noqa: F401
@@ -87,3 +88,22 @@ def test_a_second_run_in_a_workspace_with_a_live_run_is_refused_naming_it(worksp
     assert nightshift("stop", run_id).returncode == 0
     run = find_run(run_id)
     wait_for(lambda: "run.finished" in ws.types(run), 60, what="the first run to stop")
+
+
+def test_a_head_detached_by_the_agent_pauses_the_run_instead_of_committing_off_branch(workspace):
+    ws = workspace.configure({"s1t1": [["shell", "git checkout -q --detach"], *FIX]})
+    branch = git(ws, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: "run.paused" in ws.types(run), 60, what="the run to pause")
+        assert "HEAD was detached" in nightshift("status", run.run_id).stdout
+        assert "commit.created" not in ws.types(run)
+        git(ws, "switch", "-q", branch)
+        assert nightshift("resume", run.run_id).returncode == 0
+        assert proc.wait(timeout=90) == 0
+    finally:
+        proc.kill()
+    commit = next(e for e in ws.events(run) if e["type"] == "commit.created")["data"]
+    assert commit["branch"] == branch and git(ws, "log", "-1", "--format=%s", branch).startswith("nightshift:")

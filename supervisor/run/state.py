@@ -37,7 +37,7 @@ def empty_state() -> dict[str, Any]:
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
-        "judge_cost_usd": 0.0, "pause_kind": None, "crash": None,
+        "judge_cost_usd": 0.0, "pause_kind": None, "crash": None, "branch": None,
     }
 
 
@@ -122,6 +122,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state["phase"] = "decided"
     elif kind == "run.paused":
         state.update(paused=True, pause_reason=data.get("reason"), pause_kind=data.get("kind"), status="paused")
+    elif kind == "workspace.recorded":
+        state["branch"] = data.get("branch")
     elif kind == "supervisor.crashed":
         state["crash"] = {"reason": data.get("reason"), "ts": ts}
     elif kind == "supervisor.started":

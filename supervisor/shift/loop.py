@@ -191,6 +191,11 @@ class Supervisor:
         ctx, verdict = self.session.ctx(), self.state["last_verdict"]
         verdict_word = "PASS" if verdict["passed"] else "FAIL"
         message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
+        branch = gitops.branch_name(self.repo)
+        if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
+            return self.pause("git", f"HEAD was detached during the run (it was on {self.state['branch']}); "
+                                     f"`git switch {self.state['branch']}` (or a new branch), then "
+                                     f"`nightshift resume {self.run_paths.run_id}`")
         try:
             sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())
         except git.GitCommandError as exc:
@@ -202,7 +207,7 @@ class Supervisor:
         stale = sha is None and not self.improved()
         kind = "commit.created" if sha else "commit.skipped"
         self.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(self.repo), passed=verdict["passed"],
-                  stale=stale, message=message.splitlines()[0], kept_out=left["kept_out"][:20],
+                  stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
                   conflicts=left["conflicts"][:20])
 
     def improved(self) -> bool:
