@@ -49,6 +49,7 @@ def test_a_target_of_a_dead_server_is_never_acted_on(tmp_path):
         assert capture_pane(old) is None  # the TUI does not show the new server's %0 as the agent's screen
         victim_target = {**old, "server": backend.server_identity()}
         assert backend.owns(victim_target)  # the identity itself is what tells them apart
+        assert not backend.owns({**victim_target, "host": "another-node"})  # a pid means nothing elsewhere
         assert subprocess.run(["tmux", "-L", socket, "has-session", "-t", "victim"]).returncode == 0
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)

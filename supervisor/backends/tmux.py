@@ -11,6 +11,7 @@ reuses pane ids (``%0``...), so a target from a dead server is never acted on: n
 """
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -93,12 +94,12 @@ class TmuxBackend:
 
     def _target(self, window: str, pane_id: str) -> dict[str, Any]:
         return {"backend": "tmux", "socket": self.socket_name, "session": AGENT_SESSION, "window": window,
-                "pane": pane_id, "server": self.server_identity()}
+                "pane": pane_id, "server": self.server_identity(), "host": os.uname().nodename}
 
     def owns(self, target: dict[str, Any]) -> bool:
         """Does ``target`` belong to the server running now? A target without an identity (recorded before
         identities were) is trusted only while its pane's process lives."""
-        if target.get("socket", self.socket_name) != self.socket_name:
+        if target.get("socket", self.socket_name) != self.socket_name or not self._here(target):
             return False
         server = target.get("server")
         if server is None:
@@ -122,7 +123,14 @@ class TmuxBackend:
         except (LibTmuxException, KeyError):
             return None
 
+    @staticmethod
+    def _here(target: dict[str, Any]) -> bool:
+        """Pids mean something only on their host (a continuation batch job may run on another node)."""
+        return target.get("host", os.uname().nodename) == os.uname().nodename
+
     def is_alive(self, target: dict[str, Any]) -> bool:
+        if not self._here(target):
+            return False
         server = str(target.get("server") or "")
         if target.get("pane_pid") and server:
             # The pane's process and its server on this host: no tmux call. A process that outlived its server
