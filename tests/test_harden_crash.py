@@ -137,3 +137,19 @@ def test_a_full_disk_is_a_crash_with_the_fix_and_resume_continues_once_space_is_
     assert not shutil.disk_usage(path).free == 0
     assert "fill.bin" not in subprocess.run(["git", "log", "--stat"], cwd=path, capture_output=True, text=True).stdout
     assert [e["type"] for e in events].count("shift.started") == 1
+
+
+def test_stop_while_a_git_lock_holds_the_commit_ends_the_run_saying_so(workspace):
+    ws = workspace.configure({"s1t1": [["shell", "touch .git/index.lock"], *FIX]})
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: "run.paused" in ws.types(run), 60, what="the run to pause on the git lock")
+        assert nightshift("stop", run.run_id).returncode == 0
+        assert proc.wait(timeout=60) == 1
+    finally:
+        proc.kill()
+    finished = ws.events(run)[-1]
+    assert finished["type"] == "run.finished" and finished["data"]["outcome"] == "stopped"
+    assert "not committed" in finished["data"]["reason"] and "index.lock" in finished["data"]["reason"]

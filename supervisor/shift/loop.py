@@ -90,8 +90,7 @@ class Supervisor:
         phase = self.state["phase"]
         if self.stop_requested and phase not in ("stopped", "verified"):
             return self.finish("stopped", "stopped by the user")
-        if self.state["paused"] and (phase in ("committed", "decided") or
-                                     (phase == "verified" and self.state.get("pause_kind") == "git")):
+        if self.state["paused"] and phase in ("committed", "decided"):
             return self.wait_while_paused()
         if phase == "new":
             return self.start_run()
@@ -193,22 +192,29 @@ class Supervisor:
         message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
         branch = gitops.branch_name(self.repo)
         if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
-            return self.pause("git", f"HEAD was detached during the run (it was on {self.state['branch']}); "
-                                     f"`git switch {self.state['branch']}` (or a new branch), then "
-                                     f"`nightshift resume {self.run_paths.run_id}`")
+            return self.hold_commit(f"HEAD was detached during the run (it was on {self.state['branch']}); "
+                                    f"`git switch {self.state['branch']}` (or a new branch), then "
+                                    f"`nightshift resume {self.run_paths.run_id}`")
         try:
             sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())
         except git.GitCommandError as exc:
             # A stale .git/index.lock, a full disk, a broken hook...: hold the run with git's own words.
             said = " ".join((exc.stderr or str(exc)).replace("stderr:", "").split())[:300]
-            return self.pause("git", f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
-                                     f"(a stale .git/index.lock can be removed when no git runs), then "
-                                     f"`nightshift resume {self.run_paths.run_id}`")
+            return self.hold_commit(f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
+                                    f"(a stale .git/index.lock can be removed when no git runs), then "
+                                    f"`nightshift resume {self.run_paths.run_id}`")
         stale = sha is None and not self.improved()
         kind = "commit.created" if sha else "commit.skipped"
         self.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(self.repo), passed=verdict["passed"],
                   stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
                   conflicts=left["conflicts"][:20])
+
+    def hold_commit(self, reason: str) -> None:
+        """Pause before committing (the commit is retried on resume), even when the run was already paused."""
+        self.pause("git", reason)
+        self.wait_while_paused()
+        if self.stop_requested:  # stopped while git was broken: end without the commit, saying so
+            self.finish("stopped", f"stopped by the user; the last turn's work is not committed ({reason[:200]})")
 
     def improved(self) -> bool:
         """Is the newest verdict better than every earlier one (lower metric, or fewer failing checks)?"""
