@@ -54,6 +54,10 @@ class Supervisor:
         for warning in self.ledger.open():
             self.say(f"warning: {warning}")
         crash.reserve_last_word(self.run_paths.last_word)
+        if self.state["phase"] == "finished":  # a late restart (a resume racing the end): nothing to add to the log
+            self.ledger.close()
+            self.say(f"run {self.run_paths.run_id} has already finished ({self.state['outcome']})")
+            return 0 if self.state["outcome"] == "done" else 1
         try:
             self.session.pending_request = (self.state["last_stop"] or {}).get("request_id")
             self.waker = Waker([self.run_paths.inbox, self.run_paths.stops, self.run_paths.shifts])
