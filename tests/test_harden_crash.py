@@ -4,6 +4,7 @@ check instead of the supervisor; agent-written text is never trusted to be UTF-8
 a pause or a crash with the fix, and `nightshift resume` continues once the cause is gone."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,7 @@ def test_an_unexpected_crash_is_recorded_notified_and_shown_then_resume_continue
     assert "crashed: supervisor crashed: IsADirectoryError" in notes.read_text()
     status = nightshift("status", run.run_id).stdout
     assert f"crashed    {reason}" in status
+    assert json.loads(nightshift("status", run.run_id, "--json").stdout)["crashed"] == reason
     assert "crashed*" in nightshift("ls").stdout
     (run.shift_dir(1) / "t1.verdict.json").rmdir()
     resumed = supervise(run)

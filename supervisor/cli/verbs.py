@@ -181,9 +181,10 @@ def cmd_status(args) -> int:
     run = find_run(args.run)
     state, _, warnings = load_state(run.root)
     sup = supervisor_status(run.supervisor)
+    crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
-        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings},
-                         default=str))
+        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
+                          "crashed": crash}, default=str))
         return 0
     verdict = (state["last_verdict"] or {}).get("summary", "-")
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
@@ -194,7 +195,6 @@ def cmd_status(args) -> int:
         print(f"paused     {state['pause_reason']}")
     if state["outcome"]:
         print(f"finished   {state['outcome']}: {state['finish_reason']}")
-    crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if crash:
         print(f"crashed    {crash}")
     for warning in warnings:
