@@ -34,6 +34,7 @@ class AgentSession:
         self.agent = make_agent(config.agent.kind, config.agent.mode)
         self.backend = make_backend(config.backend.kind, config, self.run_paths)
         self.pending_request: str | None = None  # the Stop hook waiting for our answer, if any
+        self._stops_seen: int | None = None  # mtime of stops/ at the last sweep for foreign requests
 
     @property
     def state(self) -> dict[str, Any]:
@@ -166,6 +167,13 @@ class AgentSession:
     def answer_foreign_stops(self) -> None:
         """Let every Stop-hook request go at once that this run will never answer: a wrong token, or any request
         in a run whose agent is not hook-driven (a demo or command run), so no session waits out the timeout."""
+        try:
+            seen = os.stat(self.run_paths.stops).st_mtime_ns
+        except OSError:
+            return
+        if seen == self._stops_seen:  # nothing posted since the last sweep: no listing of a long run's stops
+            return
+        self._stops_seen = seen
         token = self.state["token"] if self.agent.hook_driven else None
         for request in stop_channel.pending(self.run_paths.stops):
             if not token or request.get("token") != token:
