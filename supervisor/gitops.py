@@ -2,10 +2,17 @@
 
 `.nightshift/` is never committed: it is listed in .git/info/exclude as well as in .gitignore.
 
+The user's own state is respected: what was dirty or untracked when a run began is recorded (``worktree_state``)
+and a commit takes only the paths that changed since (``commit_changes``), never files with conflict markers;
+a repository in the middle of a merge, or on a detached HEAD, is refused at `nightshift run` (``refusal``).
+
 May import: errors.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from pathlib import Path
 
 import git
@@ -20,11 +27,18 @@ class GitError(UserError):
 
 def open_repo(workspace: Path, create: bool = False) -> git.Repo:
     try:
-        return git.Repo(workspace)
+        # expand_vars=False: a folder literally named `$HOME` is a path, not a variable to expand. Its command
+        # runner (git.Git) expands its working dir regardless, so it is set back to the literal path.
+        repo = git.Repo(workspace, expand_vars=False)
+        if repo.working_tree_dir:
+            repo.git._working_dir = repo.working_tree_dir
+        return repo
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         if not create:
             raise GitError(f"{workspace} is not a git repository; run `nightshift init` there") from None
-        return git.Repo.init(workspace)
+        # git itself, not Repo.init: GitPython reopens the new repository with its path's variables expanded.
+        git.Git().execute(["git", "init", "-q", str(workspace)])
+        return open_repo(workspace)
 
 
 def exclude_state_dir(repo: git.Repo) -> None:
@@ -74,3 +88,139 @@ def diff_since(repo: git.Repo, base: str | None) -> str:
     if base is None:
         return repo.git.show("--format=", "HEAD") if head_sha(repo) else ""
     return repo.git.diff(base, "HEAD")
+
+
+# ----- the user's state before a run, and commits that leave it alone ---------------------------------
+CONFLICT_START = re.compile(rb"^<{7}(?: |$)", re.M)
+CONFLICT_END = re.compile(rb"^>{7}(?: |$)", re.M)
+
+
+def branch_name(repo: git.Repo) -> str | None:
+    try:
+        return repo.active_branch.name
+    except (TypeError, ValueError):  # detached, or no commit yet
+        return None
+
+
+def refusal(repo: git.Repo, workspace: Path) -> str | None:
+    """Why a run must not start in this repository (an unresolved merge, a detached HEAD), or None."""
+    unmerged = sorted({line.split("\t", 1)[-1] for line in repo.git.ls_files("-u").splitlines() if line})
+    git_dir = Path(repo.git_dir)
+    if unmerged or any((git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD")):
+        named = f" ({len(unmerged)} conflicted, e.g. {unmerged[0]})" if unmerged else ""
+        return (f"{workspace} has an unresolved merge{named}; resolve and commit it, or `git merge --abort`, "
+                f"then `nightshift run`")
+    if head_sha(repo) and repo.head.is_detached:
+        return (f"{workspace} is on a detached HEAD (at {head_sha(repo)[:10]}): commits would be made off any "
+                f"branch; `git switch -c nightshift-work` (or check out a branch), then `nightshift run`")
+    return None
+
+
+def _changed_paths(repo: git.Repo) -> list[str]:
+    """Every path git reports as modified, staged, deleted, renamed or untracked (ignored files never)."""
+    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", strip_newline_in_stdout=False)
+    fields, paths, i = out.split("\0"), [], 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":  # a rename or copy names its source in the next field
+            paths.append(fields[i])
+            i += 1
+    return [p for p in dict.fromkeys(paths) if not p.startswith(".nightshift/")]
+
+
+def _content_id(root: Path, path: str) -> str:
+    full = root / path
+    try:
+        if full.is_symlink():
+            return "link:" + os.readlink(full)
+        if full.is_dir():
+            return "dir"
+        with open(full, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+    except FileNotFoundError:
+        return "deleted"
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+
+
+def worktree_changes(repo: git.Repo) -> list[str]:
+    """Paths that differ from HEAD now (modified, staged, deleted, untracked)."""
+    return _changed_paths(repo)
+
+
+def worktree_state(repo: git.Repo) -> dict[str, str]:
+    """{path: content id} of every dirty or untracked path now: what a run must not commit unless it changes."""
+    root = Path(repo.working_tree_dir)
+    return {path: _content_id(root, path) for path in _changed_paths(repo)}
+
+
+def has_conflict_markers(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read(8 << 20)
+    except OSError:
+        return False
+    return bool(CONFLICT_START.search(blob) and CONFLICT_END.search(blob))
+
+
+def commit_changes(repo: git.Repo, message: str,
+                   before: dict[str, str] | None = None) -> tuple[str | None, dict[str, list[str]]]:
+    """Commit the paths that changed since ``before`` (the state when the run began), and only those: the
+    user's staged or untracked files that the agent did not touch stay as they were, staged or not. Files
+    with conflict markers are never committed. Returns (sha or None, {"kept_out": [...], "conflicts": [...]})."""
+    exclude_state_dir(repo)
+    before = before or {}
+    root = Path(repo.working_tree_dir)
+    kept_out, conflicts, paths = [], [], []
+    for path in _changed_paths(repo):
+        if path in before and before[path] == _content_id(root, path):
+            kept_out.append(path)
+        elif has_conflict_markers(root / path):
+            conflicts.append(path)
+        else:
+            paths.append(path)
+    left = {"kept_out": kept_out, "conflicts": conflicts}
+    if not paths:
+        return None, left
+    # The real index first (it fails early on a stale lock): these paths staged as they are now, the user's
+    # other staged entries untouched. Then the commit is built in a private index from HEAD plus these paths
+    # only, so nothing else the user staged goes into it (what `git commit --only` does, which cannot take a
+    # file that became a directory).
+    _stage(repo, root, paths, {})
+    private = {"GIT_INDEX_FILE": str(Path(repo.git_dir) / "nightshift-index")}
+    parent = head_sha(repo)
+    repo.git.execute(["git", "read-tree", *([parent] if parent else ["--empty"])], env=private)
+    _stage(repo, root, paths, private)
+    tree = repo.git.execute(["git", "write-tree"], env=private).strip()
+    if parent and tree == repo.git.rev_parse(f"{parent}^{{tree}}"):
+        return None, left
+    sha = repo.git.execute(["git", *_identity_args(repo), "commit-tree", tree, *(["-p", parent] if parent else []),
+                            "-m", message]).strip()
+    repo.git.execute(["git", "update-ref", "-m", "nightshift: commit", "HEAD", sha, *([parent] if parent else [])])
+    return sha, left
+
+
+def _stage(repo: git.Repo, root: Path, paths: list[str], env: dict[str, str]) -> None:
+    """Stage ``paths`` as they are in the working tree (deletions too); a file replaced by a directory is removed."""
+    env = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+    gone = [p for p in paths if (root / p).is_dir() and not (root / p).is_symlink()]
+    files = [p for p in paths if p not in gone]
+    if gone:
+        repo.git.execute(["git", "update-index", "--force-remove", "-z", "--stdin"],
+                         istream=_stdin("\0".join(gone) + "\0"), env=env)
+    if files:
+        repo.git.execute(["git", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                         istream=_stdin("\0".join(files) + "\0"), env=env)
+
+
+def _stdin(text: str):
+    """A pipe's read end holding ``text``: GitPython's ``istream`` wants a file object."""
+    import tempfile
+    fh = tempfile.TemporaryFile()
+    fh.write(text.encode("utf-8", "surrogateescape"))
+    fh.seek(0)
+    return fh

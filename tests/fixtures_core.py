@@ -3,7 +3,7 @@ and cleanup of every per-run tmux server by its private socket.
 
 The scripted agent (``agent.py`` in the workspace) reads ``agent_script.json``: for each ``s<shift>t<turn>``
 (or ``default``) a list of actions: ``["write", path, text]``, ``["append", path, text]``, ``["sleep", s]``,
-``["claim", status, summary]``, ``["exit", code]``. It is not a model; it only does what the test says.
+``["claim", status, summary]``, ``["exit", code]``, ``["shell", command]`` (bash, in the workspace). It is not a model; it only does what the test says.
 """
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ for action in script.get(key, script.get("default", [])):
         subprocess.run([sys.executable, "-m", "supervisor.cli.main", "claim", args[0], "--summary", args[1]], check=True)
     elif kind == "exit":
         sys.exit(int(args[0]))
+    elif kind == "shell":
+        subprocess.run(["bash", "-c", args[0]])
 '''
 
 CONFIG = """

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -35,9 +36,9 @@ def workspace(tmp_path, heldout: bool = False):
     subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
     entries = [entry()]
     if heldout:
-        write_table(tmp_path / "held" / "cl2.dat", REF, HEADER)
-        entries.append(entry(name="held", candidate="out/cl2.dat", reference=str(tmp_path / "held" / "cl2.dat"),
-                             heldout=True))
+        held = tmp_path / "held" / f"cl2-{uuid.uuid4().hex}.dat"  # no other file on the disk has its name
+        write_table(held, REF, HEADER)
+        entries.append(entry(name="held", candidate="out/cl2.dat", reference=str(held), heldout=True))
     return ws, entries
 
 
@@ -101,8 +102,9 @@ def test_held_out_references_are_absent_for_the_command_even_when_searched_for(t
     store = tmp_path / "run" / "references"
     protect_references(oracle(*entries), ws, store)
     held = entries[1]["reference"]
+    name = held.rsplit("/", 1)[1]
     cmd = ("mkdir -p out && cp data/cl.dat out/cl.dat && "
-           f"(find / -name cl2.dat -not -path '/proc/*' 2>/dev/null | head -1 | xargs -r -I{{}} cp {{}} out/cl2.dat; "
+           f"(find / -name {name} -not -path '/proc/*' 2>/dev/null | head -1 | xargs -r -I{{}} cp {{}} out/cl2.dat; "
            f"cp {held} out/cl2.dat; true)")
     out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", store)
     assert not (ws / "out" / "cl2.dat").exists()  # neither the configured path nor the private copy was there

@@ -6,9 +6,9 @@ through the real Claude Code CLI; and a supervisor killed -9 while the reference
 when it starts again."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -45,7 +45,7 @@ def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, so
     ws = workspace.path
     (ws / "reference").mkdir()
     (ws / "reference" / "result.dat").write_text(REFERENCE)
-    held = tmp_path / "held" / f"heldout-{tmp_path.name}.dat"  # a name only this test's held-out file has
+    held = tmp_path / "held" / f"heldout-{uuid.uuid4().hex}.dat"  # a name only this test's held-out file has
     held.parent.mkdir()
     held.write_text(REFERENCE)
     if solver in (FIND_HELDOUT, FROM_CONFIG):  # the visible comparison is honest in these two

@@ -190,8 +190,11 @@ def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(re
         assert "ready: nothing found that would stop a run" in out.stdout
         run_id = out.stdout.split()[1]
         first = _events(ready, run_id)
-        assert [e["type"] for e in first[:2]] == ["run.created", "preflight.finished"]
-        baseline = first[1]["data"]
+        kinds = [e["type"] for e in first]
+        # recorded before any shift: the baseline the accuracy history starts from
+        assert kinds[0] == "run.created" and kinds.index("preflight.finished") < kinds.index("shift.started") \
+            if "shift.started" in kinds else "preflight.finished" in kinds
+        baseline = first[kinds.index("preflight.finished")]["data"]
         assert baseline["passed"] and baseline["metrics"]["cl_class"] == pytest.approx(5.0, rel=1e-6)
         assert baseline["metric"] == pytest.approx(5.0, rel=1e-6)
         from supervisor.run.state import load_state
@@ -204,10 +207,14 @@ def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(re
         assert labels[0] == "before" and series["cl_class"][0] == pytest.approx(0.005, rel=1e-6)
         assert history([], load_state(root)[0]["baseline"])["cl_class"] == [(0, pytest.approx(5.0, rel=1e-6))]
         assert nightshift("stop", run_id).returncode in (0, 3)
+        from tests.fixtures_core import wait_for
+        wait_for(lambda: any(e["type"] == "run.finished" for e in _events(ready, run_id)), timeout=60,
+                 what="the first run to end (one live run per workspace)")
         out = nightshift("run", str(ready), "--no-check")
         assert out.returncode == 0, out.stderr
         second = _events(ready, out.stdout.split()[1])
-        assert second[1]["type"] == "preflight.skipped" and "--no-check" in second[1]["data"]["reason"]
+        skipped = next(e for e in second if e["type"] == "preflight.skipped")
+        assert "--no-check" in skipped["data"]["reason"]
     finally:
         for run_dir in (ready / ".nightshift" / "runs").glob("*"):
             kill_supervisor(run_dir)

@@ -53,7 +53,7 @@ def test_failing_run_quotes_the_worst_offenders(tmp_path):
     assert not out.passed and out.metric == np.inf
     assert out.summary == "oracle: 1 of 1 comparisons fail (worst: cl TE nan > rtol 0.001 at l=2)" or \
         out.summary.startswith("oracle: 1 of 1 comparisons fail (worst: cl TE")
-    assert out.pushback[0].startswith("cl / TE: worst at l=2") and "200 NaN/Inf values" in out.pushback[0]
+    assert out.pushback[0].startswith("cl / TE: NaN in the candidate at l=2") and "200 NaN values" in out.pushback[0]
     assert out.pushback[1] == ("cl / TT: worst at l=2: rel err 0.032 vs rtol 0.001 (32x the tolerance); "
                                "1 of 200 points fail")
     assert strict_load(tmp_path / "o" / "oracle.json")["metrics"]["cl"] == "inf"

@@ -4,9 +4,14 @@ A per-run server (``tmux -L ns-<run id>``) is started by the `nightshift run` th
 inherits that shell's environment (credentials included) without anything being written down, and the
 supervisor runs in the same server, detached from the SSH connection. Panes stay after their process ends
 (remain-on-exit) so the last screen can still be read.
+
+A target carries the identity of the server it lives in (``server``: the server's pid and start time). A
+server that died (a reboot, the OOM killer, `tmux kill-server`) and was started again on the same socket
+reuses pane ids (``%0``...), so a target from a dead server is never acted on: not killed, typed into or read.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -80,9 +85,26 @@ class TmuxBackend:
         pane_id, pane_pid = proc.stdout.split()[:2]
         return {**self._target(spec.name, pane_id), "pane_pid": int(pane_pid)}
 
+    def server_identity(self) -> str | None:
+        """``"<server pid>:<start time>"`` of the server now on our socket, or None when none runs."""
+        proc = subprocess.run(["tmux", "-L", self.socket_name, "list-sessions", "-F", "#{pid}:#{start_time}"],
+                              capture_output=True, text=True, check=False)
+        lines = proc.stdout.split()
+        return lines[0] if proc.returncode == 0 and lines else None
+
     def _target(self, window: str, pane_id: str) -> dict[str, Any]:
         return {"backend": "tmux", "socket": self.socket_name, "session": AGENT_SESSION, "window": window,
-                "pane": pane_id}
+                "pane": pane_id, "server": self.server_identity(), "host": os.uname().nodename}
+
+    def owns(self, target: dict[str, Any]) -> bool:
+        """Does ``target`` belong to the server running now? A target without an identity (recorded before
+        identities were) is trusted only while its pane's process lives."""
+        if target.get("socket", self.socket_name) != self.socket_name or not self._here(target):
+            return False
+        server = target.get("server")
+        if server is None:
+            return bool(target.get("pane_pid")) and pid_alive(int(target["pane_pid"]))
+        return server == self.server_identity()
 
     def find(self, spec: LaunchSpec) -> dict[str, Any] | None:
         window = self._window(spec.name)
@@ -94,18 +116,32 @@ class TmuxBackend:
         return self._target(window.window_name, pane.pane_id)
 
     def _pane(self, target: dict[str, Any]):
+        if not self.owns(target):
+            return None  # a pane id of a dead server may name another pane (even the supervisor's) now
         try:
             return self.server.panes.get(pane_id=target["pane"], default=None)
         except (LibTmuxException, KeyError):
             return None
 
+    @staticmethod
+    def _here(target: dict[str, Any]) -> bool:
+        """Pids mean something only on their host (a continuation batch job may run on another node)."""
+        return target.get("host", os.uname().nodename) == os.uname().nodename
+
     def is_alive(self, target: dict[str, Any]) -> bool:
-        if target.get("pane_pid"):  # the pane's process on this host: no tmux call (the pane dies with it)
-            return pid_alive(int(target["pane_pid"]))
+        if not self._here(target):
+            return False
+        server = str(target.get("server") or "")
+        if target.get("pane_pid") and server:
+            # The pane's process and its server on this host: no tmux call. A process that outlived its server
+            # (it ignored SIGHUP) is out of our reach: the server that could type into or end it is gone.
+            return pid_alive(int(target["pane_pid"])) and pid_alive(int(server.split(":")[0]))
         pane = self._pane(target)
         return pane is not None and pane.pane_dead != "1"
 
     def terminate(self, target: dict[str, Any]) -> None:
+        if not self.owns(target):
+            return  # its server is gone, and the pane with it
         subprocess.run(["tmux", "-L", self.socket_name, "kill-window", "-t", f"{target['pane']}"],
                        capture_output=True, check=False)
 

@@ -88,6 +88,7 @@ def build_workspace(path: Path) -> Path:
 def demo_main(headless: bool, keep_dir: str | None) -> int:
     from supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
 
+    _require_pytest()
     workspace = Path(keep_dir).resolve() if keep_dir else Path(tempfile.mkdtemp(prefix="nightshift-demo-"))
     if keep_dir and (workspace / ".nightshift").exists():
         shutil.rmtree(workspace / ".nightshift")
@@ -123,6 +124,17 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     return code
 
 
+def _require_pytest() -> None:
+    """The demo's verdict runs its tests with pytest in this interpreter: without it every stop would fail and
+    the run would end paused after its budget, so it is refused up front."""
+    from supervisor.errors import UserError
+    proc = subprocess.run([sys.executable, "-c", "import pytest, numpy"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        missing = (proc.stderr.strip().splitlines() or ["import failed"])[-1]
+        raise UserError(f"nightshift demo needs pytest and numpy in {sys.executable} ({missing}); "
+                        f"`{sys.executable} -m pip install pytest numpy`, then `nightshift demo` again")
+
+
 def _follow(run, alive) -> int:
     """Print the story from the event log until the run finishes or its supervisor is gone."""
     from supervisor.run.events import read_events
@@ -139,5 +151,7 @@ def _follow(run, alive) -> int:
                 print(f"  {line}", flush=True)
             if event["type"] == "run.finished":
                 outcome = event["data"].get("outcome")
+            elif event["type"] == "run.paused":  # a demo that needs a human will not finish by itself
+                outcome = "paused"
         time.sleep(0.2)
     return 0 if outcome == "done" else 1

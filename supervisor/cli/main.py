@@ -160,9 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here
     try:
-        return dispatch(args)
+        code = dispatch(args)
+        sys.stdout.flush()  # inside the try: a reader gone early (`| head -1`) is met here, not at exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `nightshift status RUN | head -1`: the reader went away. Point stdout at /dev/null so the interpreter's
+        # final flush does not fail again, and end like other Unix tools cut short by a pipe.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - a known user-facing error prints as one line, anything else re-raises
         from supervisor.errors import is_user_error
         if not is_user_error(exc):

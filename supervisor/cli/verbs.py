@@ -59,9 +59,9 @@ def cmd_run(args) -> int:
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
     found = None
     if not args.no_check:
-        from supervisor import backends
         from supervisor.cli.check import preflight_for_start
-        backends.preflight(config.backend.kind, config)  # a missing backend stays a one-line error, named first
+        from supervisor.shift.launcher import refuse_to_start
+        refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
         found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
     run = create_run(ws, config)
     print(f"run {run.run_id} created in {run.root}")
@@ -198,11 +198,21 @@ def cmd_ls(args) -> int:
         state, _, _ = load_state(run.root)
         status = "WAITING" if state.get("waiting_for") else state["status"]
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
-            status += "*"
+            status = ("crashed" if crash_reason(run, state) else status) + "*"
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
               f"{_age(state['last_event_ts']):>6}  {entry['workspace']}")
     print("* no live supervisor: `nightshift resume RUN`")
     return 0
+
+
+def crash_reason(run, state) -> str | None:
+    """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
+    from supervisor.shift.crash import read_last_word
+
+    if state.get("crash"):
+        return state["crash"].get("reason")
+    word = read_last_word(run.last_word)
+    return word.get("reason") if word else None
 
 
 def cmd_status(args) -> int:
@@ -212,9 +222,10 @@ def cmd_status(args) -> int:
     run = find_run(args.run)
     state, _, warnings = load_state(run.root)
     sup = supervisor_status(run.supervisor)
+    crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
-        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings},
-                         default=str))
+        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
+                          "crashed": crash}, default=str))
         return 0
     verdict = (state["last_verdict"] or {}).get("summary", "-")
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
@@ -232,6 +243,8 @@ def cmd_status(args) -> int:
               + (f"; last: {last.get('tool')} {last.get('input')} ({last.get('rule')})" if last else ""))
     if state["outcome"]:
         print(f"finished   {state['outcome']}: {state['finish_reason']}")
+    if crash:
+        print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
     from supervisor.cli.outcome import trust_line
@@ -273,6 +286,11 @@ def cmd_claim(args) -> int:
     run_dir, shift, token = (os.environ.get(k) for k in ("NIGHTSHIFT_RUN_DIR", "NIGHTSHIFT_SHIFT", "NIGHTSHIFT_TOKEN"))
     if not (run_dir and shift and token):
         raise UserError("`nightshift claim` works only inside a nightshift shift (NIGHTSHIFT_RUN_DIR is not set)")
+    if not shift.isdigit():
+        raise UserError(f"NIGHTSHIFT_SHIFT={shift!r} is not a shift number; `nightshift claim` works only inside "
+                        f"a shift nightshift started")
+    if not (Path(run_dir) / "events.jsonl").is_file():
+        raise UserError(f"NIGHTSHIFT_RUN_DIR={run_dir} is not a nightshift run directory; nothing was recorded")
     write_claim(Path(run_dir), int(shift), token, args.status, args.summary)
     print(f"nightshift: claim '{args.status}' recorded; it will be checked when you stop")
     return 0
@@ -293,6 +311,17 @@ def cmd_supervise(args) -> int:
     try:
         return run_foreground(run, say=say)
     except Exception as exc:
-        from supervisor.errors import is_user_error
+        from supervisor.errors import UserError, is_user_error
+        if getattr(exc, "nightshift_recorded", False):
+            # Recorded by the loop (event, last word, notification): the whole trace goes to the log for whoever
+            # debugs it, the terminal gets the one line the user acts on.
+            import traceback
+            try:
+                log.write("".join(traceback.format_exception(exc)))
+                log.flush()
+            except OSError:
+                pass
+            from supervisor.shift.crash import reason
+            raise UserError(f"supervisor crashed: {reason(exc, run.run_id)}") from None
         say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
         raise

@@ -69,8 +69,8 @@ class VerifyConfig(Section):
 class NotifyConfig(Section):
     command: str = ""  # run on done, paused, breaker and failure; gets NIGHTSHIFT_* variables
     report: bool = False  # write the run's HTML report first; its path is NIGHTSHIFT_REPORT
-    on: list[Literal["done", "paused", "breaker", "failed", "blocked", "waiting"]] = Field(
-        default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked", "waiting"])
+    on: list[Literal["done", "paused", "breaker", "failed", "blocked", "crashed", "waiting"]] = Field(
+        default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked", "crashed", "waiting"])
 
 
 class Config(Section):
@@ -148,4 +148,8 @@ def load_config(workspace: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path} not found; run `nightshift init` in the workspace first") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path} line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+                          f"save the file as UTF-8") from None
     return parse_config(text, str(path))

@@ -60,3 +60,19 @@ def supervisor_status(path: Path) -> dict[str, Any]:
     else:
         alive = age < STALE_AFTER
     return {**info, "alive": alive, "heartbeat_age": age, "local": local}
+
+
+def processes_of_turn(run_dir: Path, shift: int, turn: int) -> list[int]:
+    """Pids (on this host) whose environment marks them as the agent of this run's turn: what survives when its
+    pane or server dies without it (a process that ignored SIGHUP). Read from /proc; empty where there is none."""
+    marks = {f"NIGHTSHIFT_RUN_DIR={run_dir}".encode(), f"NIGHTSHIFT_SHIFT={shift}".encode(),
+             f"NIGHTSHIFT_TURN={turn}".encode()}
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            env = set((entry / "environ").read_bytes().split(b"\0"))
+        except OSError:
+            continue
+        if marks <= env and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found

@@ -65,6 +65,8 @@ class RunPaths:
     supervisor = property(lambda self: self.root / "supervisor.json")
     supervisor_log = property(lambda self: self.root / "supervisor.log")
     lock = property(lambda self: self.root / "supervisor.lock")
+    last_word = property(lambda self: self.root / "last-word.json")  # space kept for a crash on a full disk
+    prerun = property(lambda self: self.root / "prerun.json")  # the user's dirty paths when the run began
     inbox = property(lambda self: self.root / "inbox")
     shifts = property(lambda self: self.root / "shifts")
     stops = property(lambda self: self.root / "stops")

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from supervisor.run.liveness import supervisor_status
 from supervisor.run.paths import RunPaths, make_private_dir, registry_path, workspace_state_dir
 from supervisor.errors import UserError
 
@@ -33,15 +34,16 @@ def entries() -> list[dict[str, Any]]:
     """Every registered run, newest last, each with ``exists`` telling whether its run dir is still there."""
     seen: dict[str, dict[str, Any]] = {}
     try:
-        lines = registry_path().read_text(encoding="utf-8").splitlines()
+        lines = registry_path().read_bytes().splitlines()
     except FileNotFoundError:
         lines = []
     for line in lines:
         try:
-            entry = json.loads(line)
-            seen[entry["run_id"]] = entry
+            entry = json.loads(line.decode("utf-8"))  # a line that is not UTF-8 is skipped like a torn one
+            run_id, _ = str(entry["run_id"]), str(entry["run_dir"])
         except (ValueError, KeyError, TypeError):
-            continue  # a torn or foreign line never hides the others
+            continue  # a torn, foreign or unreadable line never hides the others
+        seen[run_id] = entry
     for entry in seen.values():
         entry["exists"] = (Path(entry["run_dir"]) / "events.jsonl").exists()
     return list(seen.values())
@@ -68,3 +70,15 @@ def find_run(ref: str | None, cwd: Path | None = None) -> RunPaths:
     if not run.events.exists():
         raise RunNotFound(f"run {ref} is registered but {run.root} is gone (workspace moved or deleted)")
     return run
+
+
+def live_runs(workspace: Path, exclude: str | None = None) -> list[dict[str, Any]]:
+    """The runs of ``workspace`` whose supervisor is alive now (other than ``exclude``): at most one may be."""
+    found = []
+    for run_dir in sorted((workspace_state_dir(Path(workspace)) / "runs").glob("*")):
+        if run_dir.name == exclude or not (run_dir / "events.jsonl").exists():
+            continue
+        status = supervisor_status(run_dir / "supervisor.json")
+        if status["alive"]:
+            found.append({"run_id": run_dir.name, "pid": status.get("pid"), "host": status.get("host")})
+    return found

@@ -12,10 +12,13 @@ commit.created   (shift) turn sha head passed stale   commit.skipped (same, no s
 pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
 run.paused       reason kind                    run.resumed by
+supervisor.started pid phase                    supervisor.crashed reason error
 command.accepted id verb                        command.rejected id verb reason
 slurm.job_changed job_id state reason node      run.finished outcome reason
 preflight.finished passed problems metric metrics summary report (the baseline: the oracle before any shift)
 preflight.skipped  reason
+policy.denied    (shift) tool input rule message  policy.sandbox available problem
+agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def empty_state() -> dict[str, Any]:
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
-        "pause_kind": None,
+        "pause_kind": None, "crash": None, "branch": None,
     }
 
 
@@ -136,7 +139,13 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         row.update(ended=ts, end_reason=data.get("reason"))
         state["phase"] = "decided"
     elif kind == "run.paused":
-        state.update(paused=True, pause_reason=data.get("reason"), status="paused", pause_kind=data.get("kind"))
+        state.update(paused=True, pause_reason=data.get("reason"), pause_kind=data.get("kind"), status="paused")
+    elif kind == "workspace.recorded":
+        state["branch"] = data.get("branch")
+    elif kind == "supervisor.crashed":
+        state["crash"] = {"reason": data.get("reason"), "ts": ts}
+    elif kind == "supervisor.started":
+        state["crash"] = None
     elif kind == "run.resumed":
         state.update(paused=False, pause_reason=None, pause_kind=None,
                      status="working" if state["phase"] == "agent" else "pushed_back")
@@ -155,12 +164,21 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
 
 
 def write_snapshot(path: Path, state: dict[str, Any], offset: int) -> None:
-    """Write ``{"seq", "offset", "state"}`` by rename, so a reader never sees half a snapshot."""
+    """Write ``{"seq", "offset", "state"}`` by rename, so a reader never sees half a snapshot.
+
+    The snapshot only saves time: when it cannot be written (a full disk) the old one stays, still consistent
+    with the log up to its own offset, and readers fold the rest from the log."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"seq": state["seq"], "offset": offset, "state": state}, fh, separators=(",", ":"))
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"seq": state["seq"], "offset": offset, "state": state}, fh, separators=(",", ":"))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
@@ -176,13 +194,49 @@ def load_state(run_root: Path) -> tuple[dict[str, Any], int, list[str]]:
     except (ValueError, KeyError, TypeError):
         warnings.append("snapshot.json unreadable; replaying the whole log")
     events_path = run_root / "events.jsonl"
-    try:
-        if offset > events_path.stat().st_size:  # the log was replaced: the snapshot is stale
-            warnings.append("snapshot.json is ahead of events.jsonl; replaying the whole log")
-            state, offset = empty_state(), 0
-    except FileNotFoundError:
+    if not events_path.exists():
         return state, 0, warnings + ["events.jsonl is missing"]
+    disagreement = _disagrees(events_path, offset, state["seq"]) if offset else None
+    if disagreement:
+        warnings.append(f"snapshot.json disagrees with events.jsonl ({disagreement}); rebuilt from the log")
+        state, offset = empty_state(), 0
     result = read_events(events_path, offset)
     for event in result.events:
+        seq = event.get("seq")
+        if not _well_formed(event) or seq <= state["seq"]:
+            # One writer numbers events 1, 2, 3...: a line that is not a whole event, or goes back, is garbage.
+            warnings.append(f"events.jsonl: line with seq {seq!r} after seq {state['seq']} skipped (not an event)")
+            continue
+        if seq != state["seq"] + 1:
+            warnings.append(f"events.jsonl: seq jumps from {state['seq']} to {seq} (an unreadable line between)")
         apply(state, event)
     return state, result.offset, warnings + result.warnings
+
+
+def _well_formed(event: dict[str, Any]) -> bool:
+    return (isinstance(event.get("seq"), int) and isinstance(event.get("type"), str)
+            and isinstance(event.get("ts"), str) and isinstance(event.get("data"), dict) and event.get("v") == 1)
+
+
+def _disagrees(events_path: Path, offset: int, seq: int) -> str | None:
+    """Why a snapshot claiming to have folded up to event ``seq`` ending at byte ``offset`` does not match the
+    log (None when it does): the line just before ``offset`` must be whole and be that very event."""
+    try:
+        with open(events_path, "rb") as fh:
+            if offset > os.fstat(fh.fileno()).st_size:
+                return f"it is ahead of the log: offset {offset} is past its end"
+            back = min(offset, 1 << 20)
+            fh.seek(offset - back)
+            blob = fh.read(back)
+    except OSError as exc:
+        return f"log unreadable: {exc.strerror}"
+    if not blob.endswith(b"\n"):
+        return f"byte {offset} is not the end of an event"
+    last = blob[:-1].rsplit(b"\n", 1)[-1]
+    try:
+        event_seq = int(json.loads(last).get("seq"))
+    except (ValueError, TypeError, AttributeError):
+        return f"no whole event ends at byte {offset}"
+    if event_seq != seq:
+        return f"it folded seq {seq} but the event ending at byte {offset} is seq {event_seq}"
+    return None

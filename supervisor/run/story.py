@@ -44,7 +44,8 @@ def describe(event: dict[str, Any]) -> str | None:
                 lines += [f"    {line}" for line in check.get("lines", [])[:4]]
         return "\n".join(lines)
     if kind == "commit.created":
-        return f"{at}committed {str(d.get('sha'))[:10]}"
+        left = f" (left out, conflict markers: {', '.join(d['conflicts'][:3])})" if d.get("conflicts") else ""
+        return f"{at}committed {str(d.get('sha'))[:10]}{left}"
     if kind == "pushback.sent":
         how = "in the same session" if d.get("mode") == "session" else d.get("mode")
         return f"{at}pushed back {how} (turn {d.get('turn')})"
@@ -62,6 +63,13 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"command {d.get('verb')} {kind.split('.')[1]}" + (f": {d['reason']}" if d.get("reason") else "")
     if kind == "run.finished":
         return f"run finished: {str(d.get('outcome')).upper()} ({d.get('reason')})"
+    if kind == "supervisor.crashed":
+        return f"supervisor crashed: {d.get('reason')}"
+    if kind == "workspace.recorded" and d.get("dirty"):
+        return (f"{d.get('dirty')} path(s) dirty or untracked before the run (e.g. {', '.join(d.get('paths', [])[:3])}): "
+                f"committed only if the agent changes them")
+    if kind == "commit.skipped" and d.get("conflicts"):
+        return f"{at}not committed: conflict markers in {', '.join(d['conflicts'][:3])}"
     if kind == "slurm.job_changed":
         return f"{at}job {d.get('job_id')} {d.get('state')} {d.get('reason') or ''}".rstrip()
     return None

@@ -36,8 +36,8 @@ def _handle(sup, command: dict[str, Any]) -> None:
         sup.emit("command.accepted", shift, id=cid, verb=verb)
         sup.stop_requested = True
     elif verb == "nudge" and str(args.get("message", "")).strip():
-        message = str(args["message"])
-        sup.emit("command.accepted", shift, id=cid, verb=verb, args={"message": message[:4000]})
+        message = long_message(sup, str(args["message"]), cid)
+        sup.emit("command.accepted", shift, id=cid, verb=verb, args={"message": message})
         if sup.session.deliver_nudge_now(message):
             sup.emit("nudge.delivered", sup.state["shift"], how="typed")
     elif verb in ("approve", "deny"):
@@ -51,3 +51,17 @@ def _handle(sup, command: dict[str, Any]) -> None:
         sup.emit("command.accepted", shift, id=cid, verb=verb)
     else:
         sup.emit("command.rejected", shift, id=cid, verb=verb, reason=f"unknown or empty command {verb!r}")
+
+
+NUDGE_INLINE_CHARS = 4000
+
+
+def long_message(sup, message: str, cid: str | None) -> str:
+    """A nudge longer than NUDGE_INLINE_CHARS is kept whole in a file the agent is pointed to: the event log and
+    the prompt carry its beginning and the file's path, nothing is silently cut."""
+    if len(message) <= NUDGE_INLINE_CHARS:
+        return message
+    from supervisor.shift.turns import write_private
+    path = write_private(sup.run_paths.root / "nudges" / f"{cid or 'nudge'}.md", message)
+    return (f"{message[:NUDGE_INLINE_CHARS - 400]}\n[... the whole message ({len(message)} characters) is in "
+            f"{path}: read it]")

@@ -3,7 +3,9 @@ or in the foreground. The resolved config is frozen into the run directory at cr
 """
 from __future__ import annotations
 
+import errno
 import getpass
+import json
 import os
 import shlex
 import socket
@@ -19,7 +21,7 @@ from supervisor.config.schema import Config, load_config, parse_config
 from supervisor.run.events import EventLog
 from supervisor.run.liveness import supervisor_status
 from supervisor.run.paths import RunPaths, new_run_id
-from supervisor.run.registry import register
+from supervisor.run.registry import live_runs, register
 from supervisor.errors import UserError
 
 
@@ -36,21 +38,65 @@ def resolve_config(workspace: Path, backend: str | None = None, agent: str | Non
     return parse_config(tomli_w.dumps(config.model_dump(exclude_none=True)))  # re-validated
 
 
-def create_run(workspace: Path, config: Config) -> RunPaths:
-    workspace = Path(workspace).resolve()
+def refuse_to_start(workspace: Path, config: Config):
+    """Every reason a run cannot start here, as a one-line LaunchError, checked before anything is created (and
+    before the preflight runs commands); returns the workspace's repository."""
     if not workspace.is_dir():
         raise LaunchError(f"workspace {workspace} does not exist; give an existing folder")
+    validate_for_launch(config)
     backends.preflight(config.backend.kind, config)  # no run is created where its backend cannot run
     repo = gitops.open_repo(workspace)
+    problem = gitops.refusal(repo, workspace)
+    if problem:
+        raise LaunchError(problem)
+    for live in live_runs(workspace):
+        raise LaunchError(f"run {live['run_id']} is live in {workspace} (supervisor pid {live['pid']} on "
+                          f"{live['host']}); two agents in one repository would undo each other: "
+                          f"`nightshift stop {live['run_id']}` first, or use another clone")
+    if not os.access(workspace, os.W_OK):
+        raise LaunchError(f"cannot write in {workspace} (read-only); nightshift keeps the run's state in "
+                          f"{workspace}/.nightshift and commits there: make it writable")
+    return repo
+
+
+def create_run(workspace: Path, config: Config) -> RunPaths:
+    workspace = Path(workspace).resolve()
+    repo = refuse_to_start(workspace, config)
+    try:
+        return _create(workspace, config, repo)
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise LaunchError(f"cannot create the run in {workspace}: {exc.strerror} ({exc.filename})") from None
+        raise LaunchError(f"cannot write in {workspace} ({exc.strerror}: {exc.filename}); nightshift keeps the "
+                          f"run's state in {workspace}/.nightshift and commits there: make it writable") from None
+
+
+def validate_for_launch(config: Config) -> None:
+    """What would only fail inside a detached supervisor (where nobody reads it) is refused here."""
+    if config.agent.kind == "command" and not config.agent.command.strip():
+        raise LaunchError("nightshift.toml: agent.command is empty; set the agent's command line "
+                          "(e.g. command = \"codex exec --prompt-file {prompt_file}\")")
+
+
+def _create(workspace: Path, config: Config, repo) -> RunPaths:
     gitops.exclude_state_dir(repo)
+    before = gitops.worktree_state(repo)  # the user's dirty and untracked paths: never committed unless changed
     run = RunPaths.for_run(workspace, new_run_id()).create()
     run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
     os.chmod(run.config, 0o600)
+    fd = os.open(run.prerun, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(before, fh)
     log = EventLog(run.events)
     try:
         log.append("run.created", None, run_id=run.run_id, workspace=str(workspace), goal=config.goal,
                    agent=config.agent.kind, backend=config.backend.kind, host=socket.gethostname(),
                    user=getpass.getuser(), base=gitops.head_sha(repo))
+        names = sorted(before)
+        log.append("workspace.recorded", None, branch=gitops.branch_name(repo),
+                   dirty=len(names), paths=names[:20],
+                   decision="paths dirty or untracked before the run are committed only if the agent changes "
+                            "them; files with conflict markers are never committed")
     finally:
         log.close()
     register(run, host=socket.gethostname(), created=time.time())

@@ -17,6 +17,7 @@ from supervisor.run import inbox
 from supervisor.run.events import EventLog
 from supervisor.run.liveness import HEARTBEAT_SECONDS, beat, write_supervisor_info
 from supervisor.run.paths import RunPaths
+from supervisor.run.registry import live_runs
 from supervisor.run.state import apply, load_state, write_snapshot
 
 # Tests set this to an event type to kill -9 the supervisor right after recording it.
@@ -46,10 +47,18 @@ class RunLedger:
             run_id = self.run_paths.run_id
             raise AlreadySupervised(f"run {run_id} is already supervised (pid {who.get('pid')} on {who.get('host')}); "
                                     f"use `nightshift status {run_id}` or `nightshift stop {run_id}`") from None
+        others = live_runs(self.run_paths.workspace, exclude=self.run_paths.run_id)
+        if others:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            raise AlreadySupervised(f"run {others[0]['run_id']} is live in this workspace (pid {others[0]['pid']}); "
+                                    f"one run at a time: `nightshift stop {others[0]['run_id']}` first")
+        # The log's torn tail is cut before the fold, so the state and the next seq come from whole events only.
+        self.log = EventLog(self.run_paths.events, last_seq=0)
         self.state, _, warnings = load_state(self.run_paths.root)
-        self.log = EventLog(self.run_paths.events, last_seq=self.state["seq"])
+        self.log.seq = self.state["seq"]
         write_supervisor_info(self.run_paths.supervisor)
-        return warnings + self.log.warnings
+        return self.log.warnings + warnings
 
     def close(self) -> None:
         try:
@@ -100,8 +109,13 @@ class RunLedger:
         if known is None:
             from supervisor.verify.checks import plan_items
             claude_md = self.run_paths.workspace / "CLAUDE.md"
-            known = plan_items(claude_md.read_text()) if claude_md.exists() else {}
+            # Agent-written text: never trusted to be UTF-8.
+            known = plan_items(claude_md.read_text(errors="replace")) if claude_md.exists() else {}
         return known
+
+    def prerun(self) -> dict[str, str]:
+        """The user's dirty or untracked paths when the run began (see gitops.commit_changes)."""
+        return self._record("prerun.json") or {}
 
     def remember_verdict(self, verdict: Any) -> None:
         self._write_record("tests-passed.json", sorted(self.passed_tests() | set(verdict.passed_tests)))

@@ -16,12 +16,15 @@ import shutil
 import time
 from typing import Any
 
+import git
+
 from supervisor import gitops
 from supervisor.agents.base import StopInfo
 from supervisor.config.schema import Config
 from supervisor.run.notify import notify
 from supervisor.run.paths import RunPaths
 from supervisor.run.watch import Waker
+from supervisor.shift import crash
 from supervisor.shift.commands import handle_command
 from supervisor.shift.decide import decide
 from supervisor.shift.ledger import RunLedger
@@ -52,6 +55,11 @@ class Supervisor:
     def run(self) -> int:
         for warning in self.ledger.open():
             self.say(f"warning: {warning}")
+        crash.reserve_last_word(self.run_paths.last_word)
+        if self.state["phase"] == "finished":  # a late restart (a resume racing the end): nothing to add to the log
+            self.ledger.close()
+            self.say(f"run {self.run_paths.run_id} has already finished ({self.state['outcome']})")
+            return 0 if self.state["outcome"] == "done" else 1
         try:
             self.session.pending_request = (self.state["last_stop"] or {}).get("request_id")
             if self.run_paths.references.is_dir():  # a crash while the references were moved aside for the oracle
@@ -70,10 +78,24 @@ class Supervisor:
             while self.state["phase"] != "finished":
                 self.step()
             return 0 if self.state["outcome"] == "done" else 1
+        except Exception as exc:
+            # Any failure of the supervisor itself leaves a trace (event, last word, notification); re-raised.
+            crash.record(exc, self.run_paths.run_id, self.run_paths.last_word, self.emit,
+                         self.state.get("shift") or None, self.tell_human, self.say)
+            raise
         finally:
             if self.waker:
                 self.waker.stop()
             self.ledger.close()
+            if self.state.get("phase") == "finished":
+                self.end_backend()
+
+    def end_backend(self) -> None:
+        """The run is over: its tmux server goes too (each turn's screen is in its log, the story in the events),
+        so weeks of runs leave no servers with dead panes behind. Last, since a detached supervisor lives in it."""
+        end = getattr(self.session.backend, "kill_server", None)
+        if end is not None:
+            end()
 
     def step(self) -> None:
         phase = self.state["phase"]
@@ -106,6 +128,7 @@ class Supervisor:
 
     def tick(self) -> None:
         self.ledger.beat()
+        self.session.answer_foreign_stops()
         for command in self.ledger.take_commands():
             handle_command(self, command)
 
@@ -192,11 +215,31 @@ class Supervisor:
         ctx, verdict = self.session.ctx(), self.state["last_verdict"]
         verdict_word = "PASS" if verdict["passed"] else "FAIL"
         message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
-        sha = gitops.commit_all(self.repo, message)
+        branch = gitops.branch_name(self.repo)
+        if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
+            return self.hold_commit(f"HEAD was detached during the run (it was on {self.state['branch']}); "
+                                    f"`git switch {self.state['branch']}` (or a new branch), then "
+                                    f"`nightshift resume {self.run_paths.run_id}`")
+        try:
+            sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())
+        except git.GitCommandError as exc:
+            # A stale .git/index.lock, a full disk, a broken hook...: hold the run with git's own words.
+            said = " ".join((exc.stderr or str(exc)).replace("stderr:", "").split())[:300]
+            return self.hold_commit(f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
+                                    f"(a stale .git/index.lock can be removed when no git runs), then "
+                                    f"`nightshift resume {self.run_paths.run_id}`")
         stale = sha is None and not self.improved()
         kind = "commit.created" if sha else "commit.skipped"
         self.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(self.repo), passed=verdict["passed"],
-                  stale=stale, message=message.splitlines()[0])
+                  stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
+                  conflicts=left["conflicts"][:20])
+
+    def hold_commit(self, reason: str) -> None:
+        """Pause before committing (the commit is retried on resume), even when the run was already paused."""
+        self.pause("git", reason)
+        self.wait_while_paused()
+        if self.stop_requested:  # stopped while git was broken: end without the commit, saying so
+            self.finish("stopped", f"stopped by the user; the last turn's work is not committed ({reason[:200]})")
 
     def improved(self) -> bool:
         """Is the newest verdict better than every earlier one (lower metric, or fewer failing checks)?"""

@@ -7,6 +7,8 @@ adopts a live agent instead of launching it twice.
 """
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +19,7 @@ from supervisor.backends import make_backend
 from supervisor.backends.base import read_exit
 from supervisor.config.schema import Config
 from supervisor.resources import render
+from supervisor.run.liveness import processes_of_turn
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
@@ -36,6 +39,7 @@ class AgentSession:
         self.pending_request: str | None = None  # the Stop hook waiting for our answer, if any
         self.sandbox: str | None = None  # None until probed; "" when Claude Code's sandbox runs, else the reason
         self._waiting_since: float | None = None
+        self._stops_seen: int | None = None  # mtime of stops/ at the last sweep for foreign requests
 
     @property
     def state(self) -> dict[str, Any]:
@@ -150,7 +154,18 @@ class AgentSession:
             self.say(f"shift {ctx.shift}: {end['error']}")
             return StopInfo(reason=end["reason"], error=end["error"])
         self.say(f"shift {ctx.shift}: the agent's process is gone without an exit status (pane killed?)")
+        self.end_orphans(ctx)
         return StopInfo(reason="lost", error="the agent's pane or process disappeared without an exit status")
+
+    def end_orphans(self, ctx: TurnContext) -> None:
+        """A lost turn's processes that outlived their pane (its tmux server died; they ignored SIGHUP) would go
+        on working beside the next shift's agent: end them, found by the turn's marks in their environment."""
+        for pid in processes_of_turn(self.run_paths.root, ctx.shift, ctx.turn):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                self.say(f"shift {ctx.shift}: ended process {pid} left over from the lost turn {ctx.turn}")
+            except OSError:
+                pass
 
     def record_backend_changes(self) -> None:
         """Backend news (Slurm job state changes) as events, for the TUI and `nightshift log`."""
@@ -217,6 +232,20 @@ class AgentSession:
         self._waiting_since = None
         self.ledger.emit("agent.wait_answered", self.state["shift"], by=by, answer="approve" if approve else "deny")
         return True
+    def answer_foreign_stops(self) -> None:
+        """Let every Stop-hook request go at once that this run will never answer: a wrong token, or any request
+        in a run whose agent is not hook-driven (a demo or command run), so no session waits out the timeout."""
+        try:
+            seen = os.stat(self.run_paths.stops).st_mtime_ns
+        except OSError:
+            return
+        if seen == self._stops_seen:  # nothing posted since the last sweep: no listing of a long run's stops
+            return
+        self._stops_seen = seen
+        token = self.state["token"] if self.agent.hook_driven else None
+        for request in stop_channel.pending(self.run_paths.stops):
+            if not token or request.get("token") != token:
+                stop_channel.answer(self.run_paths.stops, request["id"], "allow")
 
     # ----- reaching the live session --------------------------------------------------------------
     def deliver_live(self, text: str) -> str | None:

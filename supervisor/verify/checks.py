@@ -129,7 +129,8 @@ def plan_items(text: str) -> dict[str, bool]:
 def check_plan(plan_file: Path, known: dict[str, bool], claimed_done: bool, require_all: bool) -> Check:
     """Open items, and items that vanished without being checked (reported, never silently accepted)."""
     try:
-        items = plan_items(plan_file.read_text(encoding="utf-8"))
+        # Agent-written text: a byte that is not UTF-8 is replaced, never a reason to stop the supervisor.
+        items = plan_items(plan_file.read_text(encoding="utf-8", errors="replace"))
     except FileNotFoundError:
         return Check("plan", False, f"plan: {plan_file.name} is missing", [f"{plan_file.name} was deleted"])
     vanished = [text for text, checked in known.items() if not checked and text not in items]
@@ -148,3 +149,18 @@ def check_changelog(changed: bool, required: bool) -> Check:
         return Check("changelog", True, "changelog: updated this shift")
     return Check("changelog", not required, "changelog: no entry this shift",
                  ["CHANGELOG.md has no new entry this shift: add a dated entry (what you did, what it measured)"])
+
+
+def check_conflicts(paths: list[str], workspace: Path, is_conflicted) -> Check:
+    """Merge-conflict markers left in changed files: never a passing verdict, never committed."""
+    found = [p for p in paths if is_conflicted(workspace / p)]
+    if not found:
+        return Check("conflicts", True, "conflicts: no conflict markers")
+    return Check("conflicts", False, f"conflicts: {len(found)} file(s) with merge-conflict markers",
+                 [f"CONFLICT MARKERS in {p}: resolve them (not committed while they remain)" for p in found[:8]])
+
+
+def unreadable(name: str, exc: BaseException) -> Check:
+    """A check whose input could not be read fails, with the reason, instead of stopping the supervisor."""
+    why = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    return Check(name, False, f"{name}: could not be checked ({why})", [f"{name} could not be checked: {why}"])

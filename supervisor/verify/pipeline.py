@@ -14,7 +14,8 @@ from typing import Any
 
 from supervisor import gitops
 from supervisor.verify.boundary import check_boundary, remember, test_files
-from supervisor.verify.checks import Check, check_changelog, check_commands, check_plan, check_tests
+from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
+                                      check_tests, unreadable)
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
 
@@ -99,38 +100,61 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
     return Check("judge", outcome.passed, summary, list(outcome.pushback)), record, outcome.cost_usd
 
 
+def _guarded(name: str, run):
+    """Run one check; an error reading its input (bad bytes, a vanished file, a full disk) fails that check."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - one check's failure must not end the supervisor
+        return unreadable(name, exc)
+
+
 def verify_stop(ctx: StopContext) -> Verdict:
     cfg, ws = ctx.config, ctx.run.workspace
     out_dir = ctx.run.shift_dir(ctx.shift)
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = (ctx.claim or {}).get("status")
-    checks: list[Check] = [check_boundary(ws, ctx.run.root / "protected")]
+    checks: list[Check] = [_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))]
     metric, metrics, report = None, {}, None
     if cfg.oracle is not None:
-        check, outcome = _oracle_check(ctx, full=claimed == "done")
-        checks.append(check)
-        metric, metrics, report = outcome.metric, outcome.metrics, outcome.report
+        found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
+        if isinstance(found, Check):
+            checks.append(found)
+        else:
+            checks.append(found[0])
+            metric, metrics, report = found[1].metric, found[1].metrics, found[1].report
     passed_tests: list[str] = []
     if cfg.verify.test_command:
-        tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
-        tests_dir.mkdir(parents=True, exist_ok=True)
-        check = check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
-                            ctx.passed_before)
+        def tests() -> Check:
+            tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
+            tests_dir.mkdir(parents=True, exist_ok=True)
+            return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
+                               ctx.passed_before)
+        check = _guarded("tests", tests)
         passed_tests = check.data.get("passed_tests", [])
         checks.append(check)
     if cfg.verify.commands:
-        cmd_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "commands")
-        cmd_dir.mkdir(parents=True, exist_ok=True)
-        checks.append(check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir))
-    plan = check_plan(ws / "CLAUDE.md", ctx.plan_known, claimed == "done", cfg.verify.require_plan)
+        def commands() -> Check:
+            cmd_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "commands")
+            cmd_dir.mkdir(parents=True, exist_ok=True)
+            return check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir)
+        checks.append(_guarded("commands", commands))
+    plan = _guarded("plan", lambda: check_plan(ws / "CLAUDE.md", ctx.plan_known, claimed == "done",
+                                               cfg.verify.require_plan))
     checks.append(plan)
     repo = gitops.open_repo(ws)
-    checks.append(check_changelog(gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"),
-                                  cfg.verify.require_changelog))
+    checks.append(_guarded("changelog", lambda: check_changelog(
+        gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"), cfg.verify.require_changelog)))
+    conflicts = _guarded("conflicts", lambda: check_conflicts(gitops.worktree_changes(repo), ws,
+                                                              gitops.has_conflict_markers))
+    if not conflicts.passed:
+        checks.append(conflicts)
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:
         checks.append(judge_check)
-    remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))  # newly passed tests, as they passed
+    try:  # newly passed tests, kept as they passed (a full disk must not end the supervisor here either)
+        remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))
+    except OSError as exc:
+        checks.append(unreadable("boundary", exc))
     passed = all(c.passed for c in checks)
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)

@@ -30,14 +30,20 @@ def capture_pane(target: dict[str, Any]) -> str | None:
     if target.get("backend") != "tmux" or not target.get("socket") or not target.get("pane"):
         return None
     # A plain tmux call: libtmux here would cost the TUI's start-up ~150 ms of imports for one command.
+    # With the server's identity first in the same call: a pane id of a dead server names another pane now.
+    server = target.get("server")
+    probe = ["display-message", "-p", "-t", target["pane"], "#{pid}:#{start_time}", ";"] if server else []
     try:
-        result = subprocess.run(["tmux", "-L", target["socket"], "capture-pane", "-p", "-e", "-J", "-t",
+        result = subprocess.run(["tmux", "-L", target["socket"], *probe, "capture-pane", "-p", "-e", "-J", "-t",
                                  target["pane"], "-S", f"-{TAIL_LINES}"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):  # no tmux, a hung server: fall back to the log file
         return None
     if result.returncode != 0 or result.stderr:
         return None
     lines = result.stdout.splitlines()
+    if server:
+        if not lines or lines.pop(0) != server:
+            return None
     # A dead pane (remain-on-exit) shows little but "Pane is dead": its log file says more.
     plain = [SGR.sub("", line) for line in lines if "Pane is dead" not in line]
     if not "".join(plain).strip():

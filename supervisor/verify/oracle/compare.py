@@ -197,6 +197,10 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
              "points": int(len(ref)), "failing": failing, "nonfinite": _nonfinite(cand),
              "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
              "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "passed": failing == 0}
+    if found["nonfinite"]:  # NaN is named as NaN, with where it first appears (not folded into "inf")
+        nan_at = np.flatnonzero(np.isnan(cand))
+        found.update(nan=int(len(nan_at)), x_first_nan=float(x[nan_at[0]]) if len(nan_at) else None,
+                     worst_is_nan=bool(np.isnan(cand[worst])))
     del ratio
     rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
     _nan_to_inf(rel)
