@@ -143,3 +143,18 @@ def test_a_crash_during_the_oracle_command_is_undone_at_the_next_start(tmp_path)
     assert not (ws / "reference" / "cl.dat").exists()  # the kill -9 left them away
     put_back(ws, store)  # what the supervisor does first when it starts
     assert (ws / "reference" / "cl.dat").exists() and not (store / MARKER).exists()
+
+
+def test_a_reference_in_the_folder_the_solver_writes_to_reads_empty_and_outputs_stay(tmp_path):
+    """Bad input: reference and candidates share out/. The solver's outputs must survive the seal; the reference
+    reads as an empty file while the command runs, and the verdict says to give references their own folder."""
+    need_bwrap()
+    ws = tmp_path / "ws"
+    write_table(ws / "out" / "ref.dat", REF, HEADER)
+    write_table(ws / "data" / "cl.dat", SOLVED, HEADER)
+    cfg = oracle(entry(reference="out/ref.dat"), command="cp data/cl.dat out/cl.dat && wc -c < out/ref.dat > out/n",
+                 clean_candidates=False)
+    out = run_oracle(cfg, ws, tmp_path / "o", None)
+    assert out.passed, out.summary
+    assert (ws / "out" / "n").read_text().strip() == "0" and (ws / "out" / "ref.dat").stat().st_size > 0
+    assert any("out holds references and candidates" in n for n in out.report["seal"])

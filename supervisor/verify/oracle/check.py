@@ -127,8 +127,12 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     visible = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
     heldout = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if c.heldout]
     copies = [workspace / ".nightshift" / "references"] + ([store] if store is not None else [])
+    written = {resolve(workspace, split_part(c.candidate)[0]).resolve().parent for c in cfg.compare}
+    empty = out_dir / ".empty"  # what a reference in a folder the solver writes to reads as (private, empty)
+    empty.write_bytes(b"")
     seal = seal_for(sandbox, visible + [c for c in copies if c.exists()], heldout,
-                    heldout_store(store) if store is not None and heldout else None, workspace)
+                    heldout_store(store) if store is not None and heldout else None, workspace.resolve(), written,
+                    empty)
     if seal.how == "moved" and store is None:
         seal.notes = [n.replace("were moved out of the workspace", "stayed readable") for n in seal.notes]
     if seal.how == "moved" and store is not None:
@@ -139,6 +143,19 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
             put_back(workspace, store)
     else:
         result = run_command(command, workspace, cfg.timeout, out_dir, seal.argv_prefix)
+        if seal.how == "sandbox" and result.get("status") == 1 and any(
+                line.startswith("bwrap:") for line in result.get("stderr_tail", [])):
+            # bubblewrap could not mask a path (a filesystem it cannot mount over): the fallback, said plainly
+            why = next(line for line in result["stderr_tail"] if line.startswith("bwrap:"))
+            fallback = seal_for("off", visible, heldout, None, workspace.resolve())
+            seal.notes = [n.replace('[policy] sandbox = "off"', why) for n in fallback.notes]
+            if store is not None:
+                move_aside(workspace, store, visible)
+            try:
+                result = run_command(command, workspace, cfg.timeout, out_dir)
+            finally:
+                if store is not None:
+                    put_back(workspace, store)
     if result.get("status") not in (0, None) or result.get("timed_out"):
         hint = missing_reference_hint(result.get("stderr_tail", []), visible, workspace)
         if hint:

@@ -49,15 +49,20 @@ def hidden_paths(visible: list[Path], heldout: list[Path], heldout_store: Path |
     return paths
 
 
-def bwrap_argv(hide: list[Path]) -> list[str]:
+def bwrap_argv(hide: list[Path], written: set[Path] = frozenset(), empty: Path | None = None) -> list[str]:
     """bwrap over the whole filesystem, each hidden file or folder made absent: a folder's place is taken by an
     empty tmpfs, and a file by an empty tmpfs over its folder with every other entry of that folder bound back
-    (bind sources are read from the unmasked filesystem)."""
+    (bind sources are read from the unmasked filesystem). In a folder the solver writes to (``written``) a file is
+    covered by an empty one instead, so what the solver writes there stays on disk."""
     argv = ["bwrap", "--dev-bind", "/", "/", "--die-with-parent"]
     folders = sorted({p for p in hide if p.is_dir()})
     by_parent: dict[Path, set[str]] = {}
     for path in hide:
-        if path.is_file() and not any(path.is_relative_to(f) for f in folders):
+        if not path.is_file() or any(path.is_relative_to(f) for f in folders):
+            continue
+        if path.parent in written and empty is not None:
+            argv += ["--ro-bind", str(empty), str(path)]
+        else:
             by_parent.setdefault(path.parent, set()).add(path.name)
     for folder in folders:
         argv += ["--tmpfs", str(folder)]
@@ -70,7 +75,7 @@ def bwrap_argv(hide: list[Path]) -> list[str]:
 
 
 def seal_for(policy_sandbox: str, visible: list[Path], heldout: list[Path], heldout_store: Path | None,
-             workspace: Path) -> Seal:
+             workspace: Path, written: set[Path] = frozenset(), empty: Path | None = None) -> Seal:
     hide = hidden_paths(visible, heldout, heldout_store)
     if not hide:
         return Seal("none")
@@ -79,8 +84,13 @@ def seal_for(policy_sandbox: str, visible: list[Path], heldout: list[Path], held
         if any(workspace.resolve().is_relative_to(p) or p == workspace.resolve() for p in hide):
             problem = "a reference folder holds the whole workspace"
         else:
-            return Seal("sandbox", bwrap_argv(hide), ["references were absent while the oracle command ran "
-                                                      "(bubblewrap)"])
+            notes = ["references were absent while the oracle command ran (bubblewrap)"]
+            shared = sorted(str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
+                            for p in {r.parent for r in visible} & set(written))
+            if shared:
+                notes.append(f"{', '.join(shared)} holds references and candidates: its references read as empty "
+                             "files while the oracle command runs; keep references in a folder of their own")
+            return Seal("sandbox", bwrap_argv(hide, set(written), empty), notes)
     notes = [f"visible references were moved out of the workspace while the oracle command ran ({problem})"]
     if heldout:
         notes.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
