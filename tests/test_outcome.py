@@ -104,3 +104,19 @@ def test_status_ends_with_can_i_trust_this(workspace):
     log.close()
     last = nightshift("status", run_id).stdout.strip().splitlines()[-1]
     assert "2 actions refused by the policy" in last
+
+
+def test_foreground_ends_with_the_pause_code_and_resume_continues_the_held_run(workspace):
+    """`run --foreground` does not sit on a run held for a person: the breaker gives 12 at once, the run stays
+    paused (not finished), and `resume --foreground` picks it up again."""
+    ws = workspace.configure({"default": []}, backend="local", breaker=1, max_shifts=5)
+    out = nightshift("run", str(ws.path), "--foreground", timeout=180)
+    assert out.returncode == 12, out.stdout + out.stderr
+    run_id = run_id_from(out.stdout)
+    status = nightshift("status", run_id).stdout
+    assert "[paused]" in status and "breaker" in status
+    run_dir = next((ws.path / ".nightshift" / "runs").glob("*"))
+    stops = (run_dir / "events.jsonl").read_text().count('"agent.stopped"')
+    again = nightshift("resume", run_id, "--foreground", timeout=180)
+    assert again.returncode == 12, again.stdout + again.stderr  # it worked again, then the breaker held it again
+    assert (run_dir / "events.jsonl").read_text().count('"agent.stopped"') > stops

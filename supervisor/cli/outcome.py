@@ -42,7 +42,7 @@ def outcome_code(state: dict[str, Any]) -> int | None:
     kind = pause_kind(state)
     if kind in ("blocked", "budget", "breaker"):
         return {"blocked": BLOCKED, "budget": BUDGET, "breaker": BREAKER}[kind]
-    if kind == "dialog":
+    if kind in ("dialog", "cannot_start"):
         return NEEDS_PERSON
     return None  # working, or paused by a person who will resume it
 

@@ -68,7 +68,7 @@ def cmd_run(args) -> int:
     from supervisor.cli.check import record_preflight
     record_preflight(run, found)
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run))
+        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
     where = start_detached(run, config)
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
@@ -99,7 +99,7 @@ def cmd_resume(args) -> int:
         state, offset, _ = load_state(run.root)
         write_snapshot(run.snapshot, state, offset)
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run))
+        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
     print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
     return 0
 

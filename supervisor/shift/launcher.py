@@ -156,8 +156,8 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
     raise LaunchError(f"the supervisor did not start: {tail[0] if tail else 'no output'}; see {run.supervisor_log}")
 
 
-def run_foreground(run: RunPaths, say=print) -> int:
+def run_foreground(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
     from supervisor.shift.loop import Supervisor
 
     config = frozen_config(run)
-    return Supervisor(run, config, say=say).run()
+    return Supervisor(run, config, say=say, leave_on_outcome=leave_on_outcome).run()

@@ -34,9 +34,19 @@ from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
 from supervisor.verify.pipeline import StopContext, verify_stop
 
+OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start")
+
+
+class LeftOnPause(Exception):
+    """The foreground supervisor leaves a run held for a person (see Supervisor.leave_on_outcome)."""
+
+
 class Supervisor:
-    def __init__(self, run: RunPaths, config: Config, say=print):
+    def __init__(self, run: RunPaths, config: Config, say=print, leave_on_outcome: bool = False):
         self.run_paths, self.config, self.say = run, config, say
+        # `run --foreground`: a pause that needs a person (blocked, budget, breaker, a dialog) ends this process with
+        # the run held, so a script gets its exit code; `nightshift resume` continues the run later.
+        self.leave_on_outcome = leave_on_outcome
         self.ledger = RunLedger(run)
         self.session = AgentSession(self.ledger, config, say)
         self.repo = gitops.open_repo(run.workspace)
@@ -78,6 +88,8 @@ class Supervisor:
             while self.state["phase"] != "finished":
                 self.step()
             return 0 if self.state["outcome"] == "done" else 1
+        except LeftOnPause:
+            return 1
         except Exception as exc:
             # Any failure of the supervisor itself leaves a trace (event, last word, notification); re-raised.
             crash.record(exc, self.run_paths.run_id, self.run_paths.last_word, self.emit,
@@ -269,6 +281,10 @@ class Supervisor:
                              f"{self.run_paths.config} and `nightshift resume {self.run_paths.run_id}`")
 
     def wait_while_paused(self) -> None:
+        if self.leave_on_outcome and self.state.get("pause_kind") in OUTCOME_PAUSES:
+            self.say(f"run {self.run_paths.run_id} is held ({self.state['pause_reason']}); `nightshift resume "
+                     f"{self.run_paths.run_id}` continues it")
+            raise LeftOnPause()
         while self.state["paused"] and not self.stop_requested:
             self.tick()
             self.sleep()
