@@ -180,6 +180,8 @@ def cmd_status(args) -> int:
           f"workspace  {state['workspace']}\ngoal       {state['goal']}\n"
           f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
           f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
+    if state.get("slurm"):
+        print(slurm_status_lines(run, state))
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
     if state["outcome"]:
@@ -187,6 +189,26 @@ def cmd_status(args) -> int:
     for warning in warnings:
         print(f"warning    {warning}")
     return 0
+
+
+def slurm_status_lines(run, state) -> str:
+    """The job and the allocation spent, beside the model cost, from what the supervisor recorded."""
+    import time
+
+    from supervisor.run.allocation import allocation, describe
+    from supervisor.shift.launcher import frozen_config
+
+    job = state["slurm"]
+    try:
+        limits = frozen_config(run).limits
+        caps = (limits.max_core_hours, limits.max_gpu_hours)
+    except Exception:  # noqa: BLE001 - a run without its frozen config still shows what it spent
+        caps = (0.0, 0.0)
+    line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
+    end = state.get("slurm_end") or {}
+    if end and end.get("job_id") != job.get("job_id"):
+        line += f"   last ended: job {end.get('job_id')} {end.get('state')}"
+    return line + f"\nallocation {describe(allocation(state, time.time()), *caps)}"
 
 
 def cmd_log(args) -> int:

@@ -14,7 +14,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from tui import fmt
-from tui.runs import orphaned, read_supervisor, status_label, where_it_runs
+from tui.runs import orphaned, read_supervisor, run_limits, status_label, where_it_runs
+from tui.slurm_view import slurm_lines
 from tui.widgets.agent_tail import AgentTail
 from tui.widgets.doc_view import DocView
 from tui.widgets.events_view import EventsView
@@ -107,10 +108,20 @@ class RunScreen(Screen):
         text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}")
         if orphaned(state, sup):
             text.append(f" · no supervisor: `nightshift resume {self.run_id}`", style="red")
-        text.append(f"\n{where_it_runs(state)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
+        text.append(f"\n{where_it_runs(state, now)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
                     style="dim")
         text.append(fmt.ellipsize(state.get("goal") or "", 200), style="dim")
+        lines = slurm_lines(state, follower.run.root, now, self._caps())
+        for line in lines:
+            text.append(f"\n{line}", style="red" if line.startswith("last job") else "")
+        self.query_one("#run-title", Static).styles.max_height = 2 + len(lines)  # one row per Slurm line
         return text
+
+    def _caps(self) -> tuple[float, float]:
+        """[limits] max_core_hours and max_gpu_hours of the run's frozen config, read once."""
+        if not hasattr(self, "_limits"):
+            self._limits = run_limits(self.follower.run)
+        return self._limits
 
     def runs_changed(self, run_ids: set[str]) -> None:
         if not getattr(self, "_ready", False):
