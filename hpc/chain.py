@@ -39,13 +39,17 @@ def chain_files(run: RunPaths) -> dict[str, Path]:
             "status": d / "job.json", "signal": d / "walltime"}
 
 
-def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
-    files = chain_files(run)
+def chain_job(run: RunPaths) -> BatchJob:
+    """What each job of the chain runs; nothing is created (a preview renders it before the run exists)."""
+    d = run.root / "slurm"
     work = f"{shlex.quote(sys.executable)} -m hpc.chain_job {shlex.quote(str(run.root))}"
-    job = BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=files["log"],
-                   status_file=files["status"], signal_file=files["signal"], forward_usr1=True,
-                   description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
-    return write_script(slurm, job, files["script"])
+    return BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=d / "chain.log",
+                    status_file=d / "job.json", signal_file=d / "walltime", forward_usr1=True,
+                    description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
+
+
+def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
+    return write_script(slurm, chain_job(run), chain_files(run)["script"])
 
 
 def record(run: RunPaths, what: str, **data: Any) -> None:

@@ -74,6 +74,10 @@ def attach_argv(run: RunPaths) -> list[str] | None:
     return real(run)
 
 
+def no_slurm(*_args: Any) -> Any:
+    raise ActionError("submitting to Slurm is wired in by `nightshift tui`; open the TUI that way")
+
+
 @dataclass
 class Seams:
     """What the app calls to act; tests swap a field for a recorder without touching the rest."""
@@ -81,3 +85,7 @@ class Seams:
     send: Callable[..., Ack] = send
     start_run: Callable[[Path], tuple[RunPaths, str]] = start_run
     attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
+    # Submitting a run to Slurm (the face hands in hpc's): a plan to show (its .settings, .script, .run_id),
+    # then the plan sent -> (run id, job id). Both raise ActionError with Slurm's words.
+    plan_submit: Callable[[Path], Any] = no_slurm
+    submit_plan: Callable[[Any], tuple[str, int]] = no_slurm

@@ -36,14 +36,14 @@ def resolve_config(workspace: Path, backend: str | None = None, agent: str | Non
     return parse_config(tomli_w.dumps(config.model_dump(exclude_none=True)))  # re-validated
 
 
-def create_run(workspace: Path, config: Config) -> RunPaths:
+def create_run(workspace: Path, config: Config, run_id: str | None = None) -> RunPaths:
     workspace = Path(workspace).resolve()
     if not workspace.is_dir():
         raise LaunchError(f"workspace {workspace} does not exist; give an existing folder")
     backends.preflight(config.backend.kind, config)  # no run is created where its backend cannot run
     repo = gitops.open_repo(workspace)
     gitops.exclude_state_dir(repo)
-    run = RunPaths.for_run(workspace, new_run_id()).create()
+    run = RunPaths.for_run(workspace, run_id or new_run_id()).create()  # an id given: the one a preview showed
     run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
     os.chmod(run.config, 0o600)
     log = EventLog(run.events)
