@@ -180,7 +180,8 @@ def _parse_line(line: str) -> JobInfo | None:
     left = max(0, limit - run_time) if limit is not None and run_time is not None and state == "RUNNING" else None
     node = f.get("BatchHost") or f.get("NodeList") or ""
     reason = f.get("Reason", "")
-    started = state != "PENDING" and (run_time or 0) > 0  # a PENDING job's StartTime is only a forecast
+    # A PENDING job's StartTime is a forecast, and a job cancelled while pending (no node) gets its end time there.
+    started = state != "PENDING" and node not in ("", "(null)", "None Assigned")
     return JobInfo(job_id=int(f["JobId"]), name=f.get("JobName", ""), state=state,
                    reason="" if reason in ("None", "(null)") else reason,
                    node="" if node in ("(null)", "None Assigned") or state == "PENDING" else node,
