@@ -120,7 +120,12 @@ def test_modules_setup_and_env_come_first_in_the_job(tmp_path):
 
 
 def test_env_refuses_secrets_and_bad_names(tmp_path):
+    from supervisor.config.schema import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=r"line 3: slurm.env .*looks like a secret: export it in your shell"):
+        parse_config('goal = "g"\n[slurm]\nenv = {ANTHROPIC_API_KEY = "sk-ant-x"}\n')
+    with pytest.raises(ConfigError, match=r"slurm.env .*is not a shell variable name"):
+        parse_config('goal = "g"\n[slurm]\nenv = {"MY-VAR" = "1"}\n')
+    # and the script refuses them too, whatever built the config
     with pytest.raises(SlurmError, match=r"ANTHROPIC_API_KEY looks like a secret"):
-        render_script(SlurmConfig(env={"ANTHROPIC_API_KEY": "sk-ant-x"}), job(tmp_path))
-    with pytest.raises(SlurmError, match=r"'MY-VAR' is not a shell variable name"):
-        render_script(SlurmConfig(env={"MY-VAR": "1"}), job(tmp_path))
+        render_script(SlurmConfig.model_construct(env={"ANTHROPIC_API_KEY": "sk-ant-x"}), job(tmp_path))
