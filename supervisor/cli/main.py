@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("event", choices=["stop"])
     s = sub.add_parser("doctor", help="check what nightshift needs on this machine")
     s.add_argument("dir", nargs="?", default=".")
+    s.add_argument("--slurm", action="store_true", help="also submit a tiny job and check the job's environment")
     s = sub.add_parser("tui", help="the terminal UI (the default with no verb)")
     s.add_argument("run", nargs="?", help="open this run directly")
     s = sub.add_parser("submit", help="the whole run as a self-continuing Slurm batch job")
@@ -101,7 +102,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return plot_main(find_run(args.run).root, Path(args.output) if args.output else None)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
-        return doctor_main(Path(args.dir))
+        return doctor_main(Path(args.dir), slurm=args.slurm)
     if verb == "submit":
         from hpc.submit import submit_main
         return submit_main(Path(args.dir))
