@@ -72,3 +72,18 @@ def test_a_job_killed_at_its_walltime_is_continued_by_the_next(slurm_cluster, wo
     client = make_client("cli", backoff=QUICK)
     states = {j.job_id: j.state for j in chain_jobs(run, client)}
     assert states.get(first) == "TIMEOUT"
+
+
+def test_slurm_modules_setup_and_env_reach_the_checks_in_the_job(slurm_cluster, workspace):
+    """The tests (like the oracle) run in the job beside the agent: they see [slurm] setup and env, which this
+    shell does not have, so the run can only pass inside a job that set them up."""
+    require_tool("tmux")
+    check = 'test "$(cat check.txt)" = ok && test "$NS_PROBE" = "on air" && test "$NS_SETUP" = yes'
+    extra = SLURM.format(time="5:00") + 'setup = "export NS_SETUP=yes"\nenv = {NS_PROBE = "on air"}\n'
+    ws = workspace.configure({"s1t1": FIX}, backend="local", test_command=check, extra=extra)
+    run_id, _ = submit_run(ws.path)
+    run = run_of(ws, run_id)
+    end = wait_for(lambda: finished(ws, run), timeout=120, what="the run to finish inside its job")
+    assert end["data"]["outcome"] == "done"
+    script = run.root.joinpath("slurm", "supervisor.sbatch").read_text().splitlines()
+    assert "export NS_SETUP=yes" in script and "export NS_PROBE='on air'" in script
