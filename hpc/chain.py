@@ -115,7 +115,7 @@ def stop_chain(run: RunPaths, client: SlurmClient) -> tuple[list[int], int | Non
 
 def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:
     """srun into the running job of the chain and attach to the agent's tmux server there, or None."""
-    from supervisor.backends.tmux import AGENT_SESSION, socket_for
+    from supervisor.backends.base import AGENT_SESSION, socket_for  # not .tmux: no libtmux under the TUI
 
     running = [j for j in chain_jobs(run, client) if j.running]
     if not running:
