@@ -68,12 +68,13 @@ def where_it_runs(state: dict[str, Any], now: float) -> str:
 
 def run_limits(run: RunPaths) -> tuple[float, float]:
     """(max_core_hours, max_gpu_hours) of the run's frozen config; (0, 0) when it cannot be read."""
-    try:
-        from supervisor.config.schema import parse_config
+    from supervisor.config.schema import parse_config
+    from supervisor.errors import UserError
 
+    try:
         limits = parse_config(run.config.read_text(), str(run.config)).limits
         return float(limits.max_core_hours), float(limits.max_gpu_hours)
-    except Exception:  # noqa: BLE001 - an unreadable config shows the spending without its cap
+    except (OSError, UserError):  # an unreadable or half-written config: the spending shows without its cap
         return 0.0, 0.0
 
 

@@ -195,6 +195,7 @@ def slurm_status_lines(run, state) -> str:
     """The job and the allocation spent, beside the model cost, from what the supervisor recorded."""
     import time
 
+    from supervisor.errors import UserError
     from supervisor.run.allocation import allocation, describe
     from supervisor.shift.launcher import frozen_config
 
@@ -202,7 +203,7 @@ def slurm_status_lines(run, state) -> str:
     try:
         limits = frozen_config(run).limits
         caps = (limits.max_core_hours, limits.max_gpu_hours)
-    except Exception:  # noqa: BLE001 - a run without its frozen config still shows what it spent
+    except (OSError, UserError):  # a run without a readable frozen config still shows what it spent
         caps = (0.0, 0.0)
     line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
     end = state.get("slurm_end") or {}
