@@ -114,8 +114,13 @@ class RunScreen(Screen):
         lines = slurm_lines(state, follower.run.root, now, self._caps())
         for line in lines:
             text.append(f"\n{line}", style="red" if line.startswith("last job") else "")
-        self.query_one("#run-title", Static).styles.max_height = 2 + len(lines)  # one row per Slurm line
+        self._title_rows = 2 + len(lines)  # one more row per Slurm line
         return text
+
+    def _show_title(self) -> None:
+        title = self.query_one("#run-title", Static)
+        title.update(self.title_text())
+        title.styles.max_height = getattr(self, "_title_rows", 2)
 
     def _caps(self) -> tuple[float, float]:
         """[limits] max_core_hours and max_gpu_hours of the run's frozen config, read once."""
@@ -127,11 +132,11 @@ class RunScreen(Screen):
         if not getattr(self, "_ready", False):
             return  # not composed yet; on_mount draws it
         if run_ids and self.run_id not in run_ids and self.run_id in self.app.book.followers:
-            self.query_one("#run-title", Static).update(self.title_text())  # ages only
+            self._show_title()  # ages only
             return
         if self.run_id not in self.app.book.followers:
             return
-        self.query_one("#run-title", Static).update(self.title_text())
+        self._show_title()
         self.refresh_tab(self.query_one("#run-tabs", TabbedContent).active)
 
     def refresh_tab(self, tab: str) -> None:
