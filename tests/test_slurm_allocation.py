@@ -76,3 +76,9 @@ def test_the_chain_line_from_the_chain_record():
                                    "walltime; job 11 continued from the event log")
     assert chain_line([{"what": "submitted", "job_id": 5}]) == "chain: job 5 submitted, not started yet"
     assert chain_line([]) is None
+
+
+def test_the_chain_line_shows_the_running_jobs_time_left():
+    records = [{"what": "submitted", "job_id": 10},
+               {"what": "started", "job_id": 10, "node": "n1", "start": 1000.0, "time_limit": 3600, "cpus": 4}]
+    assert chain_line(records, now=1600.0) == "chain: job 1 of the chain (10) on n1 · elapsed 0:10:00 · 0:50:00 left"

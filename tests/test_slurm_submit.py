@@ -36,6 +36,8 @@ def test_a_submitted_run_finishes_in_its_job_and_cancels_its_continuation(slurm_
     wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), what="the chain to end")
     what = [r["what"] for r in read_record(run)]
     assert what[:3] == ["submitted", "started", "submitted"] and "cancelled" in what and what[-1] == "finished"
+    started = read_record(run)[1]  # what the TUI shows of the chain's running job, without asking Slurm
+    assert started["job_id"] == first and started["time_limit"] == 300 and started["start"] and started["cpus"] == 1
     states = {j.job_id: j.state for j in chain_jobs(run, client)}
     assert states[first] == "COMPLETED" and sorted(states.values()) == ["CANCELLED", "COMPLETED"]
     assert [t for t in ws.types(run) if t == "agent.started"] == ["agent.started"]

@@ -80,8 +80,9 @@ def read_chain(run_root: Path) -> list[dict[str, Any]]:
     return records
 
 
-def chain_line(records: list[dict[str, Any]]) -> str | None:
-    """'chain: job 3 of the chain (412) on node7 · successor 413 queued · job 411 reached its walltime'."""
+def chain_line(records: list[dict[str, Any]], now: float | None = None) -> str | None:
+    """'chain: job 3 of the chain (412) on node7 · 0:20:00 left · successor 413 queued · job 411 reached its
+    walltime; ...'."""
     if not records:
         return None
     started = [r for r in records if r.get("what") == "started"]
@@ -93,6 +94,9 @@ def chain_line(records: list[dict[str, Any]]) -> str | None:
         return f"chain: job {submitted[-1]} submitted, not started yet" if submitted else "chain: no job queued"
     current = started[-1]
     text = f"chain: job {len(started)} of the chain ({current.get('job_id')}) on {current.get('node') or '?'}"
+    if now is not None and current.get("start") and current.get("job_id") not in finished:
+        _, left = times({"state": "RUNNING", **current}, now)
+        text += f" · elapsed {hms(now - float(current['start']))}" + (f" · {hms(left)} left" if left is not None else "")
     successors = [j for j in submitted if j > int(current.get("job_id") or 0)]
     if current.get("job_id") in finished:
         text += " · finished the run"
@@ -141,7 +145,7 @@ def slurm_lines(state: dict[str, Any], run_root: Path, now: float, caps: tuple[f
     lines = []
     if (state.get("slurm") or {}).get("job_id"):
         lines.append(job_line(state, now))
-    chain = chain_line(read_chain(run_root))
+    chain = chain_line(read_chain(run_root), now)
     if chain:
         lines.append(chain)
     for line in (end_line(state), allocation_line(state, now, caps)):
