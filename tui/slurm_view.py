@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.run.allocation import allocation, describe
-from supervisor.run.state import SLURM_ENDS
 
 RUNNING = ("RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "RESIZING")
 # What the loop does after a batch turn's job ended by itself (supervisor/shift/decide.py SESSION_ENDERS).
@@ -126,7 +125,7 @@ def job_line(state: dict[str, Any], now: float) -> str:
 
 def end_line(state: dict[str, Any]) -> str | None:
     end = state.get("slurm_end") or {}
-    if not end.get("job_id") or end.get("state") == "COMPLETED" and not end.get("action"):
+    if not end.get("job_id") or (end.get("state") == "COMPLETED" and not end.get("action")):
         return None  # a job that completed normally is nothing to report
     reason = f" ({end['reason']})" if end.get("reason") and end.get("reason") != end.get("state") else ""
     action = end.get("action") or STOP_ACTIONS.get(end.get("stop_reason") or "", "")
@@ -152,6 +151,3 @@ def slurm_lines(state: dict[str, Any], run_root: Path, now: float, caps: tuple[f
         if line:
             lines.append(line)
     return lines
-
-
-__all__ = ["SLURM_ENDS", "where_cell", "slurm_lines", "state_text", "hms"]
