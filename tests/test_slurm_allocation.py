@@ -82,3 +82,19 @@ def test_the_chain_line_shows_the_running_jobs_time_left():
     records = [{"what": "submitted", "job_id": 10},
                {"what": "started", "job_id": 10, "node": "n1", "start": 1000.0, "time_limit": 3600, "cpus": 4}]
     assert chain_line(records, now=1600.0) == "chain: job 1 of the chain (10) on n1 · elapsed 0:10:00 · 0:50:00 left"
+
+
+def test_a_submitted_runs_allocation_from_its_chain_record(tmp_path):
+    import json
+
+    from supervisor.run.allocation import CHAIN_SOURCE, chain_usage
+
+    (tmp_path / "slurm").mkdir()
+    records = [{"what": "started", "job_id": 1, "start": 0.0 + 1000, "cpus": 2, "ts": 1000},
+               {"what": "started", "job_id": 2, "start": 4600.0, "cpus": 4, "ts": 4600},  # job 1 ran 1 h on 2 CPUs
+               '{"what": "torn']
+    (tmp_path / "slurm" / "chain.jsonl").write_text("\n".join(r if isinstance(r, str) else json.dumps(r)
+                                                              for r in records))
+    assert chain_usage(tmp_path, now=4600.0 + 1800) == (2.0 + 2.0, 4, 1000.0)  # job 2: half an hour on 4 CPUs
+    alloc = allocation(empty_state(), 4600.0 + 1800, tmp_path)
+    assert alloc.core_hours == 4.0 and alloc.cores_now == 4 and alloc.accounting == CHAIN_SOURCE

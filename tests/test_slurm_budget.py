@@ -40,3 +40,32 @@ def test_the_core_hour_budget_pauses_a_run_after_its_turn(slurm_cluster, workspa
         proc.wait(timeout=60)
     finally:
         proc.kill()
+
+
+def test_the_core_hour_budget_pauses_a_submitted_run_inside_its_job(slurm_cluster, workspace):
+    """`nightshift submit`: the supervisor runs in the chain's job and counts that job's CPUs from its start."""
+    from hpc.chain import cancel_chain, chain_jobs
+    from hpc.client import make_client
+    from hpc.submit import submit_run
+    from supervisor.run.paths import RunPaths
+    from tests.fixtures_core import require_tool
+
+    require_tool("tmux")
+    script = {"s1t1": [["write", "check.txt", "no"], ["sleep", "3"], ["claim", "done", "all good (it is not)"]]}
+    ws = workspace.configure(script, backend="local", extra=SLURM + 'grace = 30\n')
+    toml = ws.path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace("[limits]\n", "[limits]\nmax_core_hours = 0.001\n"))
+    run_id, _ = submit_run(ws.path)
+    run = RunPaths.for_run(ws.path, run_id)
+    client = make_client("cli")
+    try:
+        wait_for(lambda: "run.paused" in ws.types(run), timeout=120, what="run.paused inside the job")
+        exceeded = [e["data"] for e in ws.events(run) if e["type"] == "budget.exceeded"]
+        assert exceeded[0]["what"] == "max_core_hours" and exceeded[0]["value"] >= 0.001
+        assert [e["data"]["reason"] for e in ws.events(run) if e["type"] == "agent.stopped"] == ["exit"]
+        status = nightshift("status", run_id).stdout
+        assert "core-h of 0.001" in status and "elapsed x allocated CPUs of the chain's jobs" in status
+    finally:
+        nightshift("stop", run_id)
+        cancel_chain(run, client)
+        wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), what="every job of the chain to end")

@@ -78,9 +78,9 @@ def run_limits(run: RunPaths) -> tuple[float, float]:
         return 0.0, 0.0
 
 
-def cost_label(state: dict[str, Any], now: float) -> str:
+def cost_label(state: dict[str, Any], now: float, run: RunPaths) -> str:
     """The model cost, and beside it the allocation a Slurm run has spent."""
-    alloc = allocation(state, now)
+    alloc = allocation(state, now, run.root)
     return fmt.cost(state.get("cost_usd")) + (f" {alloc.core_hours:.2f}ch" if alloc.used else "")
 
 
@@ -129,7 +129,7 @@ def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
         run_id=run_id, run=run, name=name, workspace=workspace, where=where_it_runs(state, now),
         state=status_label(state, sup), problem=False, detail=detail,
         shift=int(state.get("shift") or 0), verdict=verdict_label(state), best=fmt.metric(state.get("best_metric")),
-        spark=fmt.sparkline(values), cost=cost_label(state, now),
+        spark=fmt.sparkline(values), cost=cost_label(state, now, run),
         last_event=fmt.ts_age(state.get("last_event_ts"), now),
         supervisor=supervisor_label(sup, state.get("status") in ("done", "failed", "stopped")),
         warnings=list(follower.warnings))

@@ -132,8 +132,9 @@ def end_line(state: dict[str, Any]) -> str | None:
     return f"last job {end['job_id']} ended {end.get('state') or '?'}{reason}" + (f" → {action}" if action else "")
 
 
-def allocation_line(state: dict[str, Any], now: float, caps: tuple[float, float] = (0.0, 0.0)) -> str | None:
-    alloc = allocation(state, now)
+def allocation_line(state: dict[str, Any], now: float, caps: tuple[float, float] = (0.0, 0.0),
+                    run_root: Path | None = None) -> str | None:
+    alloc = allocation(state, now, run_root)
     if not alloc.used and not any(caps):
         return None
     return f"allocation {describe(alloc, *caps)} · model ${float(state.get('cost_usd') or 0):.2f}"
@@ -147,7 +148,7 @@ def slurm_lines(state: dict[str, Any], run_root: Path, now: float, caps: tuple[f
     chain = chain_line(read_chain(run_root), now)
     if chain:
         lines.append(chain)
-    for line in (end_line(state), allocation_line(state, now, caps)):
+    for line in (end_line(state), allocation_line(state, now, caps, run_root)):
         if line:
             lines.append(line)
     return lines

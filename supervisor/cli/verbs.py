@@ -180,7 +180,7 @@ def cmd_status(args) -> int:
           f"workspace  {state['workspace']}\ngoal       {state['goal']}\n"
           f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
           f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
-    if state.get("slurm"):
+    if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
@@ -199,17 +199,21 @@ def slurm_status_lines(run, state) -> str:
     from supervisor.run.allocation import allocation, describe
     from supervisor.shift.launcher import frozen_config
 
-    job = state["slurm"]
+    job = state.get("slurm") or {}
     try:
         limits = frozen_config(run).limits
         caps = (limits.max_core_hours, limits.max_gpu_hours)
     except (OSError, UserError):  # a run without a readable frozen config still shows what it spent
         caps = (0.0, 0.0)
-    line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
-    end = state.get("slurm_end") or {}
-    if end and end.get("job_id") != job.get("job_id"):
-        line += f"   last ended: job {end.get('job_id')} {end.get('state')}"
-    return line + f"\nallocation {describe(allocation(state, time.time()), *caps)}"
+    lines = []
+    if job:
+        line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
+        end = state.get("slurm_end") or {}
+        if end and end.get("job_id") != job.get("job_id"):
+            line += f"   last ended: job {end.get('job_id')} {end.get('state')}"
+        lines.append(line)
+    lines.append(f"allocation {describe(allocation(state, time.time(), run.root), *caps)}")
+    return "\n".join(lines)
 
 
 def cmd_log(args) -> int:

@@ -34,7 +34,7 @@ def decide(sup) -> None:
         return sup.pause_for_budget("max_cost_usd", limits.max_cost_usd, round(s["cost_usd"], 4))
     if limits.max_core_hours or limits.max_gpu_hours:
         sup.session.settle()  # the turn's job ends just after its agent: count its own record, not a guess
-    spent = allocation(s, time.time())  # a job still running counts from its start
+    spent = allocation(s, time.time(), sup.run_paths.root)  # a job still running counts from its start
     if limits.max_core_hours and spent.core_hours >= limits.max_core_hours:
         return sup.pause_for_budget("max_core_hours", limits.max_core_hours, round(spent.core_hours, 4))
     if limits.max_gpu_hours and spent.gpu_hours >= limits.max_gpu_hours:
