@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hpc.accounting import job_usage
 from hpc.client import make_client
 from hpc.interface import SlurmClient, SubmitOptions
 from hpc.errors import ControllerUnavailable
@@ -33,6 +34,20 @@ def job_name(run_id: str, spec_name: str) -> str:
     return f"ns-{run_id}-{spec_name}"
 
 
+def job_event(job_id: int, info: JobInfo | None, **extra: Any) -> dict[str, Any]:
+    """The data of one ``slurm.job_changed`` event: all the TUI and ``status`` show of a job (they never ask
+    Slurm themselves). ``info`` None: the controller forgot the job."""
+    data: dict[str, Any] = {"job_id": job_id}
+    if info is not None:
+        data.update(state=info.state, reason=info.reason, node=info.node, exit_code=info.exit_code,
+                    time_left=info.time_left, restarts=info.restarts, summary=info.summary(), start=info.start,
+                    time_limit=info.time_limit, run_time=info.run_time, cpus=info.cpus, gpus=info.gpus)
+    elif "core_hours" in extra or not extra:
+        data.update(state="GONE", summary=f"job {job_id} is no longer known to the controller")
+    data.update(extra)
+    return data
+
+
 class SlurmBackend:
     kind = "slurm"
 
@@ -43,6 +58,7 @@ class SlurmBackend:
         self._changes: list[dict[str, Any]] = []
         self._ended: dict[int, dict[str, Any]] = {}  # job id -> how it ended (for describe_end)
         self._seen: dict[int, float | None] = {}  # jobs the controller showed us -> when they vanished
+        self._accounted: set[int] = set()  # jobs whose spending is recorded (in their last slurm.job_changed)
 
     # ----- files of a turn --------------------------------------------------------------------------
     @staticmethod
@@ -102,7 +118,7 @@ class SlurmBackend:
         job_id = int(target["job_id"])
         self.poller.watch(job_id)  # a no-op when watched already; adopts a target after a restart
         for change in self.poller.poll():
-            self._record_change(change.job_id, change.new, target)
+            self._record_change(change.job_id, change.new, target, change.old)
         info = self.poller.get(job_id)
         if info is not None:
             self._seen[job_id] = None
@@ -181,19 +197,20 @@ class SlurmBackend:
         return list(target["attach"]) if target.get("attach") else None
 
     # ----- job state changes, for slurm.job_changed events -------------------------------------------
-    def _record_change(self, job_id: int, info: JobInfo | None, target: dict[str, Any]) -> None:
-        self._queue(job_id, info, target)
+    def _record_change(self, job_id: int, info: JobInfo | None, target: dict[str, Any],
+                       old: JobInfo | None = None) -> None:
+        usage = None
+        if (info is None or info.terminal) and job_id not in self._accounted:
+            # The job's end: what it spent of the allocation ([limits] max_core_hours), once per job.
+            self._accounted.add(job_id)
+            ended = (read_status(Path(target["status_file"])) or {}).get("ended") if target.get("status_file") else None
+            usage = job_usage(info or old, self.client.history([job_id]).get(job_id), ended)
+        self._queue(job_id, info, target, **(usage or {}))
 
     def _queue(self, job_id: int, info: JobInfo | None, target: dict[str, Any], **extra: Any) -> None:
-        data: dict[str, Any] = {"job_id": job_id}
-        if info is not None:
-            data.update(state=info.state, reason=info.reason, node=info.node, exit_code=info.exit_code,
-                        time_left=info.time_left, restarts=info.restarts, summary=info.summary())
-        elif not extra:
-            data.update(state="GONE", summary=f"job {job_id} is no longer known to the controller")
+        data = job_event(job_id, info, **extra)
         if Path(target.get("signal_file", "/nonexistent")).exists():
             data["walltime_signal"] = True
-        data.update(extra)
         self._changes.append(data)
 
     def take_changes(self) -> list[dict[str, Any]]:
@@ -206,7 +223,7 @@ class SlurmBackend:
         deadline = time.monotonic() + timeout
         while True:
             for change in self.poller.poll(force=True):
-                self._record_change(change.job_id, change.new, {})
+                self._record_change(change.job_id, change.new, {}, change.old)
             live = [j for j in self.poller.watched if (info := self.poller.get(j)) and not info.terminal]
             if not live or self.poller.unavailable or time.monotonic() >= deadline:
                 return

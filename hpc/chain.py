@@ -39,13 +39,17 @@ def chain_files(run: RunPaths) -> dict[str, Path]:
             "status": d / "job.json", "signal": d / "walltime"}
 
 
-def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
-    files = chain_files(run)
+def chain_job(run: RunPaths) -> BatchJob:
+    """What each job of the chain runs; nothing is created (a preview renders it before the run exists)."""
+    d = run.root / "slurm"
     work = f"{shlex.quote(sys.executable)} -m hpc.chain_job {shlex.quote(str(run.root))}"
-    job = BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=files["log"],
-                   status_file=files["status"], signal_file=files["signal"], forward_usr1=True,
-                   description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
-    return write_script(slurm, job, files["script"])
+    return BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=d / "chain.log",
+                    status_file=d / "job.json", signal_file=d / "walltime", forward_usr1=True,
+                    description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
+
+
+def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
+    return write_script(slurm, chain_job(run), chain_files(run)["script"])
 
 
 def record(run: RunPaths, what: str, **data: Any) -> None:
@@ -111,7 +115,7 @@ def stop_chain(run: RunPaths, client: SlurmClient) -> tuple[list[int], int | Non
 
 def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:
     """srun into the running job of the chain and attach to the agent's tmux server there, or None."""
-    from supervisor.backends.tmux import AGENT_SESSION, socket_for
+    from supervisor.backends.base import AGENT_SESSION, socket_for  # not .tmux: no libtmux under the TUI
 
     running = [j for j in chain_jobs(run, client) if j.running]
     if not running:

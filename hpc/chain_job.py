@@ -33,12 +33,23 @@ def kill_agent_server(run: RunPaths) -> None:
     subprocess.run(["tmux", "-L", socket_for(run.run_id), "kill-server"], capture_output=True, check=False)
 
 
+def own_record(client, me: int) -> dict:
+    """This job's start, limit and CPUs (one query, once per job), so the TUI shows its elapsed time and time left
+    from the chain's record without asking Slurm itself."""
+    try:
+        info = client.query([me]).get(me)
+    except SlurmError:
+        return {}
+    return {"start": info.start, "time_limit": info.time_limit, "cpus": info.cpus} if info else {}
+
+
 def main(argv: list[str]) -> int:
     run = RunPaths(Path(argv[0]))
     config = frozen_config(run)
     client = make_client(config.slurm.client)
     me = int(os.environ.get("SLURM_JOB_ID", "0"))
-    record(run, "started", job_id=me, node=socket.gethostname(), restart=int(os.environ.get("SLURM_RESTART_COUNT", 0)))
+    record(run, "started", job_id=me, node=socket.gethostname(), restart=int(os.environ.get("SLURM_RESTART_COUNT", 0)),
+           **own_record(client, me))
     try:
         successor = ensure_successor(run, client, me)
         print(f"nightshift: job {me} supervises run {run.run_id}; job {successor} continues it", flush=True)

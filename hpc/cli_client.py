@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Iterable
 
 from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
 from hpc.errors import SlurmCommandFailed, SlurmMissing, SubmitRejected
-from hpc.jobs import JobInfo, base_state, parse_duration
+from hpc.jobs import JobInfo, base_state, gpus_in, parse_duration
 
 # Messages of a controller that is down, restarting or overloaded: worth retrying with backoff.
 TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"
@@ -90,6 +91,20 @@ class CliClient:
         except ValueError:
             raise SlurmCommandFailed(f"sbatch answered {out.strip()!r} instead of a job id") from None
 
+    def check(self, script: Path) -> str:
+        """Would Slurm take this script? ``sbatch --test-only`` queues nothing; its forecast, or SubmitRejected
+        with sbatch's whole answer verbatim (e.g. both lines of an invalid partition)."""
+        self.calls += 1
+        try:
+            result = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True,
+                                    timeout=self.timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise SlurmCommandFailed(f"sbatch --test-only timed out after {self.timeout:.0f}s") from None
+        answer = (result.stderr.strip() or result.stdout.strip())
+        if result.returncode != 0:
+            raise SubmitRejected(answer or f"sbatch --test-only exited {result.returncode}")
+        return answer
+
     def query(self, job_ids: Iterable[int] | None = None, prefix: str = JOB_PREFIX) -> dict[int, JobInfo]:
         # `scontrol -o show job` is ONE RPC (REQUEST_JOB_INFO); squeue adds a REQUEST_PARTITION_INFO to each call,
         # and the controller sends every job either way (user filters are applied client-side on 22.05).
@@ -124,17 +139,20 @@ class CliClient:
             return {}
         try:
             out = self._run(["sacct", "-n", "-P", "-X", "-j", ",".join(ids),
-                             "-o", "JobID,JobName,State,ExitCode,NodeList"])
+                             "-o", "JobID,JobName,State,ExitCode,NodeList,ElapsedRaw,AllocCPUS,AllocTRES"])
         except SlurmCommandFailed:
             return {}  # no accounting (slurmdbd) here: the exit-status file is the record
         found: dict[int, JobInfo] = {}
         for line in out.splitlines():
             parts = line.split("|")
-            if len(parts) < 5 or not parts[0].isdigit():
+            if len(parts) < 8 or not parts[0].isdigit():
                 continue
             code, _, sig = parts[3].partition(":")
             found[int(parts[0])] = JobInfo(job_id=int(parts[0]), name=parts[1], state=base_state(parts[2]),
-                                           node=parts[4], exit_code=int(code or 0), signal=int(sig or 0) or None)
+                                           node=parts[4], exit_code=int(code or 0), signal=int(sig or 0) or None,
+                                           run_time=int(parts[5]) if parts[5].isdigit() else None,
+                                           cpus=int(parts[6]) if parts[6].isdigit() else None,
+                                           gpus=gpus_in(parts[7]))
         return found
 
     def _quiet_if_gone(self, argv: list[str]) -> None:
@@ -162,9 +180,23 @@ def _parse_line(line: str) -> JobInfo | None:
     left = max(0, limit - run_time) if limit is not None and run_time is not None and state == "RUNNING" else None
     node = f.get("BatchHost") or f.get("NodeList") or ""
     reason = f.get("Reason", "")
+    # A PENDING job's StartTime is a forecast, and a job cancelled while pending (no node) gets its end time there.
+    started = state != "PENDING" and node not in ("", "(null)", "None Assigned")
     return JobInfo(job_id=int(f["JobId"]), name=f.get("JobName", ""), state=state,
                    reason="" if reason in ("None", "(null)") else reason,
                    node="" if node in ("(null)", "None Assigned") or state == "PENDING" else node,
                    exit_code=int(code) if finished and code.isdigit() else None,
                    signal=(int(sig) or None) if finished and sig.isdigit() else None,
-                   time_left=left, time_limit=limit, restarts=int(f.get("Restarts", "0") or 0))
+                   time_left=left, time_limit=limit, restarts=int(f.get("Restarts", "0") or 0),
+                   start=_epoch(f.get("StartTime")) if started else None, run_time=run_time,
+                   cpus=int(f["NumCPUs"]) if f.get("NumCPUs", "").isdigit() else None,
+                   gpus=gpus_in(f.get("TRES") or f.get("TresPerNode") or ""))
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """Slurm prints times in the controller host's local time, without a zone ("2026-11-23T16:54:12")."""
+    try:
+        return time.mktime(time.strptime(stamp or "", "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None  # "Unknown", "None"
+

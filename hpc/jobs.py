@@ -44,6 +44,10 @@ class JobInfo:
     time_left: int | None = None  # seconds, None when unlimited or unknown
     time_limit: int | None = None  # seconds
     restarts: int = 0
+    start: float | None = None  # epoch seconds the job started running (None while it waits)
+    run_time: int | None = None  # seconds it has run (or ran), as the controller counts it
+    cpus: int | None = None  # CPUs allocated (or asked for, while PENDING)
+    gpus: int = 0  # GPUs in its allocation (gres/gpu)
 
     @property
     def terminal(self) -> bool:
@@ -78,6 +82,20 @@ class JobInfo:
         """A change worth an event: state, reason or node (not the ticking time left)."""
         return other is None or (self.state, self.reason, self.node, self.restarts) != (
             other.state, other.reason, other.node, other.restarts)
+
+
+def gpus_in(tres: str) -> int:
+    """GPUs in a TRES/gres string: "cpu=4,mem=8G,gres/gpu=2" or "gpu:a100:2" -> 2 (0 when none).
+
+    A TRES string may list the same GPUs twice (``gres/gpu=2,gres/gpu:a100=2``): the untyped count wins."""
+    untyped, typed = 0, 0
+    for part in re.split(r"[,\s]+", tres or ""):
+        match = re.fullmatch(r"(?:gres/)?gpu((?::[\w.-]+)*)[=:](\d+)", part.strip())
+        if match and match.group(1):
+            typed += int(match.group(2))
+        elif match:
+            untyped += int(match.group(2))
+    return untyped or typed
 
 
 def base_state(text: str) -> str:

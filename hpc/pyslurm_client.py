@@ -22,7 +22,7 @@ from typing import Iterable
 
 from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions
 from hpc.errors import SlurmCommandFailed, SubmitRejected
-from hpc.jobs import JobInfo, base_state
+from hpc.jobs import JobInfo, base_state, gpus_in
 
 OWN_OPTIONS = re.compile(r"^#SBATCH\s+--(partition|time)[= ](.+)$", re.M)
 TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"
@@ -203,4 +203,15 @@ def _to_info(job) -> JobInfo:
                    exit_code=job.exit_code if finished else None,
                    signal=(job.exit_code_signal or None) if finished else None,
                    time_left=left, time_limit=limit * 60 if limit else None,
-                   restarts=int(job.requeue_count or 0))
+                   restarts=int(job.requeue_count or 0),
+                   start=float(job.start_time) if job.start_time and state != "PENDING" else None,
+                   run_time=_int_or_none(getattr(job, "run_time", None)),
+                   cpus=_int_or_none(getattr(job, "cpus", None)),
+                   gpus=gpus_in(str(getattr(job, "tres_alloc_str", None) or getattr(job, "gres_per_node", None) or "")))
+
+
+def _int_or_none(value) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -50,10 +50,21 @@ def _resource_lines(config: SlurmConfig) -> list[str]:
 
 
 def _environment_lines(config: SlurmConfig) -> list[str]:
-    lines = [f"module load {shlex.quote(module)}" for module in config.modules]
+    """[slurm] modules, setup and env, in that order: everything the job runs (the agent, and the oracle when
+    the supervisor runs in the job) sees them, as it sees the user's own shell interactively. A module that
+    does not load ends the job with the reason in its log, rather than an agent working without it."""
+    lines = [f"module load {shlex.quote(module)} || {{ echo \"nightshift: 'module load {module}' failed in the job; "
+             f"check [slurm] modules (nightshift doctor --slurm)\" >&2; exit 3; }}" for module in config.modules]
     if config.setup:
         lines.append(config.setup)
-    return lines or ["# (no modules or setup line in [slurm])"]
+    for name, value in config.env.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise SlurmError(f"[slurm] env: {name!r} is not a shell variable name; use letters, digits and _")
+        if SECRET_NAME.search(name):
+            raise SlurmError(f"[slurm] env: {name} looks like a secret; export it in your shell instead (sbatch "
+                             "passes it to the job) so it is never written into the script")
+        lines.append(f"export {name}={shlex.quote(value)}")
+    return lines or ["# (no modules, setup or env in [slurm])"]
 
 
 def fill(template: str, values: dict[str, str]) -> str:

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from hpc.chain import chain_files, submit_link, write_chain_script
+from hpc.chain import chain_files, chain_job, submit_link, write_chain_script
 from hpc.client import make_client
 from hpc.errors import SlurmError, SubmitRejected
+from hpc.script import render_script
 
 
 def submit_run(workspace: Path, backend: str | None = None, on_created=None) -> tuple[str, int]:
@@ -33,6 +36,61 @@ def submit_run(workspace: Path, backend: str | None = None, on_created=None) -> 
         raise
 
 
+@dataclass(frozen=True)
+class SubmitPlan:
+    """What a submit will send, shown before it is sent (the TUI's submit form)."""
+
+    workspace: Path
+    run_id: str  # the id the run will get: its paths are in the script
+    backend: str
+    settings: list[str]  # the #SBATCH lines
+    script: str  # the whole batch script, exactly as it will be submitted
+
+
+def plan_submit(workspace: Path, backend: str | None = None) -> SubmitPlan:
+    """Render the first job of a run's chain from nightshift.toml without creating anything."""
+    from supervisor.run.paths import RunPaths, new_run_id
+    from supervisor.shift.launcher import resolve_config
+
+    workspace = Path(workspace).expanduser().resolve()
+    backend = backend or ("tmux" if shutil.which("tmux") else "local")
+    config = resolve_config(workspace, backend=backend)
+    run = RunPaths.for_run(workspace, new_run_id())  # not created: a preview leaves no trace
+    script = render_script(config.slurm, chain_job(run))
+    settings = [line for line in script.splitlines() if line.startswith("#SBATCH")]
+    return SubmitPlan(workspace, run.run_id, backend, settings, script)
+
+
+def submit_plan(plan: SubmitPlan) -> tuple[str, int]:
+    """Send what the plan showed. Slurm checks the script first (``sbatch --test-only`` queues nothing), so a
+    refusal (a partition or account the cluster refuses) creates no run; sbatch's words come back verbatim."""
+    from supervisor.shift.launcher import create_run, finish_unsupervised, resolve_config
+
+    config = resolve_config(plan.workspace, backend=plan.backend)
+    if render_script(config.slurm, chain_job(_paths(plan))) != plan.script:
+        raise SlurmError("nightshift.toml changed since the preview; look at the new script, then submit again")
+    client = make_client(config.slurm.client)
+    check = getattr(client, "check", None)  # the CLI client; pyslurm has no dry run
+    if check is not None:
+        with tempfile.TemporaryDirectory(prefix="nightshift-check-") as tmp:
+            script = Path(tmp) / "first-job.sbatch"
+            script.write_text(plan.script)
+            check(script)
+    run = create_run(plan.workspace, config, run_id=plan.run_id)
+    write_chain_script(run, config.slurm)
+    try:
+        return run.run_id, submit_link(run, client, by="nightshift tui (submit form)")
+    except SlurmError as exc:  # refused after the check passed (the cluster changed): the run says so
+        finish_unsupervised(run, "failed", f"Slurm did not take the first job: {exc}")
+        raise
+
+
+def _paths(plan: SubmitPlan):
+    from supervisor.run.paths import RunPaths
+
+    return RunPaths.for_run(plan.workspace, plan.run_id)
+
+
 def submit_main(workspace: Path, backend: str | None = None, on_created=None) -> int:
     try:
         run_id, job_id = submit_run(Path(workspace), backend, on_created)
@@ -48,4 +106,4 @@ def submit_main(workspace: Path, backend: str | None = None, on_created=None) ->
     return 0
 
 
-__all__ = ["submit_main", "submit_run", "chain_files"]
+__all__ = ["submit_main", "submit_run", "plan_submit", "submit_plan", "SubmitPlan", "chain_files"]

@@ -19,9 +19,12 @@ def test_submit_query_cancel(slurm_client, tmp_path):
     assert running.name == "ns-test-cancel"
     assert running.node == "localhost"
     assert running.time_left is not None and 0 < running.time_left <= 300
+    # what the TUI and the core-hour budget read from the supervisor's events: start, limit, run time, CPUs
+    assert running.start is not None and running.time_limit == 300 and running.cpus == 1 and running.gpus == 0
+    assert running.run_time is not None and running.run_time >= 0
     slurm_client.cancel(job_id)
     ended = wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.terminal and j, what="the job to end")
-    assert ended.state == "CANCELLED"
+    assert ended.state == "CANCELLED" and ended.start == running.start and ended.run_time is not None
     status = wait_for(lambda: read_status(job.status_file), what="the status file")
     assert status["signal"] == "TERM" and status["job"] == str(job_id)
     slurm_client.cancel(job_id)  # cancelling a finished job is not an error

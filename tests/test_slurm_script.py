@@ -30,7 +30,7 @@ def test_script_carries_every_option_of_the_config(tmp_path):
                  "#SBATCH --open-mode=append", "#SBATCH --signal=B:USR1@300", "#SBATCH --time=2-00:00:00",
                  "#SBATCH --cpus-per-task=8", "#SBATCH --partition=gpu", "#SBATCH --account=cosmo",
                  "#SBATCH --qos=long", "#SBATCH --mem=32G", "#SBATCH --gres=gpu:1", "#SBATCH --exclusive",
-                 "#SBATCH --constraint=a100", "module load gcc/12", "module load cuda", "source .venv/bin/activate",
+                 "#SBATCH --constraint=a100", "source .venv/bin/activate",
                  "bash /w/t1.sh &"):
         assert line in text.splitlines(), line
     assert "{{" not in text
@@ -105,3 +105,27 @@ def test_durations_and_summaries():
 def test_unknown_client_kind_is_a_one_line_error():
     with pytest.raises(SlurmMissing, match="use \"auto\", \"cli\" or \"pyslurm\""):
         make_client("slurmrestd")
+
+
+def test_modules_setup_and_env_come_first_in_the_job(tmp_path):
+    config = SlurmConfig(modules=["gcc/12"], setup="source .venv/bin/activate",
+                         env={"OMP_NUM_THREADS": "8", "DATA": "/scratch/my data"})
+    lines = render_script(config, job(tmp_path)).splitlines()
+    module = next(i for i, l in enumerate(lines) if l.startswith("module load gcc/12 || "))
+    setup = lines.index("source .venv/bin/activate")
+    env = lines.index("export OMP_NUM_THREADS=8")
+    assert module < setup < env < lines.index("export DATA='/scratch/my data'") < lines.index("bash /w/t1.sh &")
+    assert "nightshift doctor --slurm" in lines[module] and "exit 3" in lines[module]
+    assert subprocess.run(["bash", "-n"], input="\n".join(lines), text=True).returncode == 0
+
+
+def test_env_refuses_secrets_and_bad_names(tmp_path):
+    from supervisor.config.schema import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=r"line 3: slurm.env .*looks like a secret: export it in your shell"):
+        parse_config('goal = "g"\n[slurm]\nenv = {ANTHROPIC_API_KEY = "sk-ant-x"}\n')
+    with pytest.raises(ConfigError, match=r"slurm.env .*is not a shell variable name"):
+        parse_config('goal = "g"\n[slurm]\nenv = {"MY-VAR" = "1"}\n')
+    # and the script refuses them too, whatever built the config
+    with pytest.raises(SlurmError, match=r"ANTHROPIC_API_KEY looks like a secret"):
+        render_script(SlurmConfig.model_construct(env={"ANTHROPIC_API_KEY": "sk-ant-x"}), job(tmp_path))

@@ -36,6 +36,8 @@ def test_a_submitted_run_finishes_in_its_job_and_cancels_its_continuation(slurm_
     wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), what="the chain to end")
     what = [r["what"] for r in read_record(run)]
     assert what[:3] == ["submitted", "started", "submitted"] and "cancelled" in what and what[-1] == "finished"
+    started = read_record(run)[1]  # what the TUI shows of the chain's running job, without asking Slurm
+    assert started["job_id"] == first and started["time_limit"] == 300 and started["start"] and started["cpus"] == 1
     states = {j.job_id: j.state for j in chain_jobs(run, client)}
     assert states[first] == "COMPLETED" and sorted(states.values()) == ["CANCELLED", "COMPLETED"]
     assert [t for t in ws.types(run) if t == "agent.started"] == ["agent.started"]
@@ -72,3 +74,18 @@ def test_a_job_killed_at_its_walltime_is_continued_by_the_next(slurm_cluster, wo
     client = make_client("cli", backoff=QUICK)
     states = {j.job_id: j.state for j in chain_jobs(run, client)}
     assert states.get(first) == "TIMEOUT"
+
+
+def test_slurm_modules_setup_and_env_reach_the_checks_in_the_job(slurm_cluster, workspace):
+    """The tests (like the oracle) run in the job beside the agent: they see [slurm] setup and env, which this
+    shell does not have, so the run can only pass inside a job that set them up."""
+    require_tool("tmux")
+    check = 'test "$(cat check.txt)" = ok && test "$NS_PROBE" = "on air" && test "$NS_SETUP" = yes'
+    extra = SLURM.format(time="5:00") + 'setup = "export NS_SETUP=yes"\nenv = {NS_PROBE = "on air"}\n'
+    ws = workspace.configure({"s1t1": FIX}, backend="local", test_command=check, extra=extra)
+    run_id, _ = submit_run(ws.path)
+    run = run_of(ws, run_id)
+    end = wait_for(lambda: finished(ws, run), timeout=120, what="the run to finish inside its job")
+    assert end["data"]["outcome"] == "done"
+    script = run.root.joinpath("slurm", "supervisor.sbatch").read_text().splitlines()
+    assert "export NS_SETUP=yes" in script and "export NS_PROBE='on air'" in script

@@ -144,6 +144,17 @@ class RunActions:
                 self.start_run_in(Path(choice))
         self.push_screen(StartRunScreen(check=self.seams.preflight), picked)
 
+    def action_submit(self) -> None:
+        from tui.screens.submit import SubmitScreen
+
+        def submitted(result) -> None:
+            if result:
+                self.notify(f"run {result[0]} submitted as Slurm job {result[1]}; it continues itself across "
+                            "walltime limits", timeout=8)
+                self.poll_now()
+
+        self.push_screen(SubmitScreen(), submitted)
+
     @work(thread=True, exit_on_error=False, group="commands")
     def start_run_in(self, workspace: Path, checked=None) -> None:
         self.call_from_thread(self.notify, f"starting a run in {workspace} ...", timeout=3)
@@ -172,6 +183,8 @@ class RunActions:
     def run_commands(self, screen) -> Iterable[SystemCommand]:
         """The palette's entries (ctrl+p): the same actions as the keys, named."""
         yield SystemCommand("Start a run", "Create a run in a workspace that has nightshift.toml", self.action_start_run)
+        yield SystemCommand("Submit to Slurm", "Show the batch script of a workspace's run, then submit it",
+                            self.action_submit)
         yield SystemCommand("Keys", "The help screen with every key", self.action_help)
         follower = self.focused_run(screen)
         if follower is None or follower.problem:

@@ -12,8 +12,10 @@ from typing import Any, Callable
 
 from supervisor.run.liveness import STALE_AFTER, supervisor_status
 from supervisor.run.paths import RunPaths
+from supervisor.run.allocation import allocation
 from tui import fmt
 from tui.follow import RunFollower
+from tui.slurm_view import where_cell
 
 Clock = Callable[[], float]
 
@@ -59,13 +61,27 @@ def read_supervisor(run: RunPaths, now: float) -> Supervisor:
     return Supervisor(alive, info.get("host"), hb_age, bool(info.get("local", True)))
 
 
-def where_it_runs(state: dict[str, Any]) -> str:
-    backend = state.get("backend") or "-"
-    slurm = state.get("slurm") or {}
-    if slurm.get("job_id"):
-        node = slurm.get("node") or slurm.get("state") or ""
-        return f"slurm {slurm['job_id']}" + (f"@{node}" if node else "")
-    return backend
+def where_it_runs(state: dict[str, Any], now: float) -> str:
+    """The backend, or for a Slurm run its job as the supervisor last recorded it (never a query of our own)."""
+    return where_cell(state, now) or state.get("backend") or "-"
+
+
+def run_limits(run: RunPaths) -> tuple[float, float]:
+    """(max_core_hours, max_gpu_hours) of the run's frozen config; (0, 0) when it cannot be read."""
+    from supervisor.config.schema import parse_config
+    from supervisor.errors import UserError
+
+    try:
+        limits = parse_config(run.config.read_text(), str(run.config)).limits
+        return float(limits.max_core_hours), float(limits.max_gpu_hours)
+    except (OSError, UserError):  # an unreadable or half-written config: the spending shows without its cap
+        return 0.0, 0.0
+
+
+def cost_label(state: dict[str, Any], now: float, run: RunPaths) -> str:
+    """The model cost, and beside it the allocation a Slurm run has spent."""
+    alloc = allocation(state, now, run.root)
+    return fmt.cost(state.get("cost_usd")) + (f" {alloc.core_hours:.2f}ch" if alloc.used else "")
 
 
 def status_label(state: dict[str, Any], sup: Supervisor) -> str:
@@ -112,10 +128,10 @@ def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
         where = f"on {sup.host}, last beat {fmt.age(sup.heartbeat_age)} ago" if sup.host else "never started"
         detail = f"no supervisor ({where}): `nightshift resume {run_id}` restarts it. {detail}"
     return RunRow(
-        run_id=run_id, run=run, name=name, workspace=workspace, where=where_it_runs(state),
+        run_id=run_id, run=run, name=name, workspace=workspace, where=where_it_runs(state, now),
         state=status_label(state, sup), problem=False, detail=detail,
         shift=int(state.get("shift") or 0), verdict=verdict_label(state), best=fmt.metric(state.get("best_metric")),
-        spark=fmt.sparkline(values), cost=fmt.cost(state.get("cost_usd")),
+        spark=fmt.sparkline(values), cost=cost_label(state, now, run),
         last_event=fmt.ts_age(state.get("last_event_ts"), now),
         supervisor=supervisor_label(sup, state.get("status") in ("done", "failed", "stopped")),
         warnings=list(follower.warnings))

@@ -90,6 +90,10 @@ class Checked:
     found: Any = None
 
 
+def no_slurm(*_args: Any) -> Any:
+    raise ActionError("submitting to Slurm is wired in by `nightshift tui`; open the TUI that way")
+
+
 @dataclass
 class Seams:
     """What the app calls to act; tests swap a field for a recorder without touching the rest."""
@@ -99,3 +103,7 @@ class Seams:
     attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
     preflight: Callable[[str], Checked] | None = None  # the face's `nightshift check`; None: start unchecked
     report: Callable[[RunPaths], Path] = make_report  # writes the run's HTML report, returns its path
+    # Submitting a run to Slurm (the face hands in hpc's): a plan to show (its .settings, .script, .run_id),
+    # then the plan sent -> (run id, job id). Both raise ActionError with Slurm's words.
+    plan_submit: Callable[[Path], Any] = no_slurm
+    submit_plan: Callable[[Any], tuple[str, int]] = no_slurm

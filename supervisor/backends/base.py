@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+# The names of a run's private tmux server and of the agent's session in it. Here, not in tmux.py, so a caller
+# that only needs the names (attaching from the TUI through srun) does not import libtmux, which reads
+# sys.stdout's encoding at import and fails under Textual's captured stdout.
+AGENT_SESSION = "agent"
+
+
+def socket_for(run_id: str) -> str:
+    return f"ns-{run_id}"
+
 
 @dataclass
 class LaunchSpec:

@@ -20,19 +20,12 @@ from typing import Any
 import libtmux
 from libtmux.exc import LibTmuxException
 
-from supervisor.backends.base import LaunchSpec, write_wrapper
+from supervisor.backends.base import AGENT_SESSION, LaunchSpec, socket_for, write_wrapper
 from supervisor.run.liveness import pid_alive
 from supervisor.errors import UserError
 
-AGENT_SESSION = "agent"
-
-
 class TmuxMissing(UserError):
     pass
-
-
-def socket_for(run_id: str) -> str:
-    return f"ns-{run_id}"
 
 
 def require_tmux() -> str:

@@ -95,10 +95,16 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
-def doctor_main(workspace: Path) -> int:
+def doctor_main(workspace: Path, slurm: bool = False) -> int:
     rows = checks(Path(workspace))
     for ok, what, detail in rows:
         print(f"{'ok ' if ok else 'MISSING'}  {what:22} {detail}")
     missing = [what for ok, what, _ in rows if not ok]
     print("everything nightshift needs is here" if not missing else f"missing: {', '.join(missing)}")
+    if slurm:  # the compute node's environment is another machine's: ask a job (hpc/doctor.py)
+        from hpc.doctor import slurm_doctor_main
+
+        print("\n-- in a Slurm job --")
+        job = slurm_doctor_main(Path(workspace))
+        return job if job else (1 if missing else 0)
     return 1 if missing else 0

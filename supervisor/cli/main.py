@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("event", choices=["stop", "pretool", "permission"])
     s = sub.add_parser("doctor", help="check what nightshift needs on this machine")
     s.add_argument("dir", nargs="?", default=".")
+    s.add_argument("--slurm", action="store_true", help="also submit a tiny job and check the job's environment")
     s = sub.add_parser("tui", help="the terminal UI (the default with no verb)")
     s.add_argument("run", nargs="?", help="open this run directly")
     s = sub.add_parser("submit", help="the whole run as a self-continuing Slurm batch job")
@@ -136,7 +137,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return wait_main(args.run, args.timeout)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
-        return doctor_main(Path(args.dir))
+        return doctor_main(Path(args.dir), slurm=args.slurm)
     if verb == "check":
         from supervisor.cli.check import check_main
         return check_main(Path(args.dir), agent_turn=args.agent_turn, job=args.job)

@@ -235,6 +235,8 @@ def cmd_status(args) -> int:
     if state.get("waiting_for"):
         print(f"WAITING    for {state['waiting_for']}: `nightshift approve {run.run_id}` or "
               f"`nightshift deny {run.run_id}`")
+    if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
+        print(slurm_status_lines(run, state))
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
     if state.get("refusals"):
@@ -250,6 +252,31 @@ def cmd_status(args) -> int:
     from supervisor.cli.outcome import trust_line
     print(trust_line(state, run.events))
     return 0
+
+
+def slurm_status_lines(run, state) -> str:
+    """The job and the allocation spent, beside the model cost, from what the supervisor recorded."""
+    import time
+
+    from supervisor.errors import UserError
+    from supervisor.run.allocation import allocation, describe
+    from supervisor.shift.launcher import frozen_config
+
+    job = state.get("slurm") or {}
+    try:
+        limits = frozen_config(run).limits
+        caps = (limits.max_core_hours, limits.max_gpu_hours)
+    except (OSError, UserError):  # a run without a readable frozen config still shows what it spent
+        caps = (0.0, 0.0)
+    lines = []
+    if job:
+        line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
+        end = state.get("slurm_end") or {}
+        if end and end.get("job_id") != job.get("job_id"):
+            line += f"   last ended: job {end.get('job_id')} {end.get('state')}"
+        lines.append(line)
+    lines.append(f"allocation {describe(allocation(state, time.time(), run.root), *caps)}")
+    return "\n".join(lines)
 
 
 def cmd_log(args) -> int:

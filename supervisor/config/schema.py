@@ -54,6 +54,8 @@ class LimitsConfig(Section):
     max_shifts: int = Field(20, ge=1)
     max_hours: float = Field(72.0, gt=0)
     max_cost_usd: float = Field(0.0, ge=0)  # 0 means no cost limit
+    max_core_hours: float = Field(0.0, ge=0)  # Slurm runs: CPU-hours of the run's jobs; 0 means no limit
+    max_gpu_hours: float = Field(0.0, ge=0)  # Slurm runs: GPU-hours (gres) of the run's jobs; 0 means no limit
     breaker_stops: int = Field(4, ge=1)  # stops in a row with an empty diff and no better verdict
 
 

@@ -14,7 +14,8 @@ budget.exceeded  what limit value               breaker.tripped stops reason
 run.paused       reason kind                    run.resumed by
 supervisor.started pid phase                    supervisor.crashed reason error
 command.accepted id verb                        command.rejected id verb reason
-slurm.job_changed job_id state reason node      run.finished outcome reason
+slurm.job_changed job_id state reason node start time_limit run_time cpus gpus [core_hours gpu_hours accounting]
+run.finished     outcome reason
 preflight.finished passed problems metric metrics summary report (the baseline: the oracle before any shift)
 preflight.skipped  reason
 policy.denied    (shift) tool input rule message  policy.sandbox available problem
@@ -42,8 +43,15 @@ def empty_state() -> dict[str, Any]:
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
-        "pause_kind": None, "crash": None, "branch": None,
+        "pause_kind": None, "crash": None, "branch": None, "slurm_jobs": 0, "slurm_end": None,
+        "slurm_first_start": None, "core_hours": 0.0, "gpu_hours": 0.0, "accounting": [],
     }
+
+# Slurm job states after which a job will not run again (hpc/jobs.py has the full vocabulary; run/ imports none).
+SLURM_ENDS = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+              "DEADLINE", "REVOKED")
+# Stops of a batch turn that its job's end explains (hpc/backend.py describe_end)
+SLURM_STOPS = ("walltime", "preempted", "job_failed", "vanished", "cancelled", "job_ended")
 
 
 def _shift_row(state: dict[str, Any], n: int) -> dict[str, Any]:
@@ -99,6 +107,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
                                                                                           "message")}])[-20:]
     elif kind == "agent.stopped":
         state.update(last_stop=data, phase="stopped", status="verifying", waiting_for=None)
+        if state.get("slurm_end") and data.get("reason") in SLURM_STOPS:
+            state["slurm_end"]["stop_reason"] = data["reason"]  # what the loop made of the job's end
         cost = float(data.get("cost_usd") or 0.0)
         state["cost_usd"] += cost
         _shift_row(state, shift)["cost_usd"] += cost
@@ -154,13 +164,37 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "command.accepted" and data.get("verb") == "nudge":
         state["nudges"].append(data.get("args", {}).get("message", ""))
     elif kind == "slurm.job_changed":
-        state["slurm"] = data
+        _fold_slurm(state, data, ts)
         target = state.get("target") or {}
         if data.get("replaces") and target.get("job_id") == data["replaces"]:  # a failed job was resubmitted
             state["target"] = {**target, "job_id": data["job_id"], "attempt": int(data.get("retry", 1)) + 1}
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
                      status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
+
+
+def _fold_slurm(state: dict[str, Any], data: dict[str, Any], ts: str | None) -> None:
+    """The current job (its fields kept across changes), how the last job ended, and what the jobs spent."""
+    prev = state.get("slurm") or {}
+    if data.get("job_id") != prev.get("job_id"):
+        state["slurm_jobs"] = int(state.get("slurm_jobs") or 0) + 1
+        prev = {}
+    merged = {**prev, **{k: v for k, v in data.items() if v is not None}}
+    if data.get("state") == "GONE" and prev.get("state"):
+        merged.update(state=prev["state"], gone=True)  # left the queue: its last known state still says most
+    state["slurm"] = merged
+    if merged.get("start") and not state.get("slurm_first_start"):
+        state["slurm_first_start"] = merged["start"]
+    if merged.get("state") in SLURM_ENDS or data.get("replaces"):
+        end = {k: merged.get(k) for k in ("job_id", "state", "reason", "exit_code", "node")}
+        if data.get("replaces"):  # a failed job resubmitted: what ended is the replaced job
+            end = {**(state.get("slurm_end") or {}), "job_id": data["replaces"], "action": data.get("message")}
+        state["slurm_end"] = {**end, "ts": ts}
+    if "core_hours" in data:
+        state["core_hours"] = float(state.get("core_hours") or 0.0) + float(data["core_hours"] or 0.0)
+        state["gpu_hours"] = float(state.get("gpu_hours") or 0.0) + float(data.get("gpu_hours") or 0.0)
+        if data.get("accounting") and data["accounting"] not in state["accounting"]:
+            state["accounting"] = [*state["accounting"], data["accounting"]]
 
 
 def write_snapshot(path: Path, state: dict[str, Any], offset: int) -> None:

@@ -4,8 +4,10 @@ orients itself from CLAUDE.md and CHANGELOG.md (a context reset). The push-back 
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from supervisor.run.allocation import allocation
 from supervisor.shift.turns import pushback_text, write_private
 
 # Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
@@ -30,6 +32,13 @@ def decide(sup) -> None:
         return sup.pause_for_budget("max_hours", limits.max_hours, round(sup.ledger.hours_used(), 2))
     if limits.max_cost_usd and s["cost_usd"] >= limits.max_cost_usd:
         return sup.pause_for_budget("max_cost_usd", limits.max_cost_usd, round(s["cost_usd"], 4))
+    if limits.max_core_hours or limits.max_gpu_hours:
+        sup.session.settle()  # the turn's job ends just after its agent: count its own record, not a guess
+    spent = allocation(s, time.time(), sup.run_paths.root)  # a job still running counts from its start
+    if limits.max_core_hours and spent.core_hours >= limits.max_core_hours:
+        return sup.pause_for_budget("max_core_hours", limits.max_core_hours, round(spent.core_hours, 4))
+    if limits.max_gpu_hours and spent.gpu_hours >= limits.max_gpu_hours:
+        return sup.pause_for_budget("max_gpu_hours", limits.max_gpu_hours, round(spent.gpu_hours, 4))
     if s["stale_stops"] >= limits.breaker_stops:
         sup.emit("breaker.tripped", s["shift"], stops=s["stale_stops"],
                  reason=f"{s['stale_stops']} stops in a row with no diff and no better verdict")

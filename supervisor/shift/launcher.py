@@ -59,11 +59,11 @@ def refuse_to_start(workspace: Path, config: Config):
     return repo
 
 
-def create_run(workspace: Path, config: Config) -> RunPaths:
+def create_run(workspace: Path, config: Config, run_id: str | None = None) -> RunPaths:
     workspace = Path(workspace).resolve()
     repo = refuse_to_start(workspace, config)
     try:
-        return _create(workspace, config, repo)
+        return _create(workspace, config, repo, run_id)
     except OSError as exc:
         if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise LaunchError(f"cannot create the run in {workspace}: {exc.strerror} ({exc.filename})") from None
@@ -78,10 +78,10 @@ def validate_for_launch(config: Config) -> None:
                           "(e.g. command = \"codex exec --prompt-file {prompt_file}\")")
 
 
-def _create(workspace: Path, config: Config, repo) -> RunPaths:
+def _create(workspace: Path, config: Config, repo, run_id: str | None = None) -> RunPaths:
     gitops.exclude_state_dir(repo)
     before = gitops.worktree_state(repo)  # the user's dirty and untracked paths: never committed unless changed
-    run = RunPaths.for_run(workspace, new_run_id()).create()
+    run = RunPaths.for_run(workspace, run_id or new_run_id()).create()  # an id given: the one a preview showed
     run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
     os.chmod(run.config, 0o600)
     fd = os.open(run.prerun, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

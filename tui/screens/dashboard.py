@@ -40,7 +40,8 @@ class DashboardScreen(Screen):
     BINDINGS = [
         ("enter", "open", "Open"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
-        ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"), Binding("g", "app.refresh", "Reload", show=False),
+        ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"),
+        ("b", "app.submit", "Submit (Slurm)"), Binding("g", "app.refresh", "Reload", show=False),
     ]
 
     def compose(self) -> ComposeResult:

@@ -10,7 +10,7 @@ KEYS = """\
 [b]nightshift keys[/b]                  (Escape closes this page)
 
 [b]Dashboard[/b]
-  up/down  choose a run     Enter  open it     s  start a run
+  up/down  a run   Enter  open   s  start a run   b  submit to Slurm
 [b]Run screen[/b]
   1-6  Agent, Plan, Lab notes, Oracle, Shifts, Events tabs
   Escape  back to the dashboard     /  filter the events by type

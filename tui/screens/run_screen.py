@@ -14,7 +14,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from tui import fmt
-from tui.runs import orphaned, read_supervisor, status_label, where_it_runs
+from tui.runs import orphaned, read_supervisor, run_limits, status_label, where_it_runs
+from tui.slurm_view import slurm_lines
 from tui.widgets.agent_tail import AgentTail
 from tui.widgets.doc_view import DocView
 from tui.widgets.events_view import EventsView
@@ -112,20 +113,35 @@ class RunScreen(Screen):
             text.append(f" · {state['refusals']} refused", style="yellow")
         if orphaned(state, sup):
             text.append(f" · no supervisor: `nightshift resume {self.run_id}`", style="red")
-        text.append(f"\n{where_it_runs(state)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
+        text.append(f"\n{where_it_runs(state, now)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
                     style="dim")
         text.append(fmt.ellipsize(state.get("goal") or "", 200), style="dim")
+        lines = slurm_lines(state, follower.run.root, now, self._caps())
+        for line in lines:
+            text.append(f"\n{line}", style="red" if line.startswith("last job") else "")
+        self._title_rows = 2 + len(lines)  # one more row per Slurm line
         return text
+
+    def _show_title(self) -> None:
+        title = self.query_one("#run-title", Static)
+        title.update(self.title_text())
+        title.styles.max_height = getattr(self, "_title_rows", 2)
+
+    def _caps(self) -> tuple[float, float]:
+        """[limits] max_core_hours and max_gpu_hours of the run's frozen config, read once."""
+        if not hasattr(self, "_limits"):
+            self._limits = run_limits(self.follower.run)
+        return self._limits
 
     def runs_changed(self, run_ids: set[str]) -> None:
         if not getattr(self, "_ready", False):
             return  # not composed yet; on_mount draws it
         if run_ids and self.run_id not in run_ids and self.run_id in self.app.book.followers:
-            self.query_one("#run-title", Static).update(self.title_text())  # ages only
+            self._show_title()  # ages only
             return
         if self.run_id not in self.app.book.followers:
             return
-        self.query_one("#run-title", Static).update(self.title_text())
+        self._show_title()
         self.refresh_tab(self.query_one("#run-tabs", TabbedContent).active)
 
     def refresh_tab(self, tab: str) -> None:
