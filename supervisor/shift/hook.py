@@ -13,21 +13,17 @@ import sys
 from pathlib import Path
 
 from supervisor.shift import stop_channel
+from supervisor.shift.hook_input import supervised_input
 from supervisor.run.liveness import supervisor_status
 
 FIELDS = ("session_id", "transcript_path", "last_assistant_message", "stop_hook_active", "cwd")
 
 
 def main(argv: list[str]) -> int:
-    run_dir, token = os.environ.get("NIGHTSHIFT_RUN_DIR"), os.environ.get("NIGHTSHIFT_TOKEN")
-    if not run_dir or not token:
-        return 0  # not a session nightshift started: never touch it
-    try:
-        payload = json.loads(sys.stdin.read() or "{}")
-    except ValueError:
-        return 0
-    if not isinstance(payload, dict):
-        return 0
+    found = supervised_input()
+    if found is None:
+        return 0  # not a session nightshift started (never touched), or nothing readable
+    run_dir, token, payload = found
     stops = Path(run_dir) / "stops"
     if not stops.is_dir():
         return 0

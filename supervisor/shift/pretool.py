@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from supervisor.shift.hook_input import supervised_input
 from supervisor.shift.policy_check import decide, record_refusal
 
 SHORT = 200  # characters of a tool's input kept in the record: enough to name it, never a whole file
@@ -27,17 +28,15 @@ def short_input(tool: str, tool_input: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    run_dir, token = os.environ.get("NIGHTSHIFT_RUN_DIR"), os.environ.get("NIGHTSHIFT_TOKEN")
-    if not run_dir or not token:
-        return 0  # not a session nightshift started: never touch it
+    found = supervised_input()
+    if found is None or not isinstance(found[2].get("tool_input"), dict):
+        return 0  # not a session nightshift started (never touched), or garbage
+    run_dir, token, payload = found
     try:
-        payload = json.loads(sys.stdin.read() or "{}")
         with open(os.path.join(run_dir, "policy.json"), encoding="utf-8") as fh:
             policy = json.load(fh)
     except (ValueError, OSError):
-        return 0  # garbage in, or no compiled policy: Claude Code's own rules and the integrity check still hold
-    if not isinstance(payload, dict) or not isinstance(payload.get("tool_input"), dict):
-        return 0
+        return 0  # no compiled policy: Claude Code's own rules and the integrity check still hold
     tool, tool_input = str(payload.get("tool_name") or ""), payload["tool_input"]
     refused = decide(policy, tool, tool_input, str(payload.get("cwd") or ""))
     if refused is None:

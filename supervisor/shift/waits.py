@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from supervisor.shift.hook_input import supervised_input
 from supervisor.shift.pretool import short_input
 
 # What a screen that waits for a human shows (Claude Code 2.1.330), with the name of what it waits for.
@@ -33,15 +34,10 @@ def waiting_on_screen(screen: str) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    run_dir, token = os.environ.get("NIGHTSHIFT_RUN_DIR"), os.environ.get("NIGHTSHIFT_TOKEN")
-    if not run_dir or not token:
+    found = supervised_input()
+    if found is None:
         return 0
-    try:
-        payload = json.loads(sys.stdin.read() or "{}")
-    except ValueError:
-        return 0
-    if not isinstance(payload, dict):
-        return 0
+    run_dir, token, payload = found
     tool = str(payload.get("tool_name") or "a tool")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     folder = Path(run_dir) / "waits"
