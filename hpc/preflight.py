@@ -3,8 +3,8 @@
 ``sbatch --test-only`` with the run's own [slurm] resources (partition, account, qos, time, cpus, memory, gres,
 extra lines, rendered by the same code as the real batch script) asks the controller whether, and when, it would
 start the job, without queueing anything. Where there is no sbatch, or the controller does not answer, the lines
-say so and the rest of the preflight goes on. ``--job`` (the tiny environment job of `doctor --slurm`) is
-answered with a skip line until that job exists in this build.
+say so and the rest of the preflight goes on. ``--job`` also runs the tiny environment job of `doctor --slurm`
+and reports what the job's environment lacks.
 """
 from __future__ import annotations
 
@@ -46,6 +46,19 @@ def slurm_preflight(config: SlurmConfig, workspace: Path, out_dir: Path, job: bo
         lines = [("fail", f"the cluster refuses the job ({asked}): {said[:300]}; fix [slurm] in nightshift.toml")]
     else:
         lines = [("ok", f"the cluster accepts the job ({asked}): {said[:200]}")]
-    if job:
-        lines.append(("skip", "--job: the environment job of `doctor --slurm` is not in this build yet"))
+    if job and out.returncode == 0:
+        lines += environment_job_lines(config, workspace)
     return lines
+
+
+def environment_job_lines(config: SlurmConfig, workspace: Path) -> list[tuple[str, str]]:
+    """``--job``: the tiny job of `doctor --slurm`, each thing the job's environment lacks as a fail with its fix."""
+    from hpc.doctor import rows_from, run_probe
+    from hpc.errors import SlurmError
+
+    try:
+        report, log = run_probe(Path(workspace), say=lambda _: None)
+    except SlurmError as exc:
+        return [("fail", f"the environment job could not run: {exc}")]
+    return [("ok" if ok else "fail", f"in the job: {what}: {detail}") for ok, what, detail in
+            rows_from(report, log, list(config.env))]

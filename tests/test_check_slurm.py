@@ -34,3 +34,15 @@ def test_the_cluster_refuses_an_unknown_partition_and_accepts_a_valid_request(sl
     out = check(ws)
     line = next(l for l in out.stdout.splitlines() if "slurm" in l[:20])
     assert line.startswith("ok") and "accepts the job" in line, out.stdout
+
+
+@pytest.mark.slurm
+def test_check_job_reports_what_the_jobs_environment_lacks(slurm_cluster, ready):
+    """`nightshift check --job`: the tiny job of `doctor --slurm`, its findings as preflight lines."""
+    ws = slurm_workspace(ready, partition="debug")
+    edit_toml(ws, '[slurm]\n', '[slurm]\nsetup = "export PATH=/usr/bin:/bin"\n')
+    out = check(ws, "--job")
+    claude = next(l for l in out.stdout.splitlines() if "in the job: claude" in l)
+    assert claude.startswith("FAIL") and "not on the job's PATH" in claude, out.stdout
+    assert any(l.startswith("ok") and "in the job: git" in l for l in out.stdout.splitlines()), out.stdout
+    assert out.returncode == 1
