@@ -20,11 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+MODEL_S = 3.0  # seconds a real model takes to answer a tool result: a low figure for Sonnet-class models
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
-from supervisor.agents.claude_settings import claude_settings  # noqa: E402
+from supervisor.agents.claude_settings import claude_settings, hook_command  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, bash, text, tools  # noqa: E402
 
 
@@ -48,6 +49,20 @@ def session(ws: Path, settings: dict, calls: int, env: dict) -> float:
     if out.returncode != 0:
         raise SystemExit(f"claude failed: {out.stderr[-500:]}")
     return wall
+
+
+def hook_alone(ws: Path, run_dir: Path, env: dict, calls: int) -> None:
+    """The same hook outside the CLI, and the floor any Python hook pays: the interpreter starting (-S -E)."""
+    payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": "true"}, "cwd": str(ws)})
+    command = hook_command("supervisor.shift.pretool")
+    for name, argv in (("hook alone (no CLI), p50", ["sh", "-c", command]),
+                       ("python -S -E starting (the floor), p50", [sys.executable, "-S", "-E", "-c", "pass"])):
+        times = []
+        for _ in range(calls):
+            started = time.perf_counter()
+            subprocess.run(argv, input=payload, text=True, env=env, capture_output=True, check=True)
+            times.append(1000 * (time.perf_counter() - started))
+        print(info(name, percentile(times, 50), "ms"))
 
 
 def main() -> int:
@@ -83,11 +98,18 @@ def main() -> int:
             print(info("hook calls measured", len(lat), ""))
             print(info("hook fired -> decision returned, p50", percentile(lat, 50), "ms"))
             print(against_goal("hook fired -> decision returned, p95", percentile(lat, 95), 50.0, "ms"))
+    hook_alone(ws, run_dir, env, calls)
     base = variants["no policy"]
     for name, wall in variants.items():
         print(info(f"session wall time: {name}", wall, "s"))
     for name in list(variants)[1:]:
         print(against_goal(f"slowdown, {name}", 100 * (variants[name] / base - 1), 10.0, "%"))
+    # The scripted model answers at once and every call is `true`, so the session is nearly all tool-call overhead:
+    # the worst case. What a call costs, set against a model that takes MODEL_S per answer (derived, not measured).
+    for name in list(variants)[1:]:
+        added = (variants[name] - base) / calls
+        print(info(f"added per tool call, {name}", 1000 * added, "ms"))
+        print(info(f"  as a share of a {MODEL_S:.0f} s model answer per call (derived)", 100 * added / MODEL_S, "%"))
     subprocess.run(["rm", "-rf", str(tmp)])
     return 0
 

@@ -64,8 +64,9 @@ def slurm_client(request, slurm_cluster):
     return make_client(request.param, backoff=QUICK)
 
 
-def wait_for(predicate, timeout: float = 60, every: float = 0.5, what: str = "condition"):
-    """Poll until predicate() is truthy; its value. Waiting has a bound, never a timing assertion."""
+def wait_for(predicate, timeout: float = 150, every: float = 0.5, what: str = "condition"):
+    """Poll until predicate() is truthy; its value. Waiting has a bound, never a timing assertion: a generous one,
+    since the scheduler on a shared CI machine under the whole suite has taken over 60 s to start a job."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

@@ -77,7 +77,7 @@ def test_requeued_job_stays_the_same_turn(slurm_cluster, tmp_path):
     client.requeue(target["job_id"])
     wait_for(lambda: backend.is_alive(target) and (j := backend.job_state(target)) and j.pending, what="requeued")
     client.start_now(target["job_id"])
-    wait_for(lambda: read_exit(spec) is not None, what="the rerun to finish", timeout=90)
+    wait_for(lambda: read_exit(spec) is not None, what="the rerun to finish", timeout=150)
     assert read_exit(spec) == 0 and "run 1" in spec.log_file.read_text() and "(restart 0)" in spec.log_file.read_text()
     assert any(c.get("restarts") == 1 for c in backend.take_changes())
 

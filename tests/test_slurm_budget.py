@@ -23,7 +23,7 @@ def test_the_core_hour_budget_pauses_a_run_after_its_turn(slurm_cluster, workspa
     run = ws.create_run()
     proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
-        wait_for(lambda: "run.paused" in ws.types(run), timeout=120, what="run.paused")
+        wait_for(lambda: "run.paused" in ws.types(run), timeout=150, what="run.paused")
         events = ws.events(run)
         exceeded = [e["data"] for e in events if e["type"] == "budget.exceeded"]
         assert exceeded and exceeded[0]["what"] == "max_core_hours" and exceeded[0]["value"] >= 0.001
@@ -59,7 +59,7 @@ def test_the_core_hour_budget_pauses_a_submitted_run_inside_its_job(slurm_cluste
     run = RunPaths.for_run(ws.path, run_id)
     client = make_client("cli")
     try:
-        wait_for(lambda: "run.paused" in ws.types(run), timeout=120, what="run.paused inside the job")
+        wait_for(lambda: "run.paused" in ws.types(run), timeout=150, what="run.paused inside the job")
         exceeded = [e["data"] for e in ws.events(run) if e["type"] == "budget.exceeded"]
         assert exceeded[0]["what"] == "max_core_hours" and exceeded[0]["value"] >= 0.001
         assert [e["data"]["reason"] for e in ws.events(run) if e["type"] == "agent.stopped"] == ["exit"]

@@ -62,15 +62,15 @@ def test_stop_on_a_running_chain_cancels_the_continuation_and_ends_the_run(slurm
     run_id, first = submit_run(ws.path)
     run = RunPaths.for_run(ws.path, run_id)
     client = make_client("cli", backoff=QUICK)
-    wait_for(lambda: len(chain_jobs(run, client)) == 2 and "agent.started" in ws.types(run), timeout=90,
+    wait_for(lambda: len(chain_jobs(run, client)) == 2 and "agent.started" in ws.types(run), timeout=150,
              what="the job running the agent, with its continuation queued")
     argv = attach_argv(run)  # what `nightshift attach` and the TUI's `a` run
     assert argv[:4] == ["srun", f"--jobid={first}", "--overlap", "--pty"] and "attach" in argv
     proc = nightshift("stop", run_id, env={"NIGHTSHIFT_ACK_TIMEOUT": "60"})
     assert proc.returncode == 0, proc.stderr
     assert "continuation jobs cancelled" in proc.stdout and f"job {first} stops the run" in proc.stdout
-    wait_for(lambda: load_state(run.root)[0]["outcome"] == "stopped", timeout=60, what="the run to end stopped")
-    wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), timeout=60, what="every job of the chain to end")
+    wait_for(lambda: load_state(run.root)[0]["outcome"] == "stopped", timeout=150, what="the run to end stopped")
+    wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), timeout=150, what="every job of the chain to end")
     assert [r["job_id"] for r in read_record(run) if r["what"] == "submitted"] == [first, first + 1]
     assert attach_argv(run) is None
 

@@ -81,7 +81,7 @@ def test_controller_restart_while_a_job_runs(slurm_cluster, slurm_client, tmp_pa
         assert "slurmctld did not answer" in poller.unavailable and poller.get(job_id).running
     finally:
         slurm_cluster.start_controller(wait=True)
-    status = wait_for(lambda: read_status(job.status_file), what="the job to finish", timeout=90)
+    status = wait_for(lambda: read_status(job.status_file), what="the job to finish", timeout=150)
     assert status["exit"] == 0 and "finished" in job.log_file.read_text()
     done = wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.terminal and j, what="COMPLETED")
     assert done.state == "COMPLETED"

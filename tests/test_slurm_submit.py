@@ -30,7 +30,7 @@ def test_a_submitted_run_finishes_in_its_job_and_cancels_its_continuation(slurm_
     run_id, first = submit_run(ws.path)
     run = run_of(ws, run_id)
     assert run.root.joinpath("slurm", "supervisor.sbatch").read_text().count("#SBATCH --signal=B:USR1@30") == 1
-    end = wait_for(lambda: finished(ws, run), timeout=120, what="the run to finish inside its job")
+    end = wait_for(lambda: finished(ws, run), timeout=150, what="the run to finish inside its job")
     assert end["data"]["outcome"] == "done"
     client = make_client("cli", backoff=QUICK)
     wait_for(lambda: all(j.terminal for j in chain_jobs(run, client)), what="the chain to end")
@@ -49,7 +49,7 @@ def test_stop_cancels_the_whole_chain(slurm_cluster, workspace):
     run_id, first = submit_run(ws.path)
     run = run_of(ws, run_id)
     client = make_client("cli", backoff=QUICK)
-    wait_for(lambda: len(chain_jobs(run, client)) == 2 and "agent.started" in ws.types(run), timeout=60,
+    wait_for(lambda: len(chain_jobs(run, client)) == 2 and "agent.started" in ws.types(run), timeout=150,
              what="the job running the agent, with its successor queued")
     argv = attach_argv(run, client)
     assert argv[:4] == ["srun", f"--jobid={first}", "--overlap", "--pty"] and argv[-3:] == ["attach", "-t", "agent"]
@@ -85,7 +85,7 @@ def test_slurm_modules_setup_and_env_reach_the_checks_in_the_job(slurm_cluster, 
     ws = workspace.configure({"s1t1": FIX}, backend="local", test_command=check, extra=extra)
     run_id, _ = submit_run(ws.path)
     run = run_of(ws, run_id)
-    end = wait_for(lambda: finished(ws, run), timeout=120, what="the run to finish inside its job")
+    end = wait_for(lambda: finished(ws, run), timeout=150, what="the run to finish inside its job")
     assert end["data"]["outcome"] == "done"
     script = run.root.joinpath("slurm", "supervisor.sbatch").read_text().splitlines()
     assert "export NS_SETUP=yes" in script and "export NS_PROBE='on air'" in script

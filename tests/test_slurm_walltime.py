@@ -24,7 +24,7 @@ def test_walltime_signal_then_timeout(slurm_cluster, tmp_path):
     assert "wrapping up" in wrapped_job.log_file.read_text()
     assert wrapped_job.signal_file.exists()
 
-    ended = wait_for(lambda: (j := client.query([killed]).get(killed)) and j.terminal and j, timeout=120, every=2,
+    ended = wait_for(lambda: (j := client.query([killed]).get(killed)) and j.terminal and j, timeout=150, every=2,
                      what="the TIMEOUT")
     assert (ended.state, ended.reason) == ("TIMEOUT", "TimeLimit")
     assert killed_job.signal_file.exists()  # the warning came first

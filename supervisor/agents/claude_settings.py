@@ -21,10 +21,13 @@ ALWAYS = ["Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "NotebookRead", "Ba
 
 
 def hook_command(module: str, *args: str) -> str:
-    """A hook started the fastest way: no site-packages (-S), only this package on the path."""
+    """A hook started the fastest way (it runs at every tool call): no site-packages (-S), no runpy (-c instead
+    of -m, ~5 ms), and -E so a user's PYTHONPATH or PYTHONSTARTUP never reaches it; only this package is put on
+    the path."""
+    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
+            f"sys.exit(main(sys.argv[1:]))")
     tail = " ".join(shlex.quote(a) for a in args)
-    return (f"PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))} {shlex.quote(sys.executable)} -S -m {module}"
-            + (f" {tail}" if tail else ""))
+    return f"{shlex.quote(sys.executable)} -S -E -c {shlex.quote(code)}" + (f" {tail}" if tail else "")
 
 
 def _abs_rule(tool: str, path: str) -> str:

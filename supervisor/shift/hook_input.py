@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 
-def supervised_input() -> tuple[str, str, dict[str, Any]] | None:
+def supervised_input() -> tuple[str, str, dict] | None:
     """(run dir, token, payload) in a supervised session with a readable payload, else None."""
     run_dir, token = os.environ.get("NIGHTSHIFT_RUN_DIR"), os.environ.get("NIGHTSHIFT_TOKEN")
     if not run_dir or not token:

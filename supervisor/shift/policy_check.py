@@ -12,7 +12,6 @@ import json
 import os
 import re
 import time
-from typing import Any
 
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read", "NotebookRead", "Grep", "Glob", "LS")
@@ -35,7 +34,7 @@ NETWORK = re.compile(r"(^|[\s;&|(])(curl|wget|ssh|scp|sftp|nc|ncat|telnet|ftp|gi
                      r"pip3?\s+install|python3?\s+-m\s+pip\s+install|npm\s+(install|i)|conda\s+install)(\s|$)")
 
 
-def decide(policy: dict[str, Any], tool: str, tool_input: dict[str, Any], cwd: str = "") -> tuple[str, str] | None:
+def decide(policy: dict, tool: str, tool_input: dict, cwd: str = "") -> tuple[str, str] | None:
     """(rule, message for the agent) when the call is refused, else None."""
     workspace = policy.get("workspace") or cwd
     if tool in WRITE_TOOLS:
@@ -58,21 +57,21 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _protected(policy: dict[str, Any], path: str) -> tuple[str, str] | None:
+def _protected(policy: dict, path: str) -> tuple[str, str] | None:
     for pattern, rule, message in policy.get("protect", []):
         if fnmatch.fnmatchcase(path, pattern) or _under(path, pattern.rstrip("/*")) and pattern.endswith("/**"):
             return rule, message.replace("{path}", os.path.relpath(path, policy.get("workspace") or "/"))
     return None
 
 
-def _read(policy: dict[str, Any], path: str) -> tuple[str, str] | None:
+def _read(policy: dict, path: str) -> tuple[str, str] | None:
     for hidden, message in policy.get("hide", []):
         if _under(path, hidden) or fnmatch.fnmatchcase(path, hidden):
             return "hidden", message
     return None
 
 
-def _write(policy, workspace: str, tool: str, tool_input: dict[str, Any], cwd: str) -> tuple[str, str] | None:
+def _write(policy, workspace: str, tool: str, tool_input: dict, cwd: str) -> tuple[str, str] | None:
     raw = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
     if not raw:
         return None
@@ -98,7 +97,7 @@ def _section(text: str) -> str:
     return text[start: end if end >= 0 else len(text)].strip()
 
 
-def _changes_definition_of_done(path: str, tool: str, tool_input: dict[str, Any]) -> bool:
+def _changes_definition_of_done(path: str, tool: str, tool_input: dict) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             before = fh.read()
@@ -116,7 +115,7 @@ def _changes_definition_of_done(path: str, tool: str, tool_input: dict[str, Any]
     return _section(before) != _section(after)
 
 
-def _bash(policy: dict[str, Any], command: str, cwd: str) -> tuple[str, str] | None:
+def _bash(policy: dict, command: str, cwd: str) -> tuple[str, str] | None:
     for hidden, message in policy.get("hide", []):
         names = {hidden, os.path.basename(hidden.rstrip("/"))} if policy.get("hide_names") else {hidden}
         if any(name and name in command for name in names):
@@ -146,7 +145,7 @@ def _words(command: str) -> list[str]:
     return [p for p in parts if "/" in p or "." in p]
 
 
-def record_refusal(run_dir: str, record: dict[str, Any]) -> None:
+def record_refusal(run_dir: str, record: dict) -> None:
     """For the supervisor, which turns it into a policy.denied event (pathlib and time stay unimported: speed)."""
     folder = os.path.join(run_dir, "refusals")
     os.makedirs(folder, mode=0o700, exist_ok=True)

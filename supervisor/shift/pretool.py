@@ -52,5 +52,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":  # how the hook runs it: python -S -m supervisor.shift.pretool (see agents/claude.py)
+if __name__ == "__main__":  # by hand; the hook itself runs main() through agents/claude_settings.hook_command
     sys.exit(main(sys.argv[1:]))

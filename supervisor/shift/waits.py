@@ -10,7 +10,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from supervisor.shift.hook_input import supervised_input
 from supervisor.shift.pretool import short_input
@@ -53,7 +52,7 @@ def main(argv: list[str]) -> int:
     return 0  # no decision: the prompt stays for a human (or the policy's on_wait) to answer
 
 
-def take_waits(run_root: Path) -> list[dict[str, Any]]:
+def take_waits(run_root: Path) -> list[dict]:
     out = []
     folder = Path(run_root) / "waits"
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
