@@ -66,8 +66,9 @@ def _wanted_human(kind: str) -> bool:
     return kind != "slurm.job_changed" and (kind in HUMAN_TYPES or kind.startswith(HUMAN_PREFIXES))
 
 
-def scan_events(path: Path, per_turn: bool) -> Scan:
-    """Scan ``path`` once. ``per_turn``: parse every turn event (a small run) rather than the last per shift."""
+def scan_events(path: Path, per_turn: bool, job_hours: bool = True) -> Scan:
+    """Scan ``path`` once. ``per_turn``: parse every turn event (a small run) rather than the last per shift.
+    ``job_hours``: add up the core- and GPU-hours the Slurm jobs reported (the fold has them when it could run)."""
     scan = Scan()
     try:
         with open(path, "rb") as fh:
@@ -82,14 +83,14 @@ def scan_events(path: Path, per_turn: bool) -> Scan:
                              "shows only the shift files")
         return scan
     try:
-        _scan(blob, scan, per_turn)
+        _scan(blob, scan, per_turn, job_hours)
     finally:
         if isinstance(blob, mmap.mmap):
             blob.close()
     return scan
 
 
-def _scan(blob: Any, scan: Scan, per_turn: bool) -> None:
+def _scan(blob: Any, scan: Scan, per_turn: bool, job_hours: bool) -> None:
     end = len(blob)
     if end and blob[end - 1:end] != b"\n":
         cut = blob.rfind(b"\n") + 1
@@ -106,7 +107,7 @@ def _scan(blob: Any, scan: Scan, per_turn: bool) -> None:
     scan.counts["all"] = 1  # at least one event; the fold's seq says how many
     for m in _HUMAN.finditer(blob, 0, end):
         _parse_line(blob, m.start(), scan)
-    if blob.find(b'_hours":') >= 0:  # Slurm jobs report their core-hours when they end (added up, as the fold does)
+    if job_hours and blob.find(b'_hours":') >= 0:  # Slurm jobs report their core-hours when they end (added up, as the fold does)
         for m in _JOB_HOURS.finditer(blob, 0, end):
             kind = m.group(1).decode()
             scan.job_hours[kind] = scan.job_hours.get(kind, 0.0) + float(m.group(2))
