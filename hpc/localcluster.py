@@ -150,6 +150,8 @@ class LocalCluster:
         return int(match.group(1)) if match else 1024
 
     def _write_conf(self) -> None:
+        # sched_interval/bf_interval 2 s: a test cluster schedules a waiting job within seconds; with Slurm's 60 s
+        # default a job whose event-driven pass was skipped (under load, after a requeue) waited past tests' limits.
         b, log = self.base, self.log_dir
         text = f"""{MARKER} in {b}
 ClusterName=lab
@@ -171,7 +173,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=2
 MpiDefault=none
 MailProg=/bin/true
 ReturnToService=2

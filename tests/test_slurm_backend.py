@@ -14,7 +14,7 @@ from supervisor.run.events import read_events
 from supervisor.shift.launcher import run_foreground
 from supervisor.run.paths import RunPaths
 from tests.fixtures_core import workspace  # noqa: F401
-from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
+from tests.fixtures_slurm import QUICK, slurm_cluster, start_if_pending, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.slurm
 SLURM = '[slurm]\nclient = "cli"\ntime = "{time}"\npoll_interval = "1s"\nmax_job_retries = {retries}\n{more}'
@@ -76,8 +76,12 @@ def test_requeued_job_stays_the_same_turn(slurm_cluster, tmp_path):
     wait_for(lambda: backend.is_alive(target) and (j := backend.job_state(target)) and j.running, what="running")
     client.requeue(target["job_id"])
     wait_for(lambda: backend.is_alive(target) and (j := backend.job_state(target)) and j.pending, what="requeued")
-    client.start_now(target["job_id"])
-    wait_for(lambda: read_exit(spec) is not None, what="the rerun to finish", timeout=150)
+
+    def rerun_finished():
+        start_if_pending(client, target["job_id"], backend.job_state(target))
+        return read_exit(spec) is not None
+
+    wait_for(rerun_finished, every=2, what="the rerun to finish")
     assert read_exit(spec) == 0 and "run 1" in spec.log_file.read_text() and "(restart 0)" in spec.log_file.read_text()
     assert any(c.get("restarts") == 1 for c in backend.take_changes())
 

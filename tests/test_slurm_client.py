@@ -6,7 +6,7 @@ import pytest
 from supervisor.config.slurm import SlurmConfig
 from hpc.errors import SubmitRejected
 from hpc.script import read_status
-from tests.fixtures_slurm import slurm_client, slurm_cluster, submit_job, wait_for  # noqa: F401
+from tests.fixtures_slurm import slurm_client, slurm_cluster, start_if_pending, submit_job, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.slurm
 
@@ -63,8 +63,13 @@ def test_requeue_keeps_the_log_and_counts_restarts(slurm_client, tmp_path):
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.running, what="the job to run")
     slurm_client.requeue(job_id)
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.pending, what="the job to be pending again")
-    slurm_client.start_now(job_id)
-    again = wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.running and j, what="the rerun")
+
+    def rerun():
+        j = slurm_client.query().get(job_id)
+        start_if_pending(slurm_client, job_id, j)
+        return j and j.running and j
+
+    again = wait_for(rerun, every=2, what="the rerun")
     assert again.restarts == 1
     log = wait_for(lambda: "restart 1" in job.log_file.read_text() and job.log_file.read_text(), what="rerun log")
     assert "restart 0" in log  # --open-mode=append: the first run's output is still there
