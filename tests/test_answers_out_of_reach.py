@@ -158,3 +158,22 @@ def test_a_reference_in_the_folder_the_solver_writes_to_reads_empty_and_outputs_
     assert out.passed, out.summary
     assert (ws / "out" / "n").read_text().strip() == "0" and (ws / "out" / "ref.dat").stat().st_size > 0
     assert any("out holds references and candidates" in n for n in out.report["seal"])
+
+
+def test_a_path_bubblewrap_cannot_mask_falls_back_to_moving_the_references_aside(tmp_path):
+    """A dangling symlink beside a reference (a stale link is common in data folders) is an entry bubblewrap
+    cannot bind back over the masked folder, so it refuses to start: the command runs again with the references
+    moved aside, the verdict says why in bwrap's own words, and everything is put back."""
+    need_bwrap()
+    ws, entries = workspace(tmp_path)
+    (ws / "reference" / "old.dat").symlink_to(tmp_path / "gone.dat")
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    cmd = "mkdir -p out && (ls reference > out/listing.txt) && cp data/cl.dat out/cl.dat"
+    out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", store)
+    assert "cl.dat" not in (ws / "out" / "listing.txt").read_text()  # away while the second attempt ran
+    assert out.passed, out.summary
+    notes = " ".join(out.report["seal"])
+    assert "moved out of the workspace" in notes and "bwrap:" in notes
+    assert (ws / "reference" / "cl.dat").exists() and (ws / "reference" / "old.dat").is_symlink()
+    assert not (store / MARKER).exists()
