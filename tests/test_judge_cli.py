@@ -140,7 +140,7 @@ def test_in_the_loop_a_cli_judge_fail_pushes_back_then_its_pass_ends_the_run(cli
     assert [v["passed"] for v in verdicts] == [False, True]
     assert verdicts[0]["judge"]["via"] == "agent" and "fix C1" in run.turn_file(1, 2, "prompt.md").read_text()
     assert state["judge_cost_usd"] > 0 and state["cost_usd"] >= state["judge_cost_usd"]
-    assert "judge ran" in trust_line(state, run.events)
+    assert "judge ran" in trust_line(state)
     path, report = build_report(run.root)
     assert "FAIL</b>" in path.read_text() and report.final["verified"]
 

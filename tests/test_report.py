@@ -86,7 +86,7 @@ def test_report_of_a_long_run_as_a_person_sees_it(tmp_path):
     assert "Halofit from the 2012 paper" in html.read_text()  # failed approaches from CHANGELOG.md
     assert "(held out)" not in page.text.get("verdict", "")
     assert "burn rate" in out.stdout and "projection" not in out.stdout  # finished: no projection
-    assert "core-hours 1000.00 (Slurm)" in out.stdout  # 2000 jobs of half a core-hour
+    assert "Slurm 1000.00 core-h" in out.stdout  # 2000 jobs of half a core-hour, counted as status counts them
     assert "preflight passed; starting gap: worst 2e+03x the tolerance" in html.read_text()
 
 

@@ -87,3 +87,18 @@ def test_not_a_run_and_an_unwritable_output_are_one_line_errors(tmp_path):
     out = nightshift("report", str(run.root), "-o", str(blocker / "r.html"))
     assert out.returncode == 2 and "cannot write the report" in out.stderr and "-o" in out.stderr
     assert out.stderr.count("\n") == 1
+
+
+def test_a_wait_for_a_person_and_its_answer_are_told_as_such_not_as_an_api_limit():
+    from supervisor.cli.report_human import human_events
+    from supervisor.cli.report_scan import Scan
+    scan = Scan()
+    scan.human = [
+        {"type": "agent.waiting", "shift": 1, "data": {"kind": "human", "what": "Bash(make)", "on_wait": "wait"}},
+        {"type": "command.accepted", "shift": 1, "data": {"verb": "approve"}},
+        {"type": "agent.wait_answered", "shift": 1, "data": {"answer": "yes", "by": "nightshift approve"}},
+        {"type": "agent.waiting", "shift": 2, "data": {"until": "2026-11-23T01:00:00Z", "reason": "rate limit"}}]
+    texts = [e["text"] for e in human_events(scan)]
+    assert texts == ["waited for a person: Bash(make) (policy: wait)", "approve by a person",
+                     "the wait was answered: yes (by nightshift approve)",
+                     "API limit, waited until 2026-11-23T01:00:00Z: rate limit"]

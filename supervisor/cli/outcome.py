@@ -10,7 +10,6 @@ import sys
 import time
 from typing import Any
 
-from supervisor.cli.report_scan import type_count
 
 DONE, BLOCKED, BUDGET, BREAKER, STOPPED, FAILED, NEEDS_PERSON, NO_SUPERVISOR, TIMEOUT = 0, 10, 11, 12, 13, 14, 15, 16, 124
 MEANING = {DONE: "verified done", BLOCKED: "the agent is blocked", BUDGET: "budget spent", BREAKER: "breaker tripped",
@@ -94,7 +93,7 @@ def verdict_commit(state: dict[str, Any]) -> str | None:
     return state.get("accepted_base")
 
 
-def trust_line(state: dict[str, Any], events_path) -> str:
+def trust_line(state: dict[str, Any]) -> str:
     """One line: may I trust this run's answer? The verdict, its commit, the judge, refused rules."""
     verdict = state.get("last_verdict") or {}
     sha = (verdict_commit(state) or "")[:10] or "no commit"
@@ -117,7 +116,7 @@ def trust_line(state: dict[str, Any], events_path) -> str:
         judged = "judge unavailable (not counted as a pass)"
     else:
         judged = "judge did not run"
-    refused = type_count(events_path, "policy.denied")
+    refused = int(state.get("refusals") or 0)  # counted by the fold: no pass over the log
     rules = "no rule refused during the run" if not refused else \
         f"{refused} action{'s' if refused != 1 else ''} refused by the policy during the run (see `nightshift report`)"
     return f"trust      {head}; {judged}; {rules}"

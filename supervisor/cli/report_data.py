@@ -80,10 +80,7 @@ def gather(run_dir: Path) -> Report:
     report = Report(run_dir.name, run_dir, state, missing=list(warnings))
     verdicts = len(state.get("metrics") or [])
     report.per_turn, report.verdicts = verdicts <= PER_TURN_LIMIT, verdicts
-    # The fold adds up the hours each Slurm job reported; the log is searched for them (a second pass over the
-    # whole log, ~1 s at 1M events) only when the fold has none.
-    folded_hours = any(isinstance(state.get(k), (int, float)) and state[k] > 0 for k in ("core_hours", "gpu_hours"))
-    scan = scan_events(run_dir / "events.jsonl", report.per_turn, job_hours=not folded_hours)
+    scan = scan_events(run_dir / "events.jsonl", report.per_turn)
     report.missing += [w for w in scan.warnings if w not in report.missing]
     report.counts = dict(scan.counts)
     config = _config(run_dir, report.missing)
@@ -92,13 +89,13 @@ def gather(run_dir: Path) -> Report:
     elif config is not None:
         report.missing.append("no oracle configured: no accuracy timeline (tests and verdicts only)")
     report.timeline = _timeline(state, scan)
-    report.start_gap = _start_gap(scan)
+    report.start_gap = _start_gap(state)
     report.rows = _turn_rows(scan, run_dir) if report.per_turn else _shift_rows(state, scan)
     _diff_sizes(report)
     report.failed_approaches, report.failed_note = failed_approaches(state.get("workspace"))
     report.human = human_events(scan)
     report.judge = _judge(report, scan)
-    report.budget = budget_lines(state, scan, config)
+    report.budget = budget_lines(state, scan, config, run_dir)
     report.final = _final(state)
     if not scan.counts.get("all"):
         report.missing.append("no events could be read: this run has no recorded history")
@@ -136,15 +133,10 @@ def _timeline(state: dict[str, Any], scan: Scan) -> list[dict[str, Any]]:
     return out
 
 
-def _start_gap(scan: Scan) -> dict[str, float]:
-    """The gap before the agent's first change, if a preflight/baseline event recorded one."""
-    for event in scan.human:
-        kind = str(event.get("type", ""))
-        if kind.startswith("preflight") or "baseline" in kind:
-            values = event["data"].get("metrics") or event["data"].get("values") or {}
-            if isinstance(values, dict):
-                return {k: float(v) for k, v in values.items() if isinstance(v, (int, float))}
-    return {}
+def _start_gap(state: dict[str, Any]) -> dict[str, float]:
+    """The gap before the agent's first change: the baseline the fold kept from the preflight, if one ran."""
+    values = (state.get("baseline") or {}).get("metrics") or {}
+    return {k: float(v) for k, v in values.items() if isinstance(v, (int, float))} if isinstance(values, dict) else {}
 
 
 def _turn_rows(scan: Scan, run_dir: Path) -> list[Row]:

@@ -6,12 +6,12 @@ kind of refusal is never hidden.
 """
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from supervisor.cli.report_scan import Scan, ts_seconds
-
-_SKIP = ("run.created", "supervisor.started", "run.resumed", "slurm.job_changed", "command.rejected")
-
+from supervisor.run.allocation import allocation, describe
 
 def _line(kind: str, d: dict[str, Any]) -> str | None:
     if kind == "run.paused":
@@ -24,17 +24,19 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         return f"breaker tripped: {d.get('reason', '')}"
     if kind == "budget.exceeded":
         return f"budget spent: {d.get('what')} = {d.get('value')} (limit {d.get('limit')})"
+    if kind == "agent.waiting" and d.get("kind") == "human":
+        return f"waited for a person: {d.get('what')} (policy: {d.get('on_wait')})"
     if kind == "agent.waiting":
         return f"API limit, waited until {d.get('until')}: {d.get('reason', '')}"
+    if kind == "agent.wait_answered":
+        return f"the wait was answered: {d.get('answer')} (by {d.get('by')})"
     if kind == "command.accepted":
         verb = d.get("verb")
         if verb == "nudge":
             return f"nudge: {(d.get('args') or {}).get('message', '')}"
-        return f"{verb} by a person" if verb in ("pause", "resume", "stop") else None
+        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
-    if kind == "run.finished":
-        return None
     if kind.startswith("policy."):
         what = d.get("rule") or d.get("tool") or d.get("command") or d.get("what") or ""
         why = d.get("reason") or d.get("message") or ""
@@ -62,8 +64,6 @@ def human_events(scan: Scan) -> list[dict[str, Any]]:
     out = []
     for event in scan.human:
         kind = str(event.get("type"))
-        if kind in _SKIP:
-            continue
         text = _line(kind, event.get("data") or {})
         if text:
             out.append({"ts": event.get("ts"), "shift": event.get("shift"), "kind": kind, "text": text})
@@ -76,24 +76,7 @@ def _hours(scan: Scan, state: dict[str, Any]) -> float | None:
     return (end - start) / 3600.0 if start is not None and end is not None and end >= start else None
 
 
-def _core_hours(scan: Scan, state: dict[str, Any]) -> float | None:
-    """Core-hours of the run's Slurm jobs: the fold's total where it keeps one, else the latest figure an event
-    recorded."""
-    if isinstance(state.get("core_hours"), (int, float)) and state["core_hours"] > 0:
-        return float(state["core_hours"])
-    if scan.job_hours.get("core"):
-        return scan.job_hours["core"]
-    value = None
-    for event in scan.human:
-        d = event.get("data") or {}
-        for key in ("core_hours_total", "core_hours"):
-            if isinstance(d.get(key), (int, float)):
-                value = float(d[key]) if key == "core_hours_total" or value is None else max(value, float(d[key]))
-                break
-    return value
-
-
-def budget_lines(state: dict[str, Any], scan: Scan, config: Any) -> list[str]:
+def budget_lines(state: dict[str, Any], scan: Scan, config: Any, run_dir: Path | None = None) -> list[str]:
     """Cost, hours and core-hours used, against the limits, with the burn rate and a projection."""
     limits = getattr(config, "limits", None)
     cost = float(state.get("cost_usd") or 0.0)
@@ -105,14 +88,12 @@ def budget_lines(state: dict[str, Any], scan: Scan, config: Any) -> list[str]:
     if hours is not None:
         lines.append(f"hours {hours:.2f}" + (f" of {limits.max_hours:g}" if limits else ""))
     lines.append(f"shifts {shifts}" + (f" of {limits.max_shifts}" if limits else ""))
-    core = _core_hours(scan, state)
-    if core is not None:
-        cap = getattr(limits, "max_core_hours", 0) if limits else 0
-        lines.append(f"core-hours {core:.2f}" + (f" of {cap:g}" if cap else "") + " (Slurm)")
-    gpu = state.get("gpu_hours") if isinstance(state.get("gpu_hours"), (int, float)) else 0
-    gpu = gpu or scan.job_hours.get("gpu", 0.0)
-    if gpu > 0:
-        lines.append(f"GPU-hours {gpu:.2f} (Slurm)")
+    # The allocation as the budget, `status` and the TUI count it (chain jobs of `nightshift submit` included).
+    now = ts_seconds(state.get("last_event_ts")) if state.get("phase") == "finished" else None
+    spent = allocation(state, now or time.time(), run_dir)
+    if spent.used:
+        lines.append("Slurm " + describe(spent, getattr(limits, "max_core_hours", 0) if limits else 0,
+                                         getattr(limits, "max_gpu_hours", 0) if limits else 0))
     if hours and hours > 0:
         rate = cost / hours
         lines.append(f"burn rate ${rate:.4f}/hour, {shifts / hours:.2f} shifts/hour")

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 # Events a person must see, whatever their number (parsed in full).
-HUMAN_TYPES = ("run.created", "run.paused", "run.resumed", "run.finished", "budget.exceeded", "breaker.tripped",
-               "agent.waiting", "command.accepted", "judge.unavailable")
+HUMAN_TYPES = ("run.paused", "budget.exceeded", "breaker.tripped",
+               "agent.waiting", "agent.wait_answered", "command.accepted", "judge.unavailable")
 HUMAN_PREFIXES = ("policy.", "preflight", "slurm.", "approval.", "core_hours", "budget.")
 # Per turn: the table's rows (parsed in full only when the run shows turns, else the last per shift).
 TURN_TYPES = ("shift.started", "shift.ended", "agent.started", "agent.stopped", "verify.finished",
@@ -45,7 +45,6 @@ def _alternation(exact: tuple[str, ...], prefixes: tuple[str, ...]) -> bytes:
 _HUMAN = re.compile(rb'"type":"(?:' + _alternation(HUMAN_TYPES, HUMAN_PREFIXES) + rb')"')
 _TURN = re.compile(rb'"type":"(?:' + _alternation(TURN_TYPES, ()) + rb')"')
 _SHIFT_START = re.compile(rb'"type":"shift\.started","shift":(\d+)')
-_JOB_HOURS = re.compile(rb'"type":"slurm\.job_changed"[^\n]*?"(core|gpu)_hours":(-?[0-9.]+(?:[eE][-+]?\d+)?)')
 
 
 @dataclass
@@ -56,7 +55,6 @@ class Scan:
     turns: list[dict[str, Any]] = field(default_factory=list)       # every TURN_TYPES event (per_turn runs)
     last: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)  # (type, shift) -> last event
     counts: Counter = field(default_factory=Counter)                # per parsed type; "all": any read
-    job_hours: dict[str, float] = field(default_factory=dict)       # "core"/"gpu" hours the Slurm jobs reported
     first_ts: str | None = None
     last_ts: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -66,9 +64,8 @@ def _wanted_human(kind: str) -> bool:
     return kind != "slurm.job_changed" and (kind in HUMAN_TYPES or kind.startswith(HUMAN_PREFIXES))
 
 
-def scan_events(path: Path, per_turn: bool, job_hours: bool = True) -> Scan:
-    """Scan ``path`` once. ``per_turn``: parse every turn event (a small run) rather than the last per shift.
-    ``job_hours``: add up the core- and GPU-hours the Slurm jobs reported (the fold has them when it could run)."""
+def scan_events(path: Path, per_turn: bool) -> Scan:
+    """Scan ``path`` once. ``per_turn``: parse every turn event (a small run) rather than the last per shift."""
     scan = Scan()
     try:
         with open(path, "rb") as fh:
@@ -83,14 +80,14 @@ def scan_events(path: Path, per_turn: bool, job_hours: bool = True) -> Scan:
                              "shows only the shift files")
         return scan
     try:
-        _scan(blob, scan, per_turn, job_hours)
+        _scan(blob, scan, per_turn)
     finally:
         if isinstance(blob, mmap.mmap):
             blob.close()
     return scan
 
 
-def _scan(blob: Any, scan: Scan, per_turn: bool, job_hours: bool) -> None:
+def _scan(blob: Any, scan: Scan, per_turn: bool) -> None:
     end = len(blob)
     if end and blob[end - 1:end] != b"\n":
         cut = blob.rfind(b"\n") + 1
@@ -107,10 +104,6 @@ def _scan(blob: Any, scan: Scan, per_turn: bool, job_hours: bool) -> None:
     scan.counts["all"] = 1  # at least one event; the fold's seq says how many
     for m in _HUMAN.finditer(blob, 0, end):
         _parse_line(blob, m.start(), scan)
-    if job_hours and blob.find(b'_hours":') >= 0:  # Slurm jobs report their core-hours when they end (added up, as the fold does)
-        for m in _JOB_HOURS.finditer(blob, 0, end):
-            kind = m.group(1).decode()
-            scan.job_hours[kind] = scan.job_hours.get(kind, 0.0) + float(m.group(2))
     if per_turn:
         for m in _TURN.finditer(blob, 0, end):
             _parse_line(blob, m.start(), scan)
@@ -152,10 +145,10 @@ def _last_per_shift(blob: Any, scan: Scan, end: int) -> None:
         if m:
             starts.append((int(m.group(1)), pos))
         pos = blob.find(needle, pos + len(needle))
-    for i, (shift, _at) in enumerate(starts):
+    for i, (shift, at) in enumerate(starts):
         limit = starts[i + 1][1] if i + 1 < len(starts) else end
         for kind in LAST_PER_SHIFT:
-            pos = blob.rfind(b'"type":"%s","shift":%d,' % (kind.encode(), shift), 0, limit)
+            pos = blob.rfind(b'"type":"%s","shift":%d,' % (kind.encode(), shift), at, limit)
             if pos >= 0:
                 event = _loads(_line_at(blob, pos), scan)
                 if event is not None:
@@ -198,14 +191,6 @@ def _edges(first: bytes, last: bytes, scan: Scan) -> None:
         m = re.search(rb'"ts":"([^"]+)"', raw)
         if m:
             setattr(scan, attr, m.group(1).decode("ascii", "replace"))
-
-
-def type_count(path: Path, kind: str) -> int:
-    """How many events of ``kind`` a log holds, without parsing it (e.g. policy refusals for `status`)."""
-    try:
-        return Path(path).read_bytes().count(f'"type":"{kind}"'.encode())
-    except OSError:
-        return 0
 
 
 def ts_seconds(ts: str | None) -> float | None:

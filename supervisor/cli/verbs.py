@@ -250,7 +250,7 @@ def cmd_status(args) -> int:
     for warning in warnings:
         print(f"warning    {warning}")
     from supervisor.cli.outcome import trust_line
-    print(trust_line(state, run.events))
+    print(trust_line(state))
     return 0
 
 
