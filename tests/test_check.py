@@ -104,6 +104,17 @@ def test_a_comparison_that_cannot_fail(ready):
     assert problems(out) and all("growth" in p and "cannot fail" in p for p in problems(out)), out.stdout
 
 
+def test_tolerance_both_with_no_atol_is_named_as_a_comparison_nothing_can_pass(ready):
+    # tolerance = "both" takes the smaller of rtol*|ref| and atol: with atol = 0 any difference fails in a verdict,
+    # so the preflight must say so rather than calibrate against rtol alone.
+    text = (ready / "nightshift.toml").read_text()
+    at = text.index('name = "growth"')
+    (ready / "nightshift.toml").write_text(text[:at] + text[at:].replace("rtol = 0.001", 'rtol = 0.001\ntolerance = "both"', 1))
+    out = check(ready)
+    assert out.returncode == 1
+    assert any("growth" in p and "tolerance is zero at every point" in p for p in problems(out)), out.stdout
+
+
 def test_an_empty_range_measures_nothing(ready):
     edit_toml(ready, 'columns = ["DM", "DH"]', 'columns = ["DM", "DH"]\nrange = [50, 60]')
     out = check(ready)

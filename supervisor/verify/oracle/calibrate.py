@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.compare import _tolerances, compare_tables
+from supervisor.verify.oracle.compare import _tolerances, compare_tables, point_tolerance
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -35,12 +35,8 @@ class Calibration:
 
 def _tolerance_at(cfg: CompareConfig, key, name: str, ref: Table, column: np.ndarray) -> np.ndarray:
     rtol, atol, scale = _tolerances(cfg, key, name)
-    s = np.abs(scale_values(scale, column, lambda k: ref.column(k, "reference")))
-    if cfg.tolerance == "either":
-        return np.maximum(atol, rtol * s)
-    if cfg.tolerance == "both" and atol:
-        return np.minimum(atol, rtol * s)
-    return atol + rtol * s
+    return point_tolerance(scale_values(scale, column, lambda k: ref.column(k, "reference")), rtol, atol,
+                           cfg.tolerance)
 
 
 def _with(ref: Table, index: int, values: np.ndarray) -> Table:
@@ -77,7 +73,8 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
         usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))
         if len(usable) == 0:
             found.problems.append(f"{cfg.name} {name}: the tolerance is zero at every point (all zeros with only "
-                                  "rtol?): any difference at all fails; set atol for this column")
+                                  "rtol, or tolerance = \"both\" with atol = 0): any difference at all fails; set "
+                                  "atol for this column")
             continue
         at = int(usable[len(usable) // 2])
         moved = values.copy()

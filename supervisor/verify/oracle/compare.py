@@ -154,6 +154,17 @@ def _tolerances(cfg: CompareConfig, key: str | int, name: str) -> tuple[float, f
     return rtol, atol, scale
 
 
+def point_tolerance(scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
+    """The allowed difference at each point, the rule point_ratios applies (kept beside it so the two agree):
+    "sum" atol + rtol*|s|; "either" the larger; "both" the smaller, and with atol = 0 nothing at all."""
+    rel = rtol * np.abs(scale)
+    if mode == "either":
+        return np.maximum(atol, rel)
+    if mode == "both":
+        return np.minimum(atol, rel)
+    return atol + rel
+
+
 def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
     """Error over tolerance at each point (<= 1 passes); NaN anywhere becomes inf."""
     if mode == "sum":
