@@ -153,3 +153,12 @@ def test_every_data_set_init_finds_is_read_the_same_by_the_oracle(tmp_path):
         for data in found:
             table = read_table(path, data.part)
             assert len(table.columns) == len(data.sample.columns) and table.names == data.sample.names
+
+
+def test_a_fortran_d_exponent_is_named_as_not_a_number_not_a_crash(tmp_path):
+    from supervisor.verify.oracle.peek import peek_file
+    from supervisor.verify.oracle.table import OracleInputError
+    path = tmp_path / "fortran.dat"
+    path.write_text("# 1:x 2:y\n1.0 2.0\n2.0 1.0d-3\n")
+    with pytest.raises(OracleInputError, match="'1.0d-3' is not a number"):
+        peek_file(path)

@@ -140,7 +140,9 @@ def test_scale_expressions_cannot_run_code():
     from pydantic import ValidationError
 
     from supervisor.verify.oracle.scale import evaluate
-    for bad in ("__import__('os').system('true')", "TT.__class__", "open('x')", "TT if 1 else EE"):
+    # a wrong argument count too: numpy's sqrt(TT, EE) would write into EE (its out=), max(TT) fails at compare time
+    for bad in ("__import__('os').system('true')", "TT.__class__", "open('x')", "TT if 1 else EE", "sqrt(TT, EE)",
+                "max(TT)", "log()"):
         with pytest.raises(OracleInputError, match="not allowed"):
             evaluate(bad, lambda key: np.ones(3))
         with pytest.raises(ValidationError, match="not allowed"):  # refused when the config is loaded

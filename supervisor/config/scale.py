@@ -8,7 +8,11 @@ import ast
 import operator
 from typing import Any, Callable
 
-FUNCTION_NAMES = ("sqrt", "abs", "exp", "log", "log10", "max", "min")
+# How many arguments each function takes: numpy's ufuncs take a further positional `out=`, so sqrt(TT, EE) would
+# write into the reference's EE column; the count is part of the grammar.
+FUNCTION_ARITY = {"sqrt": 1, "abs": 1, "exp": 1, "log": 1, "log10": 1, "max": 2, "min": 2}
+FUNCTION_NAMES = tuple(FUNCTION_ARITY)
+_SIGNATURES = ", ".join(f"{n}({', '.join('x' * k)})" for n, k in FUNCTION_ARITY.items())
 
 
 class ScaleError(ValueError):
@@ -42,10 +46,10 @@ def _eval(node: ast.AST, text: str, lookup, functions):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         if node.func.id == "col" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
             return lookup(node.args[0].value)
-        if node.func.id in functions:
+        if node.func.id in functions and len(node.args) == FUNCTION_ARITY.get(node.func.id):
             return functions[node.func.id](*[_eval(a, text, lookup, functions) for a in node.args])
     raise ScaleError(f"scale {text!r}: {ast.unparse(node)!r} is not allowed (arithmetic, numbers, column "
-                     f"names, col('name'), {', '.join(FUNCTION_NAMES)})")
+                     f"names, col('name'), {_SIGNATURES})")
 
 
 def check_scale(scale: float | str) -> None:

@@ -86,7 +86,7 @@ def _peek_text(path: Path) -> DataSet:
         try:
             rows.append([float(f) for f in fields])
         except ValueError:
-            bad = next(f for f in fields if not NUMBER.match(f))
+            bad = next((f for f in fields if not NUMBER.match(f)), None) or next(f for f in fields if not _is_float(f))
             raise OracleInputError(f"{path} line {number}: {bad[:40]!r} is not a number", kind="non-numeric cell") \
                 from None
         if len(rows) >= SAMPLE_ROWS:
@@ -201,3 +201,11 @@ def looks_monotonic(values: np.ndarray) -> bool:
 
 
 __all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
