@@ -160,6 +160,20 @@ def test_a_reference_in_the_folder_the_solver_writes_to_reads_empty_and_outputs_
     assert any("out holds references and candidates" in n for n in out.report["seal"])
 
 
+def test_a_reference_at_the_top_of_the_workspace_keeps_the_folders_the_solver_creates(tmp_path):
+    """A reference beside nightshift.toml: masking the whole workspace folder would swallow out/, which the solver
+    creates while it runs. The reference reads empty instead, and the outputs stay on disk."""
+    need_bwrap()
+    ws = tmp_path / "ws"
+    write_table(ws / "ref.dat", REF, HEADER)
+    write_table(ws / "data" / "cl.dat", SOLVED, HEADER)
+    cfg = oracle(entry(reference="ref.dat"), command="mkdir -p out && cp data/cl.dat out/cl.dat && wc -c < ref.dat > n")
+    out = run_oracle(cfg, ws, tmp_path / "o", None)
+    assert out.passed, out.summary
+    assert (ws / "out" / "cl.dat").exists() and (ws / "n").read_text().strip() == "0"
+    assert (ws / "ref.dat").stat().st_size > 0
+
+
 def test_a_path_bubblewrap_cannot_mask_falls_back_to_moving_the_references_aside(tmp_path):
     """A dangling symlink beside a reference (a stale link is common in data folders) is an entry bubblewrap
     cannot bind back over the masked folder, so it refuses to start: the command runs again with the references

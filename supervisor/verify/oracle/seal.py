@@ -52,15 +52,16 @@ def hidden_paths(visible: list[Path], heldout: list[Path], heldout_store: Path |
 def bwrap_argv(hide: list[Path], written: set[Path] = frozenset(), empty: Path | None = None) -> list[str]:
     """bwrap over the whole filesystem, each hidden file or folder made absent: a folder's place is taken by an
     empty tmpfs, and a file by an empty tmpfs over its folder with every other entry of that folder bound back
-    (bind sources are read from the unmasked filesystem). In a folder the solver writes to (``written``) a file is
-    covered by an empty one instead, so what the solver writes there stays on disk."""
+    (bind sources are read from the unmasked filesystem). In a folder the solver writes to (``written``), or one
+    above it (the workspace itself, when a reference sits at its top), a file is covered by an empty one instead:
+    a tmpfs there would swallow what the solver writes, even folders it creates."""
     argv = ["bwrap", "--dev-bind", "/", "/", "--die-with-parent"]
     folders = sorted({p for p in hide if p.is_dir()})
     by_parent: dict[Path, set[str]] = {}
     for path in hide:
         if not path.is_file() or any(path.is_relative_to(f) for f in folders):
             continue
-        if path.parent in written and empty is not None:
+        if empty is not None and any(w == path.parent or w.is_relative_to(path.parent) for w in written):
             argv += ["--ro-bind", str(empty), str(path)]
         else:
             by_parent.setdefault(path.parent, set()).add(path.name)
