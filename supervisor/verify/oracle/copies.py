@@ -4,11 +4,13 @@ literal array pasted from the reference into the solver). Each is a finding with
 """
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from pathlib import Path
 
 from supervisor.config.oracle import CompareConfig
+from supervisor.verify.oracle.readers import split_part
 
 NUMBER = re.compile(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 MIN_DIGITS = 6  # a value with fewer significant digits ("1", "0.5") is too common to say it was copied
@@ -30,7 +32,7 @@ def copy_findings(entries: list[CompareConfig], results: list[dict], workspace: 
         findings.append(f"{comp.candidate} is a copy of {what}: every compared value equals it to the last "
                         f"digit; {INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
     if refs and run_length:
-        findings += embedded_values(workspace, refs, {c.candidate.split(":")[0] for c in entries}, run_length)
+        findings += embedded_values(workspace, refs, {split_part(c.candidate)[0] for c in entries}, run_length)
     return findings
 
 
@@ -62,13 +64,29 @@ def _tracked(workspace: Path) -> list[Path]:
     return [workspace / name.decode("utf-8", "replace") for name in out.stdout.split(b"\0") if name]
 
 
-def embedded_values(workspace: Path, refs: dict[str, Path], candidates: set[str], run_length: int) -> list[str]:
-    sequences = [seq for path in refs.values() for seq in _sequences(path)]
+def _stamp(path: Path) -> tuple[str, int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return str(path), -1, -1
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=2)
+def _reference_index(stamps: tuple[tuple[str, int, int], ...]) -> tuple[list, dict[str, list[tuple[int, int]]]]:
+    """The references' values and where each occurs, built once per set of reference files (seconds for a large
+    table) and kept while they are unchanged: the supervisor asks at every stop, and references do not change."""
+    sequences = [seq for path, _size, _mtime in stamps for seq in _sequences(Path(path))]
     index: dict[str, list[tuple[int, int]]] = {}
     for sid, seq in enumerate(sequences):
         for pos, key in enumerate(seq):
             if key is not None and len(index.setdefault(key, [])) < 50:
                 index[key].append((sid, pos))
+    return sequences, index
+
+
+def embedded_values(workspace: Path, refs: dict[str, Path], candidates: set[str], run_length: int) -> list[str]:
+    sequences, index = _reference_index(tuple(_stamp(p) for p in refs.values()))
     if not index:
         return []
     skip = {p.resolve() for p in refs.values()} | {(workspace / c).resolve() for c in candidates}
