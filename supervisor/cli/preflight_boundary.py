@@ -12,11 +12,13 @@ from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContex
 
 def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
     from supervisor.cli.doctor import boundary_checks
+    from supervisor.shift.policy import sandbox_problem
 
     for ok, what, detail in boundary_checks(ctx.workspace):
         if what in ("sandbox (agent's shell)", "root", "permission mode", "nightshift.toml"):
-            yield Line(OK if ok and "cannot" not in detail and "not installed" not in detail else
-                       NOTE if ok else FAIL, "boundary", detail)
+            # No sandbox is a note (the hook and the integrity check still hold the rules), unless it is required.
+            weaker = what == "sandbox (agent's shell)" and sandbox_problem() is not None
+            yield Line(FAIL if not ok else NOTE if weaker else OK, "boundary", detail)
     yield from _references_out_of_reach(ctx)
 
 
