@@ -93,10 +93,12 @@ def test_hidden_paths_in_any_shell_command_and_network_only_when_off(policy):
     assert rule(sandboxed, "Bash", command="curl https://example.org") is None  # the sandbox cuts it, visibly
 
 
-def hook(env: dict, stdin: str, module: str = "supervisor.shift.pretool") -> subprocess.CompletedProcess:
+def hook(env: dict, stdin: str, module: str = "supervisor.shift.pretool", cwd=None) -> subprocess.CompletedProcess:
+    """The hook exactly as Claude Code starts it: the command nightshift writes into the settings, through a shell."""
+    from supervisor.agents.claude_settings import hook_command
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
-    return subprocess.run([sys.executable, "-S", "-m", module], input=stdin, text=True, capture_output=True,
-                          env={**clean, "PYTHONPATH": str(ROOT), **env}, timeout=30)
+    return subprocess.run(["sh", "-c", hook_command(module)], input=stdin, text=True, capture_output=True,
+                          env={**clean, **env}, timeout=30, cwd=cwd)
 
 
 def test_the_hook_does_nothing_outside_a_run_with_garbage_or_without_a_policy(tmp_path, policy):
@@ -187,3 +189,24 @@ def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
     rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
     ok, detail = rows["sandbox (agent's shell)"]
     assert not ok and "apt-get install bubblewrap socat" in detail and "will not start" in detail
+
+
+def test_a_workspace_module_named_like_the_stdlib_cannot_switch_the_hook_off(tmp_path, policy):
+    """The agent can write any file into the workspace, where Claude Code starts the hook: a json.py or fnmatch.py
+    there must not replace the module the hook imports (it would answer nothing, which lets the call through)."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "policy.json").write_text(json.dumps(policy))
+    ws = policy["workspace"]
+    for name in ("fnmatch", "json", "re"):
+        (tmp_path / "ws" / f"{name}.py").write_text("import sys\nsys.exit(0)\n")
+    env = {"NIGHTSHIFT_RUN_DIR": str(run_dir), "NIGHTSHIFT_TOKEN": "t"}
+    out = hook(env, json.dumps({"tool_name": "Write", "tool_input": {"file_path": f"{ws}/nightshift.toml"},
+                                "cwd": ws}), cwd=ws)
+    assert json.loads(out.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", out.stderr
+
+
+def test_a_protected_name_with_brackets_is_a_path_not_a_pattern():
+    ws = "/w"
+    policy = {"workspace": ws, "protect": [[f"{ws}/ref/run[1].csv", "references", "read-only"]]}
+    assert decide(policy, "Write", {"file_path": f"{ws}/ref/run[1].csv"}) is not None

@@ -22,12 +22,14 @@ ALWAYS = ["Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "NotebookRead", "Ba
 
 def hook_command(module: str, *args: str) -> str:
     """A hook started the fastest way (it runs at every tool call): no site-packages (-S), no runpy (-c instead
-    of -m, ~5 ms), and -E so a user's PYTHONPATH or PYTHONSTARTUP never reaches it; only this package is put on
-    the path."""
+    of -m, ~5 ms), -E so a user's PYTHONPATH or PYTHONSTARTUP never reaches it, -P so the workspace is not on the
+    path; only this package is put on it."""
     code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
             f"sys.exit(main(sys.argv[1:]))")
     tail = " ".join(shlex.quote(a) for a in args)
-    return f"{shlex.quote(sys.executable)} -S -E -c {shlex.quote(code)}" + (f" {tail}" if tail else "")
+    # -P: nothing of the current folder (the agent's workspace) on the path, so a workspace file named json.py or
+    # fnmatch.py can never replace a module the hook imports and switch the hook off.
+    return f"{shlex.quote(sys.executable)} -S -E -P -c {shlex.quote(code)}" + (f" {tail}" if tail else "")
 
 
 def _abs_rule(tool: str, path: str) -> str:
