@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
-from hpc.errors import SlurmCommandFailed, SlurmMissing, SubmitRejected
+from hpc.errors import ControllerUnavailable, SlurmCommandFailed, SlurmMissing, SubmitRejected
 from hpc.jobs import JobInfo, base_state, gpus_in, parse_duration
 
 # Messages of a controller that is down, restarting or overloaded: worth retrying with backoff.
@@ -140,8 +140,10 @@ class CliClient:
         try:
             out = self._run(["sacct", "-n", "-P", "-X", "-j", ",".join(ids),
                              "-o", "JobID,JobName,State,ExitCode,NodeList,ElapsedRaw,AllocCPUS,AllocTRES"])
-        except SlurmCommandFailed:
-            return {}  # no accounting (slurmdbd) here: the exit-status file is the record
+        except (SlurmCommandFailed, ControllerUnavailable):
+            # no accounting (slurmdbd) here, or it does not answer: the exit-status file is the record, and a
+            # job's end is never held up (or the supervisor ended) by the accounting database
+            return {}
         found: dict[int, JobInfo] = {}
         for line in out.splitlines():
             parts = line.split("|")

@@ -36,18 +36,20 @@ def test_a_target_of_a_dead_server_is_never_acted_on(tmp_path):
         subprocess.run(["tmux", "-L", socket, "kill-server"], check=True)
         wait_for(lambda: not server_alive(socket), 30, what="the old server to end")
         # A new server on the same socket: its first pane is %0 again, as the old target's was.
-        wait_for(lambda: subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "victim", "sleep 60"],
+        wait_for(lambda: subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "victim",
+                                                         "echo VICTIM-SCREEN; sleep 60"],
                                         capture_output=True).returncode == 0, 30, what="a new server")
         victim = subprocess.run(["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id}"], capture_output=True,
                                 text=True).stdout.split()
         assert old["pane"] in victim  # the reuse the identity guards against
+        victim_target = {**old, "server": backend.server_identity()}
+        from tui.widgets.agent_tail import capture_pane
+        wait_for(lambda: "VICTIM-SCREEN" in (capture_pane(victim_target) or ""), 30, what="the victim's screen")
         assert not backend.is_alive(old)
         backend.terminate(old)
         assert not backend.send_text(old, "rm -rf ~")
-        assert backend.capture(old) == ""
-        from tui.widgets.agent_tail import capture_pane
+        assert "VICTIM-SCREEN" not in backend.capture(old)
         assert capture_pane(old) is None  # the TUI does not show the new server's %0 as the agent's screen
-        victim_target = {**old, "server": backend.server_identity()}
         assert backend.owns(victim_target)  # the identity itself is what tells them apart
         assert not backend.owns({**victim_target, "host": "another-node"})  # a pid means nothing elsewhere
         assert subprocess.run(["tmux", "-L", socket, "has-session", "-t", "victim"]).returncode == 0

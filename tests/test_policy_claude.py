@@ -92,7 +92,6 @@ def assert_boundary_held(run, fake, pushback_marker: str) -> None:
     results = tool_results(fake)
     refused = [r for r in results if r["error"]]
     assert len(refused) == 5 and all("nightshift policy" in r["text"] for r in refused), results
-    assert not results[-1]["error"] if "claim" in results[-1]["text"] else True
     assert any("claim 'done' recorded" in r["text"] and not r["error"] for r in results), results
     pushed = [r.last_user_text() for r in fake.requests if pushback_marker in (r.last_user_text() or "")]
     assert pushed and "refused by the run's policy" in pushed[0] and "reference/y.dat" in pushed[0], pushed[:1]

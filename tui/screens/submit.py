@@ -65,8 +65,8 @@ class SubmitScreen(ModalScreen[tuple[str, int] | None]):
     def preview(self, workspace: Path) -> None:
         try:
             plan = self.app.seams.plan_submit(workspace)
-        except ActionError as exc:
-            self.app.call_from_thread(self.refused, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a worker that dies leaves the form busy for good
+            self.app.call_from_thread(self.refused, str(exc) if isinstance(exc, ActionError) else f"{type(exc).__name__}: {exc}")
             return
         self.app.call_from_thread(self.show_plan, plan)
 
@@ -82,8 +82,8 @@ class SubmitScreen(ModalScreen[tuple[str, int] | None]):
     def send(self, plan) -> None:
         try:
             run_id, job_id = self.app.seams.submit_plan(plan)
-        except ActionError as exc:
-            self.app.call_from_thread(self.refused, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a worker that dies leaves the form busy for good
+            self.app.call_from_thread(self.refused, str(exc) if isinstance(exc, ActionError) else f"{type(exc).__name__}: {exc}")
             return
         self.app.call_from_thread(self.dismiss, (run_id, job_id))
 
