@@ -93,7 +93,7 @@ def test_kill_9_and_a_dead_tmux_server_then_resume_finishes_in_a_fresh_shift(wor
 
 
 def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next_shift(workspace):
-    from supervisor.run.liveness import processes_of_turn
+    from supervisor.run.liveness import processes_of_shift
     from tests.fixtures_core import supervise
 
     ignores_hup = "(trap '' HUP TERM; exec sleep 300) >/dev/null 2>&1 &"  # ignores the hangup of its pane
@@ -102,20 +102,34 @@ def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next
     first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
                              cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: len(processes_of_turn(run.root, 1, 1)) >= 2, 60, what="the agent and its child to start")
+        wait_for(lambda: len(processes_of_shift(run.root, 1)) >= 2, 60, what="the agent and its child to start")
         first.send_signal(signal.SIGKILL)
         first.wait()
         subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], check=True)
         wait_for(lambda: not server_alive(f"ns-{run.run_id}"), 30, what="the tmux server to go")
         # The pane's shell and the agent die of the hangup; the child that ignored it stays.
-        survivor = wait_for(lambda: (found := processes_of_turn(run.root, 1, 1)) and len(found) == 1 and found, 30,
+        survivor = wait_for(lambda: (found := processes_of_shift(run.root, 1)) and len(found) == 1 and found, 30,
                             what="only the child that ignored SIGHUP to remain")
         done = supervise(run)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert processes_of_turn(run.root, 1, 1) == []
+        assert processes_of_shift(run.root, 1) == []
         assert f"ended process {survivor[0]}" in done.stdout
         assert [e["shift"] for e in ws.events(run) if e["type"] == "shift.started"] == [1, 2]
     finally:
         first.kill()
-        for pid in processes_of_turn(run.root, 1, 1):
+        for pid in processes_of_shift(run.root, 1):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_leftover_of_a_later_turn_of_the_shift_is_found_by_its_shift(tmp_path):
+    """An interactive session counts turns up with each push-back, but its processes keep the turn they were
+    launched with: a lost turn 3 must still find the agent started as turn 1."""
+    from supervisor.run.liveness import processes_of_shift
+    env = {**os.environ, "NIGHTSHIFT_RUN_DIR": str(tmp_path), "NIGHTSHIFT_SHIFT": "2", "NIGHTSHIFT_TURN": "1"}
+    agent = subprocess.Popen(["sleep", "60"], env=env)
+    try:
+        wait_for(lambda: agent.pid in processes_of_shift(tmp_path, 2), 30, what="the agent's marks")
+        assert agent.pid not in processes_of_shift(tmp_path, 3)
+    finally:
+        agent.kill()
+        agent.wait()

@@ -62,11 +62,11 @@ def supervisor_status(path: Path) -> dict[str, Any]:
     return {**info, "alive": alive, "heartbeat_age": age, "local": local}
 
 
-def processes_of_turn(run_dir: Path, shift: int, turn: int) -> list[int]:
-    """Pids (on this host) whose environment marks them as the agent of this run's turn: what survives when its
-    pane or server dies without it (a process that ignored SIGHUP). Read from /proc; empty where there is none."""
-    marks = {f"NIGHTSHIFT_RUN_DIR={run_dir}".encode(), f"NIGHTSHIFT_SHIFT={shift}".encode(),
-             f"NIGHTSHIFT_TURN={turn}".encode()}
+def processes_of_shift(run_dir: Path, shift: int) -> list[int]:
+    """Pids (on this host) whose environment marks them as the agent of this run's shift: what survives when its
+    pane or server dies without it (a process that ignored SIGHUP). By shift, not turn: a process keeps the turn
+    it was launched with while push-backs in its session count turns up. Read from /proc; empty where none."""
+    marks = {f"NIGHTSHIFT_RUN_DIR={run_dir}".encode(), f"NIGHTSHIFT_SHIFT={shift}".encode()}
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:

@@ -19,7 +19,7 @@ from supervisor.backends import make_backend
 from supervisor.backends.base import read_exit
 from supervisor.config.schema import Config
 from supervisor.resources import render
-from supervisor.run.liveness import processes_of_turn
+from supervisor.run.liveness import processes_of_shift
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
@@ -159,8 +159,8 @@ class AgentSession:
 
     def end_orphans(self, ctx: TurnContext) -> None:
         """A lost turn's processes that outlived their pane (its tmux server died; they ignored SIGHUP) would go
-        on working beside the next shift's agent: end them, found by the turn's marks in their environment."""
-        for pid in processes_of_turn(self.run_paths.root, ctx.shift, ctx.turn):
+        on working beside the next shift's agent: end them, found by the shift's marks in their environment."""
+        for pid in processes_of_shift(self.run_paths.root, ctx.shift):
             try:
                 os.kill(pid, signal.SIGKILL)
                 self.say(f"shift {ctx.shift}: ended process {pid} left over from the lost turn {ctx.turn}")
