@@ -210,3 +210,28 @@ def test_a_protected_name_with_brackets_is_a_path_not_a_pattern():
     ws = "/w"
     policy = {"workspace": ws, "protect": [[f"{ws}/ref/run[1].csv", "references", "read-only"]]}
     assert decide(policy, "Write", {"file_path": f"{ws}/ref/run[1].csv"}) is not None
+
+
+def test_a_wait_only_the_hook_saw_is_not_cleared_by_a_screen_without_known_prompt_words(monkeypatch):
+    """The PermissionRequest hook reports prompts in any wording; the screen check knows a few. A blank-looking
+    screen must not end a wait it never saw (status would say working while the agent sits at the prompt)."""
+    from types import SimpleNamespace
+
+    from supervisor.shift import session as session_module
+    events = []
+    sess = object.__new__(session_module.AgentSession)
+    sess.ledger = SimpleNamespace(state={"shift": 1, "waiting_for": None},
+                                  emit=lambda event_type, shift, **data: events.append((event_type, data)))
+    sess.config = SimpleNamespace(policy=SimpleNamespace(on_wait="wait", wait_timeout=1800))
+    sess._waiting_since, sess._screen_saw_wait = None, False
+    clock = [1000.0]
+    monkeypatch.setattr(session_module.time, "monotonic", lambda: clock[0])
+    sess.start_waiting("mcp__db__query", "hook", lambda what: None)
+    sess.ledger.state["waiting_for"] = "mcp__db__query"
+    clock[0] += 60
+    sess.watch_screen("Allow the db tool to run this query?  1. Yes  2. No", lambda what: None)
+    assert [k for k, _ in events] == ["agent.waiting"]  # still waiting: nothing the screen knew went away
+    sess.watch_screen("Do you want to proceed?\n❯ 1. Yes\n  2. No", lambda what: None)  # words it knows
+    clock[0] += 60
+    sess.watch_screen("working...", lambda what: None)
+    assert [k for k, _ in events] == ["agent.waiting", "agent.wait_answered"]

@@ -39,6 +39,7 @@ class AgentSession:
         self.pending_request: str | None = None  # the Stop hook waiting for our answer, if any
         self.sandbox: str | None = None  # None until probed; "" when Claude Code's sandbox runs, else the reason
         self._waiting_since: float | None = None
+        self._screen_saw_wait = False  # only a prompt the screen has shown can be seen going away there
         self._stops_seen: int | None = None  # mtime of stops/ at the last sweep for foreign requests
 
     @property
@@ -206,10 +207,12 @@ class AgentSession:
         what = waiting_on_screen(screen)
         if what:
             self.start_waiting(what, "screen", on_waiting)
-        elif self.state.get("waiting_for") and self._waiting_since is not None \
+            self._screen_saw_wait = True
+        elif self.state.get("waiting_for") and self._waiting_since is not None and self._screen_saw_wait \
                 and time.monotonic() - self._waiting_since > SCREEN_CHECK_SECONDS:
-            # Somebody answered in the pane itself (attached), or the prompt went away.
-            self._waiting_since = None
+            # Somebody answered in the pane itself (attached), or the prompt went away. A wait only the hook
+            # reported (a prompt in words the screen check does not know) is never cleared this way.
+            self._waiting_since, self._screen_saw_wait = None, False
             self.ledger.emit("agent.wait_answered", self.state["shift"], by="screen", answer="unknown")
         if self.state.get("waiting_for") and self._waiting_since is not None \
                 and self.config.policy.on_wait == "deny" \
@@ -229,9 +232,10 @@ class AgentSession:
         target = self.state.get("target")
         if not target or not self.backend.send_keys(target, "Enter" if approve else "Escape"):
             return False
-        self._waiting_since = None
+        self._waiting_since, self._screen_saw_wait = None, False
         self.ledger.emit("agent.wait_answered", self.state["shift"], by=by, answer="approve" if approve else "deny")
         return True
+
     def answer_foreign_stops(self) -> None:
         """Let every Stop-hook request go at once that this run will never answer: a wrong token, or any request
         in a run whose agent is not hook-driven (a demo or command run), so no session waits out the timeout."""
