@@ -27,7 +27,7 @@ from bench._common import against_goal, info  # noqa: E402
 from supervisor.config.oracle import OracleConfig  # noqa: E402
 from supervisor.verify.oracle import protect_references  # noqa: E402
 from supervisor.verify.oracle.check import _sealed_command, run_command  # noqa: E402
-from supervisor.verify.oracle.seal import bwrap_problem  # noqa: E402
+from supervisor.sandbox.probe import bwrap_problem  # noqa: E402
 
 SOLVER = ("import pathlib, shutil\npathlib.Path('out').mkdir(exist_ok=True)\n"
           "for p in pathlib.Path('data').glob('*.dat'): shutil.copy(p, 'out/' + p.name)\n")

@@ -3,6 +3,7 @@ import, and tests/test_layers.py holds every module to it):
 
     cli/       the face: CLI verbs, init, doctor, demo; the composition root (wires hpc/ in, starts tui/)
     shift/     the shift state machine, turns and prompts, the hooks' channel to the agent, launching a run
+    sandbox/   the boundary: the one namespace (bubblewrap) around every process of the agent and its code
     verify/    the verdict: the check pipeline, plan / notes / test checks, oracle/, judge/
     agents/    how each agent is started, stops, claims and costs (claude, command, demo)
     backends/  where a turn runs (tmux, local; Slurm's is registered by the face from hpc/)

@@ -14,7 +14,8 @@ import uuid
 import pytest
 
 from supervisor.verify.oracle import protect_references, run_oracle
-from supervisor.verify.oracle.seal import MARKER, bwrap_problem, put_back
+from supervisor.sandbox.probe import bwrap_problem
+from supervisor.verify.oracle.seal import MARKER, put_back
 from tests.fixtures_core import wait_for
 from tests.fixtures_oracle import oracle, spectrum, write_table
 

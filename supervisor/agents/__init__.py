@@ -7,13 +7,13 @@ from __future__ import annotations
 from supervisor.agents.base import Agent, StopInfo, TurnContext
 
 
-def make_agent(kind: str, mode: str = "interactive") -> Agent:
+def make_agent(kind: str, mode: str = "interactive", command: str = "") -> Agent:
     if kind == "demo":
         from supervisor.agents.demo import DemoAgent
         return DemoAgent()
     if kind == "command":
         from supervisor.agents.command import CommandAgent
-        return CommandAgent()
+        return CommandAgent(mode, command)
     if kind == "claude":
         from supervisor.agents.claude import ClaudeAgent
         return ClaudeAgent(mode)

@@ -58,6 +58,13 @@ class Agent:
     hook_driven = False  # True: stops come through the Stop hook, not the process exit
     can_resume = False  # True: a push-back can continue the same session in a new process
 
+    def state_paths(self) -> list[Path]:
+        """What the agent's own CLI writes outside the workspace (its config, sessions): writable in its namespace."""
+        return []
+
+    def state_fix(self, path: Path) -> str:
+        return "create it (start the agent's CLI once by hand), or list another place in [policy] agent_state"
+
     def launch_problem(self, config: Config) -> str | None:
         """Why a turn of this agent cannot start with this config on this machine (a one-line fix), or None."""
         return None

@@ -82,6 +82,14 @@ class ClaudeAgent(Agent):
                     "the default dontAsk mode with the run's rules asks nothing")
         return None
 
+    def state_paths(self) -> list[Path]:
+        base = os.environ.get("CLAUDE_CONFIG_DIR")
+        return [Path(base)] if base else [Path.home() / ".claude", Path.home() / ".claude.json"]
+
+    def state_fix(self, path: Path) -> str:
+        return ("start `claude` once by hand (it creates its config and asks for a login), or point CLAUDE_CONFIG_DIR "
+                "at an existing folder; then `nightshift resume RUN`")
+
     def settings_file(self, ctx: TurnContext) -> Path:
         return ctx.run.root / "claude-settings.json"
 

@@ -5,7 +5,9 @@ continues the same session with a push-back, with the same placeholders plus ``{
 """
 from __future__ import annotations
 
+import os
 import shlex
+from pathlib import Path
 
 from supervisor.agents.base import Agent, TurnContext
 from supervisor.errors import UserError
@@ -29,6 +31,16 @@ def fill(template: str, ctx: TurnContext) -> str:
 
 class CommandAgent(Agent):
     kind = "command"
+
+    def __init__(self, mode: str = "", command: str = ""):
+        self.template = command
+
+    def state_paths(self) -> list[Path]:
+        """Codex keeps its sessions and login in CODEX_HOME (~/.codex); other agents list theirs in
+        [policy] agent_state."""
+        if "codex" in self.template.split(" ", 1)[0]:
+            return [Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")]
+        return []
 
     def command(self, ctx: TurnContext) -> str:
         cfg = ctx.config.agent

@@ -35,6 +35,12 @@ class LaunchSpec:
     log_file: Path | None = None  # shifts/<n>/t<turn>.log: everything the agent prints
     started_file: Path | None = None  # touched when the wrapper starts
     exit_file: Path | None = None  # holds the exit status when the agent process ended
+    # The turn's namespace (supervisor/sandbox/turn.py): bwrap's argv up to "--", the script it runs (the agent's
+    # command inside), and wrapper lines before and after it (outside). Empty: the command runs as it is.
+    namespace_argv: list[str] = field(default_factory=list)
+    inner_file: Path | None = None
+    prologue: str = ""
+    epilogue: str = ""
 
     @property
     def name(self) -> str:
@@ -74,6 +80,10 @@ def write_wrapper(spec: LaunchSpec) -> Path:
     assert spec.wrapper and spec.exit_file and spec.started_file
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(spec.env.items()))
     exit_tmp = spec.exit_file.with_name(spec.exit_file.name + ".tmp")
+    if spec.namespace_argv and spec.inner_file is not None:
+        run = " ".join(shlex.quote(a) for a in spec.namespace_argv) + f" bash {shlex.quote(str(spec.inner_file))}"
+    else:
+        run = f"(\n{spec.command}\n)"
     # The wrapper does not redirect output: an interactive agent needs the terminal. Each backend keeps the
     # log its own way (tmux pipe-pane, a file for a child process, the job output for Slurm).
     script = (
@@ -82,8 +92,10 @@ def write_wrapper(spec: LaunchSpec) -> Path:
         f"{exports}"
         f"cd {shlex.quote(str(spec.cwd))} || exit 97\n"
         f": > {shlex.quote(str(spec.started_file))}\n"
-        f"(\n{spec.command}\n)\n"
+        f"{spec.prologue}"
+        f"{run}\n"
         "status=$?\n"
+        f"{spec.epilogue}"
         f"echo $status > {shlex.quote(str(exit_tmp))} && mv {shlex.quote(str(exit_tmp))} {shlex.quote(str(spec.exit_file))}\n"
         "exit $status\n"
     )

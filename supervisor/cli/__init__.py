@@ -2,5 +2,5 @@
 prints. It is the composition root: it registers hpc/'s Slurm backend with the core and starts tui/, handing it
 what it needs.
 
-May import: errors, gitops, resources, pricing, config, run, verify, agents, backends, shift, hpc, tui.
+May import: errors, gitops, resources, pricing, config, run, sandbox, verify, agents, backends, shift, hpc, tui.
 """

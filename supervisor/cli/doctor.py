@@ -73,7 +73,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
              f"{problem}; the PreToolUse hook refuses what it can see in a command and the integrity check at "
              "every stop restores protected files" + (" ([policy] sandbox = \"required\": runs will not start)"
                                                         if required else ""))]
-    from supervisor.verify.oracle.seal import bwrap_problem
+    from supervisor.sandbox.probe import bwrap_problem
     sealed = bwrap_problem()
     rows.append((True, "references vs oracle", "the oracle command runs with every reference (visible and held out) "
                  "absent (bubblewrap)" if not sealed else

@@ -16,9 +16,20 @@ class PolicyConfig(Section):
     # Compute nodes usually have no network: off means the agent's shell cannot reach the network (a clear
     # refusal, never a hang); on lets it reach what the sandbox allows.
     network: bool = True
-    # "auto": Claude Code's sandbox (bubblewrap) for the agent's shell where it can run, the hook and the integrity
-    # check alone where it cannot; "required": refuse to start a shift without it; "off": never use it.
+    # nightshift's own namespace (bubblewrap) around every process of the agent and of its code (the turn, the
+    # test and verify commands, the oracle command): "auto" where bubblewrap can make one, "required": hold the run
+    # without it, "off": never (the hook and the after-the-fact checks alone; every verdict says which doors are open).
     sandbox: Literal["auto", "required", "off"] = "auto"
+    # Claude Code's own sandbox as a second layer inside the namespace (costs ~90-250 ms per shell command).
+    claude_sandbox: bool = False
+    # Where held-out comparisons cannot be protected (no namespace): "protected" holds the run before it starts;
+    # "unprotected" runs anyway, said in every verdict.
+    heldout: Literal["protected", "unprotected"] = "protected"
+    # Network for the test, verify and oracle commands (code the agent wrote); the agent's own is `network`.
+    command_network: bool = False
+    # Folders (or files) outside the workspace the agent's own CLI must write, e.g. "~/.codex" (Claude Code's config
+    # folder is found by itself); everything else outside the workspace and the private TMPDIR is read-only.
+    agent_state: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)  # more workspace paths or globs the agent may not write
     hide: list[str] = Field(default_factory=list)  # more paths (files or folders) the agent may not read
     allow: list[str] = Field(default_factory=list)  # more Claude Code permission rules, e.g. "WebFetch(domain:x.org)"
@@ -28,7 +39,7 @@ class PolicyConfig(Section):
     on_wait: Literal["deny", "wait"] = "deny"
     wait_timeout: Duration = 1800.0
 
-    @field_validator("protect", "hide")
+    @field_validator("protect", "hide", "agent_state")
     @classmethod
     def _paths(cls, value: list[str]) -> list[str]:
         for item in value:
@@ -50,6 +61,10 @@ class PolicyConfig(Section):
         both = sorted(set(self.allow) & set(self.deny))
         if both:
             raise ValueError(f"allow and deny both name {both[0]!r}; keep it in one of them")
-        if self.sandbox == "off" and not self.network:
-            pass  # allowed: without the sandbox, network off is held by denying the web tools only (doctor says so)
+        if self.command_network and not self.network:
+            raise ValueError("command_network = true with network = false: the agent could reach the network through "
+                             "a test command; set command_network = false, or network = true")
+        if self.sandbox == "required" and self.heldout == "unprotected":
+            raise ValueError("sandbox = \"required\" with heldout = \"unprotected\": a required namespace always "
+                             "protects held-out references; drop heldout, or set sandbox = \"auto\"")
         return self

@@ -59,6 +59,8 @@ def findings(verdict: dict[str, Any]) -> str:
         if not check["passed"]:
             lines.append(f"- {check['summary']}")
             lines += [f"    {line}" for line in check.get("lines", [])]
+        else:
+            lines += [f"- {note}" for note in check.get("notes", [])]
     return "\n".join(lines) or "- every check passes, but you did not claim the goal is met"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from supervisor.config.schema import CONFIG_NAME, Config
 from supervisor.run.paths import RunPaths, user_state_dir
 from supervisor.verify.boundary import test_files
-from supervisor.verify.oracle.seal import bwrap_problem
+from supervisor.sandbox.probe import bwrap_problem
 
 REFERENCE = "references are read-only: produce your outputs from the solver, never from the reference files"
 

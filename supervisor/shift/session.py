@@ -23,6 +23,7 @@ from supervisor.run.liveness import processes_of_shift
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
+from supervisor.shift.turn_boundary import TurnBoundary
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
 from supervisor.shift.waits import take_waits, waiting_on_screen
 
@@ -34,10 +35,11 @@ class AgentSession:
     def __init__(self, ledger: RunLedger, config: Config, say=print):
         self.ledger, self.config, self.say = ledger, config, say
         self.run_paths = ledger.run_paths
-        self.agent = make_agent(config.agent.kind, config.agent.mode)
+        self.agent = make_agent(config.agent.kind, config.agent.mode, config.agent.command or "")
         self.backend = make_backend(config.backend.kind, config, self.run_paths)
         self.pending_request: str | None = None  # the Stop hook waiting for our answer, if any
         self.sandbox: str | None = None  # None until probed; "" when Claude Code's sandbox runs, else the reason
+        self.boundary = TurnBoundary(ledger, config, self.agent)  # nightshift's namespace around every turn
         self._waiting_since: float | None = None
         self._screen_saw_wait = False  # only a prompt the screen has shown can be seen going away there
         self._stops_seen: int | None = None  # mtime of stops/ at the last sweep for foreign requests
@@ -58,18 +60,14 @@ class AgentSession:
     def launch_refusal(self) -> str | None:
         """Probe the sandbox once per supervisor (an event says what holds the shell); the reason to hold the run
         when [policy] sandbox = "required" and it cannot run, or when the agent cannot start as configured."""
-        if self.sandbox is None:
-            wanted = self.config.policy.sandbox != "off" and self.config.agent.kind == "claude"
+        if self.sandbox is None:  # Claude Code's own sandbox: an optional second layer inside the namespace
+            wanted = self.config.policy.claude_sandbox and self.config.agent.kind == "claude"
             self.sandbox = (sandbox_problem() or "") if wanted else "off in [policy]"
-            self.ledger.emit("policy.sandbox", self.state["shift"] or None, available=not self.sandbox,
-                             problem=self.sandbox or None)
-        problem = self.agent.launch_problem(self.config)
+            self.boundary.announce(claude_sandbox=not self.sandbox)
+        problem = self.agent.launch_problem(self.config) or self.boundary.refusal()
         if problem:
-            return problem
-        if self.sandbox and self.config.policy.sandbox == "required":
-            reason, self.sandbox = self.sandbox, None  # probed again after `nightshift resume`
-            return f"[policy] sandbox = \"required\" but {reason}; fix that, or set sandbox = \"auto\""
-        return None
+            self.sandbox = None  # probed again after `nightshift resume`
+        return problem
 
     def launch_turn(self) -> None:
         ctx = self.ctx(self.state["launch_turn"])
@@ -80,6 +78,7 @@ class AgentSession:
         write_policy(self.run_paths, ctx.policy)
         self.agent.prepare(ctx)
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
+        self.boundary.wrap(spec, self.ledger.passed_tests())
         target = self.backend.find(spec)
         if target is not None:
             target = {**target, "exit_file": str(spec.exit_file)}
@@ -118,6 +117,7 @@ class AgentSession:
                     self.pending_request = request["id"]
                     return stop
             if exit_code is not None:
+                self.boundary.record_leftovers(ctx.shift, ctx.turn)
                 return self.agent.read_stop(ctx, exit_code)
             # A turn normally ends with its exit file (inotify wakes us); liveness only catches a killed pane and
             # costs a tmux call (~5 ms CPU), so it is asked every few seconds, not at every wake-up.
@@ -149,6 +149,7 @@ class AgentSession:
         time.sleep(0.2)  # the wrapper writes the exit file just after the agent ends
         exit_code = read_exit(spec)
         if exit_code is not None:
+            self.boundary.record_leftovers(ctx.shift, ctx.turn)
             return self.agent.read_stop(ctx, exit_code)
         end = self.backend.describe_end(target) if target and hasattr(self.backend, "describe_end") else None
         if end:  # a batch job that ended by itself: walltime, preemption, a failed job...

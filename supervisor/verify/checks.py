@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.sandbox.boundary import Boundary
+from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
+
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
 
 
@@ -28,21 +31,32 @@ class Check:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "summary": self.summary, "lines": self.lines}
+        out = {"name": self.name, "passed": self.passed, "summary": self.summary, "lines": self.lines}
+        if self.data.get("notes"):
+            out["notes"] = self.data["notes"]  # what the namespace ended or refused, named even when it passed
+        return out
 
 
-def run_shell(command: str, cwd: Path, timeout: float, log: Path) -> tuple[int | None, str]:
-    """Run ``command`` in its own process group; returns (exit status or None on timeout, output)."""
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+def run_shell(command: str, cwd: Path, timeout: float, log: Path, boundary: Boundary | None = None,
+              kind: str = "tests", notes: list[str] | None = None) -> tuple[int | None, str]:
+    """Run ``command`` in its own process group, inside the run's namespace when ``boundary`` is given (the command
+    runs the agent's code); returns (exit status or None on timeout, output). What the namespace ended or refused
+    (processes left running, a network it does not have) is added to ``notes``."""
+    with command_namespace(boundary, kind, command, outputs=log.parent) as ns, open(log, "wb") as out:
+        proc = subprocess.Popen(ns.argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=command_env())
         try:
             status: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             status = None
-    return status, log.read_text(errors="replace")
+        leftovers = ns.leftovers()
+    output = log.read_text(errors="replace")
+    if notes is not None:
+        notes += [n for n in [leftover_line(kind, leftovers), network_hint(kind, output, boundary) if status else None]
+                  if n]
+    return status, output
 
 
 def _tail(text: str, n: int = 8) -> list[str]:
@@ -72,13 +86,14 @@ def parse_junit(path: Path) -> dict[str, dict[str, str]]:
 
 
 def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool,
-                passed_before: set[str]) -> Check:
+                passed_before: set[str], boundary: Boundary | None = None) -> Check:
     junit_file = out_dir / "junit.xml"
     if junit and re.search(r"\bpytest\b", command):
         command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
-    status, output = run_shell(command, cwd, timeout, out_dir / "tests.log")
+    notes: list[str] = []
+    status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
     if status is None:
-        return Check("tests", False, f"tests: timed out after {timeout:.0f}s", _tail(output))
+        return Check("tests", False, f"tests: timed out after {timeout:.0f}s", notes + _tail(output))
     results = parse_junit(junit_file) if junit_file.exists() else {}
     passed_now = {t for t, r in results.items() if r["outcome"] == "passed"}
     failing = {t: r for t, r in results.items() if r["outcome"] in ("failed", "error")}
@@ -91,23 +106,28 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
                      f"{results[test_id]['outcome'] if test_id in results else 'missing'}")
     if not results and status != 0:
         lines = _tail(output)
+    lines = notes + lines
     passed = status == 0 and not regressed
     if results:
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
         summary = f"tests: exit status {status}"
-    return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now)})
+    return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes})
 
 
-def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path) -> Check:
+def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path,
+                   boundary: Boundary | None = None) -> Check:
     failed: list[str] = []
+    ended: list[str] = []  # what the namespace ended or refused: named, not a failure by itself
     for i, command in enumerate(commands):
-        status, output = run_shell(command, cwd, timeout, out_dir / f"command-{i}.log")
+        notes: list[str] = []
+        status, output = run_shell(command, cwd, timeout, out_dir / f"command-{i}.log", boundary, "verify", notes)
         if status != 0:
             why = "timed out" if status is None else f"exit status {status}"
             failed.append(f"`{command}` {why}: " + " | ".join(_tail(output, 3)))
+        ended += notes
     summary = f"commands: {len(commands) - len(failed)}/{len(commands)} pass"
-    return Check("commands", not failed, summary, failed)
+    return Check("commands", not failed, summary, failed + ended, {"notes": ended})
 
 
 def plan_section(text: str) -> str:

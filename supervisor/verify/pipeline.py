@@ -18,6 +18,7 @@ from supervisor.verify.checks import (Check, check_changelog, check_commands, ch
                                       check_tests, unreadable)
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
+from supervisor.sandbox.boundary import Boundary, boundary_for
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Verdict:
         out = []
         for check in self.checks:
             if check.passed:
+                out += [f"- {note}" for note in check.data.get("notes", [])]  # what the namespace ended
                 continue
             out.append(f"- {check.summary}")
             out += [f"    {line}" for line in check.lines]
@@ -62,6 +64,11 @@ class StopContext:
     plan_known: dict[str, bool]
     judge_spent_usd: float = 0.0
 
+    def boundary(self) -> Boundary:
+        """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
+        ws = self.run.workspace
+        return boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.passed_before)))
+
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     from supervisor.verify.oracle import run_oracle
@@ -69,7 +76,7 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     out_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "oracle")
     out_dir.mkdir(parents=True, exist_ok=True)
     outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full,
-                         sandbox=ctx.config.policy.sandbox)
+                         boundary=ctx.boundary())
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
@@ -128,7 +135,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
             tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
             tests_dir.mkdir(parents=True, exist_ok=True)
             return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
-                               ctx.passed_before)
+                               ctx.passed_before, ctx.boundary())
         check = _guarded("tests", tests)
         passed_tests = check.data.get("passed_tests", [])
         checks.append(check)
@@ -136,7 +143,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
         def commands() -> Check:
             cmd_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "commands")
             cmd_dir.mkdir(parents=True, exist_ok=True)
-            return check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir)
+            return check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir, ctx.boundary())
         checks.append(_guarded("commands", commands))
     plan = _guarded("plan", lambda: check_plan(ws / "CLAUDE.md", ctx.plan_known, claimed == "done",
                                                cfg.verify.require_plan))

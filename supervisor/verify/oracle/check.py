@@ -22,7 +22,9 @@ from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, 
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings
 from supervisor.verify.oracle.readers import read_table, split_part
-from supervisor.verify.oracle.seal import missing_reference_hint, move_aside, put_back, seal_for
+from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
+from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
+from supervisor.sandbox.command import command_env, command_namespace, leftover_line
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line, visible
 from supervisor.verify.oracle.table import OracleInputError
 from supervisor.run.paths import make_private_dir
@@ -39,23 +41,15 @@ class OracleOutcome:
     tampered: list[str] = field(default_factory=list)
 
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|^ANTHROPIC_|^NIGHTSHIFT_", re.IGNORECASE)
-
-
-def command_env() -> dict[str, str]:
-    """The supervisor's environment without secrets: the command runs code the agent wrote."""
-    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-
-
-def run_command(command: str, workspace: Path, timeout: float, out_dir: Path, prefix: list[str] | None = None) -> dict:
-    """Run the oracle command in its own process group (inside ``prefix``, the seal that hides the references);
+def run_command(argv: list[str], command: str, workspace: Path, timeout: float, out_dir: Path) -> dict:
+    """Run the oracle command (``argv``: it, inside its namespace where one is made) in its own process group;
     stdout and stderr are kept in ``out_dir``."""
     stdout, stderr = out_dir / "command.stdout", out_dir / "command.stderr"
     started = time.monotonic()
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         try:
-            proc = subprocess.Popen([*(prefix or []), "bash", "-c", command], cwd=workspace, stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, start_new_session=True, env=command_env())
+            proc = subprocess.Popen(argv, cwd=workspace, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env=command_env())
         except OSError as exc:
             return {"command": command, "status": None, "timed_out": False, "error": str(exc)}
         try:
@@ -121,50 +115,55 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
     return entry
 
 
+def _moved_aside(command: str, workspace: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,
+                 visible: list[Path]) -> dict:
+    """No namespace: the visible references leave the workspace for the command's length (the run's store keeps
+    their copies); without a store (a user's `nightshift compare`) they stay readable."""
+    if store is not None:
+        move_aside(workspace, store, visible)
+    try:
+        return run_command(["bash", "-c", command], command, workspace, cfg.timeout, out_dir)
+    finally:
+        if store is not None:
+            put_back(workspace, store)
+
+
 def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: Path, store: Path | None,
-                    entries: list[CompareConfig], sandbox: str) -> tuple[dict, list[str]]:
-    """Run the command where no reference can be read; the result and the notes saying how far that held."""
+                    boundary: Boundary) -> tuple[dict, Seal]:
+    """Run the command where no reference can be read; the result and how far that held (``Seal``)."""
     visible = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
-    heldout = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if c.heldout]
-    copies = [workspace / ".nightshift" / "references"] + ([store] if store is not None else [])
-    written = {resolve(workspace, split_part(c.candidate)[0]).resolve().parent for c in cfg.compare}
+    written = frozenset(resolve(workspace, split_part(c.candidate)[0]).resolve().parent for c in cfg.compare)
     empty = out_dir / ".empty"  # what a reference in a folder the solver writes to reads as (private, empty)
     empty.write_bytes(b"")
-    seal = seal_for(sandbox, visible + [c for c in copies if c.exists()], heldout,
-                    heldout_store(store) if store is not None and heldout else None, workspace.resolve(), written,
-                    empty)
-    if seal.how == "moved" and store is None:
-        seal.notes = [n.replace("were moved out of the workspace", "stayed readable") for n in seal.notes]
-    if seal.how == "moved" and store is not None:
-        move_aside(workspace, store, visible)
-        try:
-            result = run_command(command, workspace, cfg.timeout, out_dir)
-        finally:
-            put_back(workspace, store)
-    else:
-        result = run_command(command, workspace, cfg.timeout, out_dir, seal.argv_prefix)
-        if seal.how == "sandbox" and result.get("status") == 1 and any(
-                line.startswith("bwrap:") for line in result.get("stderr_tail", [])):
-            # bubblewrap could not mask a path (a filesystem it cannot mount over): the fallback, said plainly
-            why = next(line for line in result["stderr_tail"] if line.startswith("bwrap:"))
-            fallback = seal_for("off", visible, heldout, None, workspace.resolve())
-            seal.notes = [n.replace('[policy] sandbox = "off"', why) for n in fallback.notes]
-            if store is not None:
-                move_aside(workspace, store, visible)
-            try:
-                result = run_command(command, workspace, cfg.timeout, out_dir)
-            finally:
-                if store is not None:
-                    put_back(workspace, store)
-    if result.get("status") not in (0, None) or result.get("timed_out"):
-        hint = missing_reference_hint(result.get("stderr_tail", []), visible, workspace)
-        if hint:
-            result["hint"] = hint
-    return result, seal.notes
+    problem = boundary.problem
+    if problem is None:
+        with command_namespace(boundary, "oracle", command, written, empty) as ns:
+            result = run_command(ns.argv, command, workspace, cfg.timeout, out_dir)
+            leftovers = ns.leftovers()
+        bwrap_said = [line for line in result.get("stderr_tail", []) if line.startswith("bwrap:")]
+        if not (result.get("status") == 1 and bwrap_said):
+            seal = Seal("namespace", heldout_protected=True, leftovers=leftovers)
+            shared = sorted(str(p.relative_to(workspace.resolve())) for p in {r.parent for r in visible} & written
+                            if p.is_relative_to(workspace.resolve()))
+            if shared:
+                seal.notes.append(f"{', '.join(shared)} holds references and candidates: its references read as "
+                                  "empty files while the oracle command runs; keep references in a folder of their own")
+            return result, seal
+        problem = bwrap_said[0]  # bubblewrap could not mask a path (a filesystem it cannot mount over)
+    result = _moved_aside(command, workspace, cfg, out_dir, store, visible)
+    seal = Seal("moved" if store is not None else "none", heldout_protected=not any(c.heldout for c in cfg.compare))
+    seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
+                      f"the oracle command ran ({problem})")
+    if not seal.heldout_protected:
+        seal.notes.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
+                          "solver run by the same user could read them; bubblewrap (or a store readable only by "
+                          "another account) would protect them")
+    return result, seal
 
 
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None,
-               full: bool = True, sandbox: str = "auto") -> OracleOutcome:
+               full: bool = True, boundary: Boundary | None = None) -> OracleOutcome:
+    """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -174,38 +173,47 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         tampered = [f"reference integrity could not be checked: {exc}"]
     entries = cfg.selected(full)
     command = cfg.command_for(full)
-    result, seal_notes = None, []
+    result, seal = None, Seal("none", heldout_protected=True)
+    boundary = boundary or boundary_for_oracle(workspace, cfg)
     if command:
         try:
             if cfg.clean_candidates:
                 _clean_candidates(entries, workspace)
         except OSError as exc:
             setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
-        result, seal_notes = _sealed_command(cfg, command, workspace, out_dir, store, entries, sandbox)
+        result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
     started = time.monotonic()
     results = [_one(comp, workspace, store) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
-    problems += [result["hint"]] if result and result.get("hint") else []
+    if result is not None and result.get("status") not in (0, None):
+        hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
+        problems += [hint] if hint else []
+    seal_notes = seal.notes + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     problems += copy_findings(entries, results, workspace, _reference_files(cfg, workspace, store), cfg.embedded_run)
     metrics = {e["name"]: float(e["ratio"]) for e in results}
     shown = visible(results)
     passed = not problems and all(e["passed"] for e in results)
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
-    if any("NOT hidden" in n for n in seal_notes) and any(e["heldout"] for e in results):
+    if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"
     report = {"v": 1, "mode": "full" if full else "fast", "passed": passed, "summary": summary,
               "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
               "command": result, "tampered": tampered, "problems": problems, "seal": seal_notes,
+              "sealed": seal.how, "heldout_protected": seal.heldout_protected,
               "compare_seconds": time.monotonic() - started, "comparisons": shown}
     report = strict_json(report)
     _write_json(out_dir / "oracle.json", report)
     if store is not None and any(e["heldout"] for e in results):
         _keep_private_report(store, out_dir, results)
-    lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + \
-        [f"note: {n}" for n in seal_notes if "NOT" in n]
+    warnings = [n for n in seal.notes if "NOT hidden" in n] + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + [f"note: {n}" for n in warnings]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered)
+
+
+def _visible_refs(cfg: OracleConfig, workspace: Path) -> list[Path]:
+    return [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
 
 
 def _reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:

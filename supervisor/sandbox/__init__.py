@@ -1,0 +1,16 @@
+"""The boundary: the one place that makes a namespace (bubblewrap) for any process that runs code the agent wrote or
+started: the agent's turn, the test and verify commands, the oracle command, the preflight's runs of them. Callers say
+what the process is; this room knows what it may see (held-out references and nightshift's private stores do not
+exist), write (the workspace and a private TMPDIR; references, passed tests, nightshift.toml and .nightshift/ are
+read-only), reach (the network, or only the model's API through a proxy) and how long it may live (a PID namespace:
+nothing it starts outlives it; what was left running is named).
+
+    probe.py     can bubblewrap make a namespace here (probed once per process)
+    mounts.py    a Namespace (what is hidden, read-only, writable) -> bwrap's argv
+    boundary.py  a run's Boundary: what every process of the agent's code may see, from the config
+    command.py   a command (tests, verify, oracle, probe) in its namespace: argv, fresh TMPDIR, leftovers
+    turn.py      an agent turn's namespace, as the lines of the turn's wrapper script
+    proxy.py     the model's API reached from a namespace without network (a unix socket bound in)
+
+May import: errors, config, run.
+"""

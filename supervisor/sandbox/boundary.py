@@ -1,0 +1,136 @@
+"""A run's Boundary: what every process of the agent's code may see, write and reach, derived from nightshift.toml
+once (the references, the held-out ones, the stores, [policy]); the turn and each command add only what is theirs.
+
+Also the problems that make a boundary impossible or weaker, as one-line messages with their fix: a held-out
+reference inside the workspace (the agent reads it, and git keeps it), held-out comparisons where no namespace can
+be made (fail closed unless ``[policy] heldout = "unprotected"``), a reference that is a symlink out of the workspace.
+"""
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.config.schema import CONFIG_NAME, Config
+from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
+from supervisor.sandbox.probe import namespace_problem
+
+
+def _path(workspace: Path, text: str) -> Path:
+    return (workspace / Path(text.split(":", 1)[0]).expanduser()).resolve()
+
+
+@dataclass(frozen=True)
+class Boundary:
+    workspace: Path
+    mode: str  # [policy] sandbox
+    hidden: tuple[Path, ...]  # absent for every process of the agent's code
+    references: tuple[Path, ...]  # visible references: read-only; absent for the oracle command too
+    links: tuple[Path, ...]  # references as configured where they are symlinks (the link is hidden as well)
+    read_only: tuple[Path, ...]  # passed tests, nightshift.toml, .nightshift/, [policy] protect
+    heldout: tuple[Path, ...]  # the held-out references as configured
+    network: bool  # the agent's own ([policy] network)
+    command_network: bool  # the test, verify and oracle commands' ([policy] command_network)
+    unprotected_ok: bool  # [policy] heldout = "unprotected"
+    run_root: Path | None = None
+    agent_state: tuple[Path, ...] = field(default_factory=tuple)
+
+    @property
+    def problem(self) -> str | None:
+        """Why no namespace is made here (None: every process of the agent's code runs in one)."""
+        return namespace_problem(self.mode)
+
+    def scratch(self) -> Path:
+        """Where private TMPDIRs are made: the run's own folder (0700), else the user's state folder."""
+        base = self.run_root / "tmp" if self.run_root is not None else user_state_dir() / "tmp"
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return base
+
+    def for_commands(self) -> list[Path]:
+        """What a command hides besides the held-out data: the agent's own TMPDIRs (a file left there is no way in)."""
+        return [self.run_root / "tmp"] if self.run_root is not None else []
+
+
+def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
+                 protected: list[Path] | tuple[Path, ...] = ()) -> Boundary:
+    """``protected``: the files of tests that have passed once (read-only like the references)."""
+    ws = Path(workspace).resolve()
+    comps = config.oracle.compare if config.oracle else []
+    configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]
+    references = [_path(ws, c.reference) for c in comps if not c.heldout]
+    heldout = [_path(ws, c.reference) for c in comps if c.heldout]
+    hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
+    hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
+    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide]
+    read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected]]
+    for pattern in config.policy.protect:
+        read_only += [Path(p).resolve() for p in glob.glob(str(ws / pattern), recursive=True)]
+    return Boundary(workspace=ws, mode=config.policy.sandbox, hidden=tuple(hidden), references=tuple(references),
+                    links=tuple(p for p in configured if p.is_symlink()), read_only=tuple(read_only),
+                    heldout=tuple(heldout), network=config.policy.network,
+                    command_network=config.policy.command_network,
+                    unprotected_ok=config.policy.heldout == "unprotected", run_root=run_root,
+                    agent_state=tuple(Path(p).expanduser() for p in config.policy.agent_state))
+
+
+def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary:
+    """A boundary from the oracle's own declarations and [policy]'s defaults: for a `nightshift compare` or a
+    preflight that has no run (and no config beyond [oracle])."""
+    ws = Path(workspace).resolve()
+    comps = oracle.compare if oracle else []
+    configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]
+    heldout = [_path(ws, c.reference) for c in comps if c.heldout]
+    hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else []) + [ws / STATE_DIR_NAME / "references"]
+    return Boundary(workspace=ws, mode=mode, hidden=tuple(hidden),
+                    references=tuple(_path(ws, c.reference) for c in comps if not c.heldout),
+                    links=tuple(p for p in configured if p.is_symlink()),
+                    read_only=(ws / CONFIG_NAME, ws / STATE_DIR_NAME), heldout=tuple(heldout), network=True,
+                    command_network=False, unprotected_ok=False)
+
+
+def start_problems(boundary: Boundary) -> list[str]:
+    """Why a run with this boundary must not start (fail closed), each a line with its fix."""
+    out = []
+    for path in boundary.heldout:
+        if path.is_relative_to(boundary.workspace):
+            rel = path.relative_to(boundary.workspace)
+            out.append(f"held-out reference {rel} is inside the workspace, where the agent can read it (and git may "
+                       "keep it): move it out of the workspace (e.g. `nightshift init --holdout NAME` keeps it in "
+                       "nightshift's private store) and point its reference = at the new place")
+    problem = boundary.problem
+    if boundary.heldout and problem and not boundary.unprotected_ok:
+        out.append(f"held-out comparisons cannot be protected here ({problem}): any process of the agent could "
+                   "read the held-out references; fix that (`nightshift doctor` says how), or accept it with "
+                   "[policy] heldout = \"unprotected\" in nightshift.toml")
+    if boundary.mode == "required" and problem:
+        out.append(f"[policy] sandbox = \"required\" but {problem}; fix that, or set sandbox = \"auto\"")
+    return out
+
+
+def notes(boundary: Boundary) -> list[str]:
+    """What the user should know about this boundary that does not stop a run (a line each)."""
+    out = []
+    for link in boundary.links:
+        target = link.resolve()
+        if not target.is_relative_to(boundary.workspace):
+            rel = link.relative_to(boundary.workspace) if link.is_relative_to(boundary.workspace) else link
+            out.append(f"reference {rel} is a symlink to {target}, outside the workspace: nightshift hides and "
+                       "protects the file it points to; copy it into the workspace to keep the run self-contained")
+    return out
+
+
+def open_doors(boundary: Boundary, agent_kind: str) -> list[str]:
+    """Without a namespace, which doors are open for this agent (empty when a namespace holds every process)."""
+    problem = boundary.problem
+    if problem is None:
+        return []
+    doors = ["the test and verify commands run unsealed: they can read held-out references and leave files "
+             "that a later command reads",
+             "processes the agent starts can outlive its turn"]
+    if agent_kind == "claude":
+        doors.insert(0, "Claude Code's tools are held by the PreToolUse hook and the after-the-fact check only "
+                        "(set [policy] claude_sandbox = true for its shell sandbox where bubblewrap runs)")
+    else:
+        doors.insert(0, f"the {agent_kind} agent's shell can read held-out references and write protected files "
+                        "(restored and named after the fact)")
+    return [f"no namespace ({problem}): " + door for door in doors]

@@ -1,0 +1,87 @@
+"""A Namespace says what a process may see, write and reach; ``bwrap_argv`` turns it into bubblewrap's command line.
+
+The whole filesystem is read-only; the workspace and a private TMPDIR (a host folder seen as /tmp: the host's /tmp
+is not shared) are writable, and so are the few extra places a caller names (the agent's own state, the paths the
+hooks use to reach the supervisor). A hidden folder is an empty tmpfs; a hidden file is either covered by an empty
+file (where the process writes, a tmpfs over its folder would swallow what it writes) or gone: its folder becomes a
+tmpfs with every other entry bound back. A PID namespace ends everything the process started when it ends.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HOST_TMP = Path("/tmp")
+
+
+@dataclass
+class Namespace:
+    workspace: Path
+    tmp: Path  # host folder seen as /tmp inside (TMPDIR)
+    hidden: list[Path] = field(default_factory=list)  # absent inside
+    read_only: list[Path] = field(default_factory=list)  # read-only inside the writable places
+    writable: list[Path] = field(default_factory=list)  # writable: outside the workspace, or inside a read-only place
+    network: bool = False
+    written: frozenset[Path] = frozenset()  # folders the process writes to (see the module's docstring)
+    empty: Path | None = None  # an empty private file that covers a hidden file where the process writes
+
+    def visible(self, path: Path) -> bool:
+        """Does ``path`` exist inside at all? Everything under the host's /tmp is gone but what is bound back."""
+        if not path.is_relative_to(HOST_TMP):
+            return True
+        return any(path.is_relative_to(p) for p in [self.workspace, *self.writable])
+
+
+def _within(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or path.is_relative_to(f) for f in folders)
+
+
+def _covered(path: Path, written: frozenset[Path]) -> bool:
+    parent = path.parent
+    return any(parent.is_relative_to(w) or w.is_relative_to(parent) for w in written)
+
+
+def hide_argv(ns: Namespace) -> tuple[list[str], list[Path]]:
+    """The mounts that make ``ns.hidden`` absent, and the folders now empty (nothing is bound back inside them)."""
+    hidden = sorted({p for p in ns.hidden if p.exists() and ns.visible(p)})
+    folders = [p for p in hidden if p.is_dir()]
+    argv: list[str] = []
+    by_parent: dict[Path, set[str]] = {}
+    for path in hidden:
+        if path.is_dir() or _within(path, folders):
+            continue
+        if ns.empty is not None and _covered(path, ns.written):
+            argv += ["--ro-bind", str(ns.empty), str(path)]
+        else:
+            by_parent.setdefault(path.parent, set()).add(path.name)
+    for folder in folders:
+        argv += ["--tmpfs", str(folder)]
+    for parent, names in sorted(by_parent.items()):
+        argv += ["--tmpfs", str(parent)]
+        for entry in sorted(parent.iterdir()):
+            if entry.name not in names:  # bind sources come from the unmasked filesystem
+                argv += ["--ro-bind" if _within(entry, ns.read_only) else "--bind", str(entry), str(entry)]
+    return argv, folders
+
+
+def bwrap_argv(ns: Namespace) -> list[str]:
+    """bubblewrap's argv up to and including ``--``. Order matters: later mounts cover earlier ones."""
+    ws = ns.workspace
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
+            "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
+    if not ns.network:
+        argv.append("--unshare-net")
+    argv += ["--bind", str(ns.tmp), str(HOST_TMP), "--bind", str(ws), str(ws)]
+    outside = [p for p in ns.writable if not p.is_relative_to(ws) and p.exists()]
+    for path in outside:
+        argv += ["--bind", str(path), str(path)]
+    hidden_folders = [p for p in ns.hidden if p.is_dir()]
+    for path in ns.read_only:  # before the hidden ones: a bind of a folder would bring back what is hidden in it
+        if path.exists() and ns.visible(path) and not _within(path, hidden_folders):
+            argv += ["--ro-bind", str(path), str(path)]
+    hides, empty_folders = hide_argv(ns)
+    argv += hides
+    for path in ns.writable:
+        if path.is_relative_to(ws) and path.exists() and not _within(path, empty_folders):
+            argv += ["--bind", str(path), str(path)]
+    return argv + ["--setenv", "TMPDIR", "/tmp", "--chdir", str(ws), "--"]

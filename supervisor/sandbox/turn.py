@@ -1,0 +1,95 @@
+"""An agent turn's namespace, as lines of the turn's wrapper script (supervisor/backends/base.py): every backend
+(tmux pane, local process, Slurm job) runs the same wrapper, so every agent (Claude Code interactive or headless, a
+command agent, Codex) runs inside it the same way. The wrapper itself stays outside: it marks the turn started and
+records its exit, so the supervisor learns how a turn ended whoever ran it.
+
+Inside: the workspace and a private TMPDIR are writable, and so are the agent's own state (Claude Code's config)
+and the run's few hook paths (stops/, refusals/, waits/, the shift's folder for claims); the rest of the run
+directory, the references, passed tests and nightshift.toml are read-only; held-out data and the private stores do
+not exist. With ``[policy] network = false`` the only way out is the model's API, through a proxy nightshift runs
+outside and reaches by a unix socket bound in. Processes left running when the agent's command ends are written
+to the turn's ``leftovers`` file (and end with the namespace).
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.run.paths import RunPaths
+from supervisor.sandbox.boundary import Boundary
+from supervisor.sandbox.command import SCAN
+from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
+HOOK_FOLDERS = ("stops", "refusals", "waits")
+
+
+def python_line(module: str, *args: str) -> str:
+    """This installation's Python running ``module.main(argv)``: no site, no user PYTHON* variables, nothing of
+    the current folder on the path (as the hooks start)."""
+    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
+            f"sys.exit(main(sys.argv[1:]))")
+    return " ".join([shlex.quote(sys.executable), "-S", "-E", "-P", "-c", shlex.quote(code),
+                     *(shlex.quote(a) for a in args)])
+
+
+@dataclass
+class TurnNamespace:
+    argv: list[str]  # bwrap ... -- (empty: the turn runs without a namespace)
+    tmp: Path | None = None
+    leftovers: Path | None = None
+    prologue: str = ""  # wrapper lines before the namespace starts (outside)
+    inside: str = ""  # lines run inside before the agent's command
+    epilogue: str = ""  # wrapper lines after it ended (outside)
+    notes: list[str] = field(default_factory=list)
+
+
+def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
+                   protected: list[Path] = ()) -> TurnNamespace:
+    """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
+    workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only."""
+    problem = boundary.problem
+    if problem is not None:
+        return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
+    tmp = boundary.scratch() / name
+    tmp.mkdir(exist_ok=True, mode=0o700)
+    shift_dir = run.shift_dir(shift)
+    hooks = [run.root / f for f in HOOK_FOLDERS]
+    for folder in [shift_dir, *hooks]:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden),
+                   read_only=list(boundary.references) + list(boundary.links) + list(boundary.read_only)
+                   + list(protected),
+                   writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
+                   network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp))
+    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
+    if not boundary.network:
+        socket = tmp / ".api.sock"
+        out.prologue = (f"{python_line('supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
+        out.inside = (f"{python_line('supervisor.sandbox.proxy', 'inside', '/tmp/.api.sock', str(API_PORT))} &\n"
+                      "helpers=\"$helpers $!\"\n"
+                      "for i in $(seq 200); do [ -e /tmp/.api.ready ] && break; sleep 0.05; done\n"
+                      'case "${ANTHROPIC_BASE_URL:-}" in\n'
+                      f'  http://*) export ANTHROPIC_BASE_URL=http://127.0.0.1:{API_PORT} ;;\n'
+                      f'  *) export HTTPS_PROXY=http://127.0.0.1:{API_PORT} https_proxy=http://127.0.0.1:{API_PORT} ;;\n'
+                      'esac\n')
+        out.epilogue = "kill $ns_proxy 2>/dev/null\n"
+    return out
+
+
+def _empty(tmp: Path) -> Path:
+    """An empty file that stands for a hidden file inside the workspace (outside /tmp's view: the TMPDIR's parent)."""
+    empty = tmp.parent / ".empty"
+    if not empty.exists():
+        empty.write_bytes(b"")
+    return empty
+
+
+def inner_script(ns: TurnNamespace, command: str) -> str:
+    """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
+    scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
+    return ("#!/usr/bin/env bash\nhelpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
+            + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")

@@ -1,0 +1,78 @@
+"""The shift's side of the boundary: every turn is wrapped in nightshift's namespace (supervisor/sandbox/), the run
+is held before a turn when the namespace it needs cannot be made (fail closed), and what the namespace ended (a
+process the agent left running) is recorded as a ``policy.denied`` event, so the next push-back, `status`, `log`
+and the TUI name it like any other refusal.
+"""
+from __future__ import annotations
+
+import os
+
+from supervisor.backends.base import LaunchSpec
+from supervisor.config.schema import Config
+from supervisor.sandbox.boundary import Boundary, boundary_for, notes, open_doors, start_problems
+from supervisor.sandbox.turn import inner_script, turn_namespace
+from supervisor.shift.ledger import RunLedger
+from supervisor.verify.boundary import test_files
+
+LEFTOVER = ("was still running when your turn ended and was ended: nothing you start outlives your turn (run "
+            "servers and long jobs inside the turn, and wait for them)")
+
+
+class TurnBoundary:
+    def __init__(self, ledger: RunLedger, config: Config, agent):
+        self.ledger, self.config, self.agent = ledger, config, agent
+        self.run = ledger.run_paths
+
+    def boundary(self, passed: set[str] | None = None) -> Boundary:
+        ws = self.run.workspace
+        protected = sorted(test_files(ws, passed)) if passed else []
+        return boundary_for(ws, self.config, self.run.root, protected)
+
+    def announce(self, claude_sandbox: bool) -> None:
+        """One event per supervisor: whether the namespace holds, and which doors are open where it does not."""
+        b = self.boundary()
+        self.ledger.emit("policy.sandbox", self.ledger.state["shift"] or None, available=b.problem is None,
+                         problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
+                         doors=open_doors(b, self.config.agent.kind), notes=notes(b))
+
+    def refusal(self) -> str | None:
+        """Why no turn may start: the boundary cannot hold what the run needs, or the agent's state is missing."""
+        b = self.boundary()
+        problems = start_problems(b)
+        if problems:
+            return problems[0]
+        if b.problem is None:
+            for path in self.agent.state_paths():
+                if not path.exists():
+                    return (f"{path} does not exist: the agent's own state folder is the one place outside the "
+                            f"workspace its turn may write; {self.agent.state_fix(path)}")
+        return None
+
+    def wrap(self, spec: LaunchSpec, passed: set[str]) -> None:
+        """Put the turn's command inside its namespace (the wrapper runs bwrap; the command is in inner.sh)."""
+        ws = self.run.workspace
+        b = self.boundary(passed)
+        ns = turn_namespace(b, self.run, spec.shift, spec.name, self.agent.state_paths(),
+                            sorted(test_files(ws, passed)))
+        if not ns.argv:
+            return
+        inner = spec.wrapper.with_name(f"t{spec.turn}.inner.sh")
+        inner.write_text(inner_script(ns, spec.command))
+        os.chmod(inner, 0o700)
+        spec.namespace_argv, spec.inner_file = ns.argv, inner
+        spec.prologue, spec.epilogue = ns.prologue, ns.epilogue
+
+    def record_leftovers(self, shift: int, turn: int) -> list[str]:
+        """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""
+        path = self.run.turn_file(shift, turn, "leftovers")
+        try:
+            lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return []
+        path.rename(path.with_name(path.name + ".seen"))
+        for line in lines[:20]:
+            pid, _, name = line.partition(" ")
+            self.ledger.emit("policy.denied", shift, tool="process", input=f"{name or '?'} (pid {pid} in the turn)",
+                             rule="leftover", message=f"{name or 'a process'} {LEFTOVER}")
+        return lines
+
