@@ -14,6 +14,7 @@ import uuid
 import pytest
 
 from supervisor.verify.oracle import protect_references, run_oracle
+from supervisor.sandbox.boundary import boundary_for_oracle
 from supervisor.sandbox.probe import bwrap_problem
 from supervisor.verify.oracle.seal import MARKER, put_back
 from tests.fixtures_core import wait_for
@@ -58,7 +59,7 @@ def test_a_legitimate_solver_passes_and_sees_its_inputs(tmp_path):
     out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", None)
     assert out.passed, out.summary
     assert (ws / "out" / "seen.txt").read_text() == "how the reference was made\n"  # a sibling stays readable
-    assert out.report["seal"] == ["references were absent while the oracle command ran (bubblewrap)"]
+    assert out.report["sealed"] == "namespace" and out.report["heldout_protected"] and out.report["seal"] == []
 
 
 def test_a_solver_that_copies_the_reference_finds_nothing_to_copy(tmp_path):
@@ -117,7 +118,9 @@ def test_without_a_sandbox_the_references_are_moved_aside_and_always_put_back(tm
     store = tmp_path / "run" / "references"
     protect_references(oracle(*entries), ws, store)
     cmd = "mkdir -p out && (ls reference > out/listing.txt) && cp data/cl.dat out/cl.dat"
-    out = run_oracle(oracle(*entries, command=cmd), ws, tmp_path / "o", store, sandbox="off")
+    cfg = oracle(*entries, command=cmd)
+    out = run_oracle(cfg, ws, tmp_path / "o", store, boundary=boundary_for_oracle(ws, cfg, mode="off"))
+    assert out.report["sealed"] == "moved" and not out.report["heldout_protected"]
     assert (ws / "out" / "listing.txt").read_text() == "notes.txt\n"  # cl.dat was away while it ran
     assert (ws / "reference" / "cl.dat").exists() and not (store / MARKER).exists()
     notes = " ".join(out.report["seal"])
@@ -131,9 +134,10 @@ def test_a_crash_during_the_oracle_command_is_undone_at_the_next_start(tmp_path)
     store = tmp_path / "run" / "references"
     protect_references(oracle(*entries), ws, store)
     code = ("import sys; from pathlib import Path; from supervisor.verify.oracle import run_oracle; "
-            "from tests.fixtures_oracle import oracle; "
-            f"run_oracle(oracle(*{entries!r}, command='sleep 60'), Path({str(ws)!r}), Path({str(tmp_path / 'o')!r}), "
-            f"Path({str(store)!r}), sandbox='off')")
+            "from tests.fixtures_oracle import oracle; from supervisor.sandbox.boundary import boundary_for_oracle; "
+            f"cfg = oracle(*{entries!r}, command='sleep 60'); "
+            f"run_oracle(cfg, Path({str(ws)!r}), Path({str(tmp_path / 'o')!r}), "
+            f"Path({str(store)!r}), boundary=boundary_for_oracle(Path({str(ws)!r}), cfg, mode='off'))")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)))
     try:
         wait_for(lambda: (store / MARKER).exists() and not (ws / "reference" / "cl.dat").exists(), timeout=60,

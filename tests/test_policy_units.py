@@ -179,7 +179,7 @@ def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
     assert all(init_defaults.values()), init_defaults  # nothing in `init` defaults trips root's trap
     (tmp_path / "nightshift.toml").write_text('[agent]\npermission_mode = "bypassPermissions"\n')
     rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
-    assert "file tools" in rows and "sandbox (agent's shell)" in rows
+    assert "file tools" in rows and "namespace" in rows
     if os.getuid() == 0:
         assert not rows["root"][0] and "IS_SANDBOX=1" in rows["root"][1] and "never needs bypass" in rows["root"][1]
     else:
@@ -187,8 +187,8 @@ def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")  # no bubblewrap: what holds the shell then
     (tmp_path / "nightshift.toml").write_text('[policy]\nsandbox = "required"\n')
     rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
-    ok, detail = rows["sandbox (agent's shell)"]
-    assert not ok and "apt-get install bubblewrap socat" in detail and "will not start" in detail
+    ok, detail = rows["namespace"]
+    assert not ok and "apt-get install bubblewrap" in detail and "will not start" in detail
 
 
 def test_a_workspace_module_named_like_the_stdlib_cannot_switch_the_hook_off(tmp_path, policy):

@@ -65,21 +65,26 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    problem = sandbox_problem()
-    required = config is not None and config.policy.sandbox == "required"
-    rows = [(not (problem and required), "sandbox (agent's shell)",
-             "bubblewrap works: the agent's shell cannot read held-out references, write outside the workspace "
-             "and the temporary directory, or reach the network when [policy] network = false" if not problem else
-             f"{problem}; the PreToolUse hook refuses what it can see in a command and the integrity check at "
-             "every stop restores protected files" + (" ([policy] sandbox = \"required\": runs will not start)"
-                                                        if required else ""))]
+    from supervisor.sandbox.boundary import boundary_for, open_doors
     from supervisor.sandbox.probe import bwrap_problem
-    sealed = bwrap_problem()
-    rows.append((True, "references vs oracle", "the oracle command runs with every reference (visible and held out) "
-                 "absent (bubblewrap)" if not sealed else
-                 f"{sealed}: visible references are moved aside while the oracle command runs; held-out references "
-                 "are NOT protected from a solver run by the same user (a store readable only by another account, "
-                 "or bubblewrap, would protect them); every verdict says so"))
+
+    problem = bwrap_problem()
+    boundary = boundary_for(Path(workspace), config) if config is not None else None
+    held = boundary is not None and bool(boundary.heldout)
+    fail_closed = boundary is not None and (config.policy.sandbox == "required" or (held and not
+                                                                                   boundary.unprotected_ok))
+    doors = open_doors(boundary, config.agent.kind) if boundary is not None else []
+    rows = [(not (problem and fail_closed), "namespace",
+             "bubblewrap works: every turn of the agent and every command that runs its code (tests, verify, oracle) "
+             "runs in nightshift's namespace (held-out references absent, references and passed tests read-only, a "
+             "private TMPDIR, nothing outlives its turn, no network unless [policy] allows it)" if not problem else
+             f"{problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
+             + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
+                if fail_closed else ""))]
+    if config is not None and config.policy.claude_sandbox:
+        second = sandbox_problem()
+        rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer"
+                     if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
     rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
                                      "recorded as policy.denied and named in the next push-back)"))
     bypass = config is not None and (config.agent.permission_mode == "bypassPermissions" or

@@ -1,9 +1,12 @@
-"""The preflight's lines about the boundary: what holds the agent's hands on this machine (the sandbox, the
-hook, the integrity check; root's one trap) and whether the oracle command really cannot read the references
-while it runs (a probe run exactly as the oracle command is, inside the same seal)."""
+"""The preflight's lines about the boundary, probed for the agent that will run: a script runs inside the real
+namespace of that agent's turn (its own state folders writable, as a turn has them) and tries the doors (read a
+held-out reference, write a reference and nightshift.toml, leave a file outside the workspace); and the oracle
+command's probe, run exactly as the oracle command is (every reference absent). Where no namespace can be made,
+the lines say which doors are open for this agent, and a run with held-out comparisons fails closed."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Iterable
 
@@ -12,17 +15,57 @@ from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContex
 
 def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
     from supervisor.cli.doctor import boundary_checks
-    from supervisor.shift.policy import sandbox_problem
+    from supervisor.sandbox.boundary import boundary_for, notes, open_doors, start_problems
 
     for ok, what, detail in boundary_checks(ctx.workspace):
-        if what in ("sandbox (agent's shell)", "root", "permission mode", "nightshift.toml"):
-            # No sandbox is a note (the hook and the integrity check still hold the rules), unless it is required.
-            weaker = what == "sandbox (agent's shell)" and sandbox_problem() is not None
-            yield Line(FAIL if not ok else NOTE if weaker else OK, "boundary", detail)
-    yield from _references_out_of_reach(ctx)
+        if what in ("root", "permission mode", "nightshift.toml"):
+            yield Line(FAIL if not ok else OK, "boundary", detail)
+    boundary = boundary_for(ctx.workspace, ctx.config)
+    for problem in start_problems(boundary):
+        yield Line(FAIL, "boundary", problem)
+    for note in notes(boundary) + open_doors(boundary, ctx.agent or ctx.config.agent.kind):
+        yield Line(NOTE, "boundary", note)
+    if boundary.problem is None:
+        yield from _agent_probe(ctx, boundary)
+    yield from _references_out_of_reach(ctx, boundary)
 
 
-def _references_out_of_reach(ctx: PreflightContext) -> Iterable[Line]:
+def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
+    """Try the doors from inside the namespace the configured agent's turns get."""
+    from supervisor.agents import make_agent
+    from supervisor.run.paths import RunPaths
+    from supervisor.sandbox.turn import turn_namespace
+
+    kind = ctx.agent or ctx.config.agent.kind
+    agent = make_agent(kind, ctx.config.agent.mode, ctx.config.agent.command or "")
+    state = [p for p in agent.state_paths() if p.exists()]
+    ns = turn_namespace(boundary, RunPaths(ctx.out_dir / "probe-run"), 1, "s1t1", state)
+    outside = Path.home() / f".nightshift-probe-{ctx.out_dir.name}"
+    tries = [("read", str(p)) for p in boundary.heldout] + [("write", str(p)) for p in boundary.references[:1]]
+    tries += [("write", str(ctx.workspace / "nightshift.toml")), ("create", str(outside))]
+    script = "".join(f"{'cat' if how == 'read' else 'touch'} {shlex.quote(path)} >/dev/null 2>&1 && "
+                     f"echo {how} {shlex.quote(path)}\n" for how, path in tries) + "true\n"
+    probe = subprocess.run(ns.argv + ["bash", "-c", script], cwd=ctx.workspace, capture_output=True, text=True,
+                           timeout=60)
+    if outside.exists():
+        outside.unlink()
+    opened = [line for line in probe.stdout.splitlines() if line.strip()]
+    if probe.returncode != 0:
+        yield Line(FAIL, "boundary", f"the {kind} agent's namespace could not start: "
+                                     f"{(probe.stderr.strip().splitlines() or ['no message'])[-1]}; if the workspace "
+                                     "is on a filesystem bubblewrap cannot bind, move it, or set [policy] sandbox = "
+                                     "\"off\" (and say heldout = \"unprotected\" if you hold data out)")
+    elif opened:
+        yield Line(FAIL, "boundary", f"inside the {kind} agent's namespace these doors are open: {'; '.join(opened)}")
+    else:
+        held = "cannot read held-out references, " if boundary.heldout else ""
+        yield Line(OK, "boundary", f"every process of the {kind} agent runs in nightshift's namespace (probed): it "
+                                   f"{held}cannot write references or nightshift.toml, writes only in the workspace "
+                                   "and a private TMPDIR, and nothing it starts outlives its turn"
+                                   + ("; no network but the model's API" if not boundary.network else ""))
+
+
+def _references_out_of_reach(ctx: PreflightContext, boundary) -> Iterable[Line]:
     from supervisor.verify.oracle.check import _sealed_command
     from supervisor.verify.oracle.integrity import resolve
     from supervisor.verify.oracle.readers import split_part
@@ -34,17 +77,15 @@ def _references_out_of_reach(ctx: PreflightContext) -> Iterable[Line]:
     probe = " ; ".join(f"test -e {shlex.quote(str(p))} && echo {shlex.quote(str(p))}" for p in refs) + " ; true"
     out_dir = ctx.out_dir / "seal-probe"
     out_dir.mkdir(parents=True, exist_ok=True)
-    result, notes = _sealed_command(oracle, probe, ctx.workspace, out_dir, None, list(oracle.compare),
-                                    ctx.config.policy.sandbox)
+    result, seal = _sealed_command(oracle, probe, ctx.workspace, out_dir, None, boundary)
     seen = [line for line in Path(result["stdout"]).read_text().splitlines() if line.strip()] \
         if result.get("stdout") else []
     if not seen:
         yield Line(OK, "references", "the oracle command cannot see any reference while it runs (probed)")
         return
-    moved = [n for n in notes if "stayed readable" in n or "NOT hidden" in n]
     text = (f"the oracle command could read {len(seen)} reference(s) here ({Path(seen[0]).name}, ...): without "
-            "bubblewrap a run moves the visible references out of the workspace while it runs")
-    if any(c.heldout for c in oracle.compare):
+            "a namespace a run moves the visible references out of the workspace while it runs")
+    if not seal.heldout_protected:
         text += ", but held-out references stay readable to a solver run by the same user (bubblewrap, or a store " \
                 "readable only by another account, would protect them)"
-    yield Line(NOTE, "references", text + (f" ({moved[0]})" if moved else ""))
+    yield Line(NOTE, "references", text)

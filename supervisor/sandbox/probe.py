@@ -7,13 +7,17 @@ import shutil
 import subprocess
 
 
-@functools.lru_cache(maxsize=1)
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot make a mount namespace here, or None when it can."""
-    if not shutil.which("bwrap"):
+    return _probe(shutil.which("bwrap"))
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str | None) -> str | None:
+    if not bwrap:
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
     try:
-        probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
+        probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
                                 "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "true"],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -23,6 +23,7 @@ from supervisor.run.liveness import supervisor_status
 from supervisor.run.paths import RunPaths, new_run_id
 from supervisor.run.registry import live_runs, register
 from supervisor.errors import UserError
+from supervisor.sandbox.boundary import boundary_for, start_problems
 
 
 class LaunchError(UserError):
@@ -44,6 +45,8 @@ def refuse_to_start(workspace: Path, config: Config):
     if not workspace.is_dir():
         raise LaunchError(f"workspace {workspace} does not exist; give an existing folder")
     validate_for_launch(config)
+    for problem in start_problems(boundary_for(workspace, config)):  # fail closed, before anything is created
+        raise LaunchError(problem)
     backends.preflight(config.backend.kind, config)  # no run is created where its backend cannot run
     repo = gitops.open_repo(workspace)
     problem = gitops.refusal(repo, workspace)

@@ -112,12 +112,13 @@ class AgentSession:
             if self.agent.hook_driven:
                 request = self.take_hook_request()
                 if request is not None:
+                    self.boundary.record_after_stop(ctx.shift, self.state["launch_turn"] or ctx.turn)
                     stop = self.agent.read_hook_stop(ctx, request)
                     stop.reason = "hook"
                     self.pending_request = request["id"]
                     return stop
             if exit_code is not None:
-                self.boundary.record_leftovers(ctx.shift, ctx.turn)
+                self.boundary.record_after_stop(ctx.shift, self.state["launch_turn"] or ctx.turn)
                 return self.agent.read_stop(ctx, exit_code)
             # A turn normally ends with its exit file (inotify wakes us); liveness only catches a killed pane and
             # costs a tmux call (~5 ms CPU), so it is asked every few seconds, not at every wake-up.
@@ -149,7 +150,7 @@ class AgentSession:
         time.sleep(0.2)  # the wrapper writes the exit file just after the agent ends
         exit_code = read_exit(spec)
         if exit_code is not None:
-            self.boundary.record_leftovers(ctx.shift, ctx.turn)
+            self.boundary.record_after_stop(ctx.shift, self.state["launch_turn"] or ctx.turn)
             return self.agent.read_stop(ctx, exit_code)
         end = self.backend.describe_end(target) if target and hasattr(self.backend, "describe_end") else None
         if end:  # a batch job that ended by itself: walltime, preemption, a failed job...

@@ -14,6 +14,9 @@ from supervisor.sandbox.turn import inner_script, turn_namespace
 from supervisor.shift.ledger import RunLedger
 from supervisor.verify.boundary import test_files
 
+READ_ONLY = "Read-only file system"
+MISSING = ("No such file", "not found", "Errno 2", "does not exist", "cannot open", "cannot access")
+SCAN_BYTES = 1 << 20  # of the agent's log per stop: what a turn printed since the last scan, at most
 LEFTOVER = ("was still running when your turn ended and was ended: nothing you start outlives your turn (run "
             "servers and long jobs inside the turn, and wait for them)")
 
@@ -61,6 +64,39 @@ class TurnBoundary:
         os.chmod(inner, 0o700)
         spec.namespace_argv, spec.inner_file = ns.argv, inner
         spec.prologue, spec.epilogue = ns.prologue, ns.epilogue
+
+    def record_after_stop(self, shift: int, turn: int) -> None:
+        """What the namespace refused or ended during the turn, as refusals: processes left running, writes that
+        met a read-only path, reads of a held-out path (each seen in the agent's own output)."""
+        self.record_leftovers(shift, turn)
+        for rule, line in self.scan_log(shift, turn):
+            message = (f"{line}: the namespace keeps references, passed tests, nightshift.toml and .nightshift/ "
+                       "read-only" if rule == "read_only" else
+                       f"{line}: held-out references do not exist for your processes; the verdict on a claim of "
+                       "done says how far off they are")
+            self.ledger.emit("policy.denied", shift, tool="namespace", input=line[:200], rule=rule, message=message)
+
+    def scan_log(self, shift: int, turn: int) -> list[tuple[str, str]]:
+        """Lines of the agent's output since the last scan where the namespace said no (read-only, held out)."""
+        log = self.run.turn_file(shift, turn, "log")
+        mark = self.run.turn_file(shift, turn, "log.scanned")
+        try:
+            start = int(mark.read_text()) if mark.exists() else 0
+            with open(log, "rb") as fh:
+                fh.seek(start)
+                data = fh.read(SCAN_BYTES)
+        except (OSError, ValueError):
+            return []
+        mark.write_text(str(start + len(data)))
+        held = [str(p) for p in self.boundary().heldout]
+        found: list[tuple[str, str]] = []
+        for raw in data.decode("utf-8", "replace").splitlines():
+            line = raw.strip()
+            if READ_ONLY in line:
+                found.append(("read_only", line[:300]))
+            elif any(h in line for h in held) and any(w in line for w in MISSING):
+                found.append(("held_out", line[:300]))
+        return found[:10]
 
     def record_leftovers(self, shift: int, turn: int) -> list[str]:
         """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""
