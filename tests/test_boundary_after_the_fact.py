@@ -1,6 +1,9 @@
 """The boundary after the fact, for an agent nightshift cannot hook (a scripted command agent that cheats): at
 the stop after it loosens nightshift.toml, empties a test that has passed and rewrites the Definition of done,
-each file is put back, named in the verdict and the push-back, and the run does not end done on that stop."""
+each file is put back, named in the verdict and the push-back, and the run does not end done on that stop.
+
+This is the layer that holds where no namespace can be made, so the test turns the namespace off ([policy]
+sandbox = "off", the setting it is about); inside the namespace these writes fail (tests/test_namespace_cheats.py)."""
 from __future__ import annotations
 
 
@@ -22,7 +25,7 @@ def test_protected_files_changed_by_a_command_agent_are_restored_and_named(works
                  ["write", "CLAUDE.md", cheat_plan],                                # rewrites the Definition of done
                  ["claim", "done", "all good"]],
         "s1t3": [["claim", "done", "all good, really"]],
-    }, backend="local", test_command="python3 -m pytest -q tests")
+    }, backend="local", test_command="python3 -m pytest -q tests", extra='[policy]\nsandbox = "off"\n')
     config_before = (ws / "nightshift.toml").read_text()
     run = workspace.create_run()
     out = supervise(run)
