@@ -30,7 +30,7 @@ def test_headless_turn_then_pushback_with_resume(workspace, fake_claude):
     assert stops[0]["cost_usd"] > 0 and stops[0]["session_id"] == stops[1]["session_id"]  # resumed, same session
     assert stops[0]["context_tokens"] > 0
     assert run.turn_file(1, 1, "stream.jsonl").exists() and run.turn_file(1, 2, "stream.jsonl").exists()
-    assert "--resume" in run.turn_file(1, 2, "sh").read_text()
+    assert "--resume" in run.turn_file(1, 2, "inner.sh").read_text()  # the command, run inside the namespace
     resumed = [r for r in fake.requests if r.kind == "script"][2]
     assert "does not pass yet" in resumed.last_user_text() and len(resumed.body["messages"]) > 3
     state = json.loads(run.snapshot.read_text())["state"]

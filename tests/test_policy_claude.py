@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from supervisor.shift.launcher import LaunchError, create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tool, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, wait_for, workspace  # noqa: F401
@@ -186,12 +186,17 @@ def test_a_required_sandbox_that_cannot_run_holds_the_run_with_the_reason(worksp
     for name in ("git", "claude", "tmux", "socat"):
         if shutil.which(name):
             os.symlink(shutil.which(name), bin_dir / name)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.path.dirname(sys.executable)}")
+    path, full_path = f"{bin_dir}:{os.path.dirname(sys.executable)}", os.environ["PATH"]
+    monkeypatch.setenv("PATH", path)
+    with pytest.raises(LaunchError, match="apt-get install bubblewrap"):  # `nightshift run` refuses at once
+        create_run(ws, resolve_config(ws))
+    monkeypatch.setenv("PATH", full_path)  # created where bubblewrap runs; the supervisor starts where it does not
     run = create_run(ws, resolve_config(ws))
+    monkeypatch.setenv("PATH", path)
     threading.Thread(target=run_foreground, args=(run,), kwargs={"say": lambda _: None}, daemon=True).start()
     paused = wait_for(lambda: next((json.loads(l) for l in run.events.read_text().splitlines()
                                     if '"run.paused"' in l), None), timeout=60, what="run.paused")
-    assert "bwrap" in paused["data"]["reason"] and "apt-get install bubblewrap" in paused["data"]["reason"]
+    assert "bubblewrap is not installed" in paused["data"]["reason"] and "apt-get install bubblewrap" in paused["data"]["reason"]
     assert not fake.requests  # no shift was started without its sandbox
     from supervisor.run.inbox import send_command
     send_command(run, "stop")
