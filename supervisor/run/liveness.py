@@ -1,10 +1,13 @@
 """Is a run's supervisor alive? supervisor.json holds host and pid; its mtime is the heartbeat.
 
 On the same host we check the pid (skipping zombies, which PID 1 may reap late); from another login node
-only the heartbeat can tell, since the file is on the shared filesystem.
+only the heartbeat can tell, since the file is on the shared filesystem. Inside another PID namespace of the same
+host (the agent's Stop hook runs in nightshift's namespace) the supervisor's pid means nothing: there the run lock
+it holds tells, since a lock is seen across namespaces and at once (a heartbeat can be late during a long oracle).
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -29,8 +32,34 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def pid_namespace() -> int | None:
+    """This process's PID namespace (the inode of /proc/self/ns/pid), or None where /proc does not say."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+
+
+def lock_held(lock: Path) -> bool:
+    """Does some process hold ``lock`` (the supervisor's run lock)? Tried shared and without waiting, then let go."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
 def write_supervisor_info(path: Path, **extra: Any) -> None:
-    info = {"host": os.uname().nodename, "pid": os.getpid(), "started": time.time(), **extra}
+    info = {"host": os.uname().nodename, "pid": os.getpid(), "pidns": pid_namespace(), "started": time.time(),
+            **extra}
     tmp = path.with_name(".supervisor.json.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -55,6 +84,8 @@ def supervisor_status(path: Path) -> dict[str, Any]:
     local = info.get("host") == os.uname().nodename
     if info.get("stopped"):
         alive = False
+    elif local and info.get("pidns") not in (None, pid_namespace()):
+        alive = lock_held(path.with_name("supervisor.lock"))  # another PID namespace: its pid is not ours to check
     elif local:
         alive = pid_alive(int(info.get("pid", 0)))
     else:
