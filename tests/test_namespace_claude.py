@@ -6,6 +6,7 @@ of reach)."""
 from __future__ import annotations
 
 import json
+import sys
 import socket
 import subprocess
 import threading
@@ -96,3 +97,28 @@ def test_network_off_reaches_only_the_models_api(workspace, fake_claude, tmp_pat
     assert len([r for r in fake.requests if r.kind == "script"]) >= 3  # every model call went through the proxy
     inner = run.turn_file(1, 1, "inner.sh").read_text()
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in inner and "--unshare-net" in run.turn_file(1, 1, "sh").read_text()
+
+
+def test_a_test_that_passes_mid_shift_is_protected_before_the_next_launch(workspace, fake_claude):
+    """An interactive session lives across push-backs: a test that passed at its first stop is refused to the same
+    session's next edit (the hook's policy is refreshed at the verdict, not at the next launch)."""
+    require_tool("tmux")
+    fake, seed = fake_claude
+    ws = workspace.path
+    seed(ws, mode="interactive", backend="tmux")
+    config = (ws / "nightshift.toml").read_text().replace(
+        'test_command = "test \\"$(cat check.txt)\\" = ok"', f'test_command = "{sys.executable} -m pytest -q tests"')
+    (ws / "nightshift.toml").write_text(config)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "pytest"], cwd=ws, check=True)
+    test_file = str(ws / "tests" / "test_ok.py")
+    honest = "def test_ok():\n    assert open('check.txt').read() == 'ok'\n"
+    fake.push(tools(write(test_file, honest), write(str(ws / "check.txt"), "ok")), text("tests pass"),
+              tools(write(test_file, "def test_ok():\n    pass\n"), match="Stop hook feedback"),
+              tools(bash(claim("done, test kept"))), text("done"))
+    run = create_run(ws, resolve_config(ws))
+    assert run_foreground(run, say=lambda _: None) == 0
+    evs = [json.loads(line) for line in run.events.read_text().splitlines()]
+    denied = [e["data"] for e in evs if e["type"] == "policy.denied"]
+    assert any(d["rule"] == "tests" and "test_ok.py" in str(d["input"]) for d in denied), denied
+    assert [e["type"] for e in evs].count("agent.started") == 1  # the same session throughout
+    assert (ws / "tests" / "test_ok.py").read_text() == honest

@@ -201,7 +201,10 @@ class Supervisor:
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent()))
+        before = ledger.passed_tests()
         ledger.remember_verdict(verdict)
+        if ledger.passed_tests() - before:  # newly passed tests are protected at once, not from the next launch
+            self.session.refresh_policy()
         self.emit("verify.finished", ctx.shift, **verdict.event_data(ctx.turn))
         if verdict.judge and not verdict.judge.get("available"):
             self.emit("judge.unavailable", ctx.shift, turn=ctx.turn, error=verdict.judge.get("error"))

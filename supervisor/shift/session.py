@@ -69,6 +69,12 @@ class AgentSession:
             self.sandbox = None  # probed again after `nightshift resume`
         return problem
 
+    def refresh_policy(self) -> None:
+        """The hooks' rules again, with the tests that passed since the turn was launched (a live interactive
+        session keeps its mounts; its PreToolUse hook reads the new policy at its next call)."""
+        write_policy(self.run_paths, compile_policy(self.run_paths, self.config, self.ledger.passed_tests(),
+                                                    sandbox=not self.sandbox))
+
     def launch_turn(self) -> None:
         ctx = self.ctx(self.state["launch_turn"])
         if not ctx.prompt_file.exists():
