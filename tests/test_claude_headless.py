@@ -81,4 +81,6 @@ def test_a_full_context_gets_a_fresh_shift_instead_of_a_pushback(workspace, fake
     run = create_run(ws, resolve_config(ws))
     assert run_foreground(run, say=lambda _: None) == 0
     assert [e["data"]["reason"] for e in events(run) if e["type"] == "shift.ended"] == ["context"]
-    assert "--resume" not in run.turn_file(2, 1, "sh").read_text()
+    turn_scripts = [run.turn_file(2, 1, name) for name in ("sh", "inner.sh")]  # inner.sh: inside the namespace
+    assert "--resume" not in "".join(p.read_text() for p in turn_scripts if p.exists())
+    assert "claude" in "".join(p.read_text() for p in turn_scripts if p.exists())

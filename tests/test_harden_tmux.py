@@ -10,6 +10,8 @@ import sys
 
 from supervisor.backends.base import LaunchSpec
 from supervisor.backends.tmux import TmuxBackend
+from pathlib import Path
+
 from tests.fixtures_core import nightshift, require_tool, wait_for, workspace  # noqa: F401
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
@@ -92,31 +94,70 @@ def test_kill_9_and_a_dead_tmux_server_then_resume_finishes_in_a_fresh_shift(wor
     assert run_id in listing and "done" in listing.split(run_id)[1].splitlines()[0]
 
 
-def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next_shift(workspace):
-    from supervisor.run.liveness import processes_of_shift
-    from tests.fixtures_core import supervise
+IGNORES_HUP = "(trap '' HUP TERM; exec sleep 300) >/dev/null 2>&1 &"  # a child that ignores its pane's hangup
 
-    ignores_hup = "(trap '' HUP TERM; exec sleep 300) >/dev/null 2>&1 &"  # ignores the hangup of its pane
-    ws = workspace.configure({"s1t1": [["shell", ignores_hup], ["sleep", "120"]], "s2t1": FIX})
+
+def _kill_supervisor_and_server(ws, extra: str = ""):
+    """Shift 1's agent starts a child that ignores SIGHUP; the supervisor is killed -9 and the run's tmux server is
+    killed under the agent. Returns the run."""
+    from supervisor.run.liveness import processes_of_shift
+    ws.configure({"s1t1": [["shell", IGNORES_HUP], ["sleep", "120"]], "s2t1": FIX}, extra=extra)
     run = ws.create_run()
     first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
                              cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: len(processes_of_shift(run.root, 1)) >= 2, 60, what="the agent and its child to start")
-        first.send_signal(signal.SIGKILL)
+        wait_for(lambda: any("sleep" in _cmdline(p) for p in processes_of_shift(run.root, 1)), 60,
+                 what="the agent's child to start")
+    finally:
+        first.kill()
         first.wait()
-        subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], check=True)
-        wait_for(lambda: not server_alive(f"ns-{run.run_id}"), 30, what="the tmux server to go")
-        # The pane's shell and the agent die of the hangup; the child that ignored it stays.
+    subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], check=True)
+    wait_for(lambda: not server_alive(f"ns-{run.run_id}"), 30, what="the tmux server to go")
+    return run
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next_shift(workspace):
+    """Without nightshift's namespace (sandbox = "off"), the child that ignored the hangup outlives its server: the
+    next supervisor finds it by its environment and ends it before shift 2."""
+    from supervisor.run.liveness import processes_of_shift
+    from tests.fixtures_core import supervise
+
+    run = _kill_supervisor_and_server(workspace, extra='[policy]\nsandbox = "off"\n')
+    try:
         survivor = wait_for(lambda: (found := processes_of_shift(run.root, 1)) and len(found) == 1 and found, 30,
                             what="only the child that ignored SIGHUP to remain")
         done = supervise(run)
         assert done.returncode == 0, done.stdout + done.stderr
         assert processes_of_shift(run.root, 1) == []
         assert f"ended process {survivor[0]}" in done.stdout
-        assert [e["shift"] for e in ws.events(run) if e["type"] == "shift.started"] == [1, 2]
+        assert [e["shift"] for e in workspace.events(run) if e["type"] == "shift.started"] == [1, 2]
     finally:
-        first.kill()
+        for pid in processes_of_shift(run.root, 1):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_namespace_ends_every_process_of_a_turn_whose_server_died(workspace):
+    """With init defaults (nightshift's namespace where bubblewrap works) nothing of the turn outlives its server,
+    not even a child that ignored the hangup: the namespace dies with its wrapper. The next shift starts as usual."""
+    from supervisor.run.liveness import processes_of_shift
+    from tests.fixtures_core import supervise
+    from tests.fixtures_namespace import need_namespace
+
+    need_namespace()
+    run = _kill_supervisor_and_server(workspace)
+    try:
+        wait_for(lambda: processes_of_shift(run.root, 1) == [], 30, what="every process of the turn to end")
+        done = supervise(run)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert [e["shift"] for e in workspace.events(run) if e["type"] == "shift.started"] == [1, 2]
+    finally:
         for pid in processes_of_shift(run.root, 1):
             os.kill(pid, signal.SIGKILL)
 

@@ -36,7 +36,7 @@ def test_headless_claude_turns_as_batch_jobs_with_a_pushback(slurm_cluster, work
     stops = [e["data"] for e in evs if e["type"] == "agent.stopped"]
     assert [s["claim"]["summary"] for s in stops] == ["premature", "fixed"]
     assert stops[0]["session_id"] == stops[1]["session_id"] and stops[0]["cost_usd"] > 0  # resumed in job 2
-    assert "--resume" in run.turn_file(1, 2, "sh").read_text() and run.turn_file(1, 2, "sbatch").exists()
+    assert "--resume" in run.turn_file(1, 2, "inner.sh").read_text() and run.turn_file(1, 2, "sbatch").exists()
     assert evs[-1]["type"] == "run.finished" and evs[-1]["data"]["outcome"] == "done"
     assert (ws / "check.txt").read_text().strip() == "ok"
     assert "dummy" not in "".join(p.read_text(errors="ignore") for p in run.root.rglob("*") if p.is_file())
