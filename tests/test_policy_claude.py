@@ -89,6 +89,8 @@ def assert_boundary_held(run, fake, pushback_marker: str) -> None:
     assert not [e for e in evs if e["type"] == "agent.waiting"]  # nothing ever waited for a human
     sandbox = next(e["data"] for e in evs if e["type"] == "policy.sandbox")
     assert sandbox["available"], sandbox  # bubblewrap and socat are part of `make test`'s tools
+    # Inside the namespace every call is decided by the turn's resident helper, not a hook interpreter per call.
+    assert {d["decided_by"] for d in denied} == {"helper"}, denied
     results = tool_results(fake)
     refused = [r for r in results if r["error"]]
     assert len(refused) == 5 and all("nightshift policy" in r["text"] for r in refused), results
