@@ -7,6 +7,7 @@ import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.verify import definition_of_done as dod
 
 
 def config_lines(ctx: PreflightContext) -> Iterable[Line]:
@@ -32,9 +33,8 @@ def plan_lines(ctx: PreflightContext) -> Iterable[Line]:
                                  "done the agent works to)")
         return
     text = path.read_text(encoding="utf-8", errors="replace")
-    match = re.search(r"^##\s+Definition of done\s*$(.*?)(?=^##\s|\Z)", text, flags=re.M | re.S)
-    body = [l for l in (match.group(1).splitlines() if match else []) if l.strip() and not l.startswith("<!--")]
-    if not match:
+    body = dod.body_lines(text)
+    if dod.span(text) is None:
         yield Line(FAIL, "plan", "CLAUDE.md has no '## Definition of done' section: add one listing what must hold "
                                  "(the agent's claim is checked against it)")
     elif not body:

@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
+from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
 
-DOD = "## Definition of done"
 MANIFEST = "manifest.json"
 
 
@@ -67,7 +67,7 @@ def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
     plan = ws / "CLAUDE.md"
     if "CLAUDE.md#dod" not in kept and plan.is_file():
         text = plan.read_text(encoding="utf-8", errors="replace")
-        span = _section(text)
+        span = dod.span(text)
         if span:
             _write(store / "definition_of_done", text[span[0]:span[1]].encode())
             kept["CLAUDE.md#dod"] = "definition_of_done"
@@ -101,20 +101,27 @@ def check_boundary(workspace: Path, store: Path) -> Check:
     return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
 
 
-def _section(text: str) -> tuple[int, int] | None:
-    start = text.find(DOD)
-    if start < 0:
-        return None
-    end = text.find("\n## ", start + len(DOD))
-    return start, end + 1 if end >= 0 else len(text)
-
-
 def _definition_of_done(ws: Path, kept: str) -> list[str]:
+    """Put the kept section back when its words changed; ticking or unticking its boxes is the agent's to do."""
     plan = ws / "CLAUDE.md"
     now = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
-    span = _section(now)
-    if span is not None and now[span[0]:span[1]] == kept:
+    span = dod.span(now)
+    if span is not None and dod.words(now[span[0]:span[1]]) == dod.words(kept):
         return []
+    found = now[span[0]:span[1]] if span is not None else ""
     fixed = now[:span[0]] + kept + now[span[1]:] if span is not None else kept + "\n" + now
     plan.write_text(fixed, encoding="utf-8")
-    return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"]
+    return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"
+            + _first_change(dod.words(kept), dod.words(found))]
+
+
+def _first_change(kept: str, found: str) -> str:
+    """The first line the agent changed, quoted short, so the push-back names what was undone."""
+    kept_lines, found_lines = kept.splitlines(), found.splitlines()
+    for i in range(max(len(kept_lines), len(found_lines))):
+        was = kept_lines[i] if i < len(kept_lines) else ""
+        now = found_lines[i] if i < len(found_lines) else ""
+        if was.strip() != now.strip():
+            shown = now.strip() or "(removed) " + was.strip()
+            return f" (first changed line: {shown[:120]!r})"
+    return ""
