@@ -8,11 +8,11 @@ see (a clever shell command) the sandbox holds where it runs, and the integrity 
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import time
 
+from supervisor.run.private import write_private_json
 from supervisor.verify.definition_of_done import same_words
 
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -153,8 +153,4 @@ def record_refusal(run_dir: str, record: dict) -> None:
     folder = os.path.join(run_dir, "refusals")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}.json"  # sorts in the order they were made
-    tmp = os.path.join(folder, f".{name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(record, fh)
-    os.replace(tmp, os.path.join(folder, name))
+    write_private_json(os.path.join(folder, name), record)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from supervisor.run.private import write_private_bytes
 from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
 
@@ -42,14 +42,6 @@ def _manifest(store: Path) -> dict[str, str]:
         return {}
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
 def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
     """Keep each path not kept yet (the state it is accepted in), and CLAUDE.md's Definition of done."""
     store.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -62,16 +54,16 @@ def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
         if rel in kept or not path.is_file():
             continue
         key = hashlib.sha256(rel.encode()).hexdigest()[:20]
-        _write(store / key, path.read_bytes())
+        write_private_bytes(store / key, path.read_bytes())
         kept[rel] = key
     plan = ws / "CLAUDE.md"
     if "CLAUDE.md#dod" not in kept and plan.is_file():
         text = plan.read_text(encoding="utf-8", errors="replace")
         span = dod.span(text)
         if span:
-            _write(store / "definition_of_done", text[span[0]:span[1]].encode())
+            write_private_bytes(store / "definition_of_done", text[span[0]:span[1]].encode())
             kept["CLAUDE.md#dod"] = "definition_of_done"
-    _write(store / MANIFEST, json.dumps(kept).encode())
+    write_private_bytes(store / MANIFEST, json.dumps(kept).encode())
 
 
 def protected_at_start(workspace: Path, protect: list[str]) -> set[Path]:
