@@ -51,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run")
     s.add_argument("--foreground", action="store_true")
 
-    sub.add_parser("ls", help="list your runs")
+    s = sub.add_parser("ls", help="list your runs")
+    s.add_argument("--prune", action="store_true", help="drop runs whose folder is gone from the list (asks first)")
+    s.add_argument("-y", "--yes", action="store_true", help="with --prune: do not ask (scripts)")
+    s = sub.add_parser("forget", help="drop a run whose folder is gone from your list of runs")
+    s.add_argument("run")
     s = sub.add_parser("status", help="where a run stands")
     s.add_argument("run", nargs="?")
     s.add_argument("--json", action="store_true")
@@ -149,6 +153,9 @@ def dispatch(args: argparse.Namespace) -> int:
         make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
         found = None if args.no_check else preflight_for_start(Path(args.dir))
         return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found))
+    if verb in ("ls", "forget"):
+        from supervisor.cli import registry_verbs
+        return getattr(registry_verbs, f"cmd_{verb}")(args)
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)
 

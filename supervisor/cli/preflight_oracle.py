@@ -7,6 +7,7 @@ reference that cannot be read, a comparison that cannot fail.
 """
 from __future__ import annotations
 
+import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
@@ -34,8 +35,8 @@ def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
                                  workspace_state_dir(ctx.workspace) / "references")
     for rel, what in changed:
         yield Line(FAIL, "references", f"{rel} was {what} after `nightshift init`: the run will put back the init-time "
-                                       f"version; restore it (git checkout -- {rel}) or, if the new file is right, "
-                                       "`rm -r .nightshift/references` so the run hashes it afresh")
+                                       f"version; restore it (git checkout -- {shlex.quote(rel)}) or, if the new file "
+                                       "is right, `rm -r .nightshift/references` so the run hashes it afresh")
     if not missing and not changed:
         yield Line(OK, "references", f"{len(files)} reference file(s) present, unchanged since init")
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from supervisor.errors import UserError
-from supervisor.run.registry import entries, find_run
+from supervisor.run.registry import find_run
 
 
 def cmd_init(args) -> int:
@@ -178,31 +178,6 @@ def _age(ts: str | None) -> str:
     seconds = (datetime.now(timezone.utc) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=timezone.utc)).total_seconds()
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"
-
-
-def cmd_ls(args) -> int:
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.paths import RunPaths
-    from supervisor.run.state import load_state
-
-    rows = entries()
-    if not rows:
-        print("no runs yet; start one with `nightshift run` in a workspace")
-        return 0
-    print(f"{'RUN':24} {'STATUS':12} {'SHIFT':>5} {'COST':>8} {'AGE':>6}  WORKSPACE")
-    for entry in rows:
-        if not entry["exists"]:
-            print(f"{entry['run_id']:24} {'missing':12} {'':>5} {'':>8} {'':>6}  {entry['workspace']} (run dir gone)")
-            continue
-        run = RunPaths(Path(entry["run_dir"]))
-        state, _, _ = load_state(run.root)
-        status = "WAITING" if state.get("waiting_for") else state["status"]
-        if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
-            status = ("crashed" if crash_reason(run, state) else status) + "*"
-        print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
-              f"{_age(state['last_event_ts']):>6}  {entry['workspace']}")
-    print("* no live supervisor: `nightshift resume RUN`")
-    return 0
 
 
 def crash_reason(run, state) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import time
 from typing import Any
@@ -232,8 +233,9 @@ class Supervisor:
         message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
         branch = gitops.branch_name(self.repo)
         if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
+            switch = shlex.join(["git", "-C", str(self.run_paths.workspace), "switch", self.state["branch"]])
             return self.hold_commit(f"HEAD was detached during the run (it was on {self.state['branch']}); "
-                                    f"`git switch {self.state['branch']}` (or a new branch), then "
+                                    f"`{switch}` (or a new branch), then "
                                     f"`nightshift resume {self.run_paths.run_id}`")
         try:
             sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())

@@ -17,6 +17,7 @@ from pathlib import Path
 from supervisor.config.oracle import OracleConfig
 from supervisor.verify.oracle.readers import split_part
 from supervisor.run.paths import make_private_dir, user_state_dir
+from supervisor.run.private import write_private_json
 
 MANIFEST = "manifest.json"
 
@@ -34,11 +35,7 @@ def heldout_store(store: Path) -> Path:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(tmp, path)
+    write_private_json(path, data, indent=1)
 
 
 def _read_json(path: Path) -> dict | None:
