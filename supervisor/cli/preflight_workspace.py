@@ -42,13 +42,16 @@ def plan_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 
 def test_lines(ctx: PreflightContext) -> Iterable[Line]:
+    from supervisor.sandbox.boundary import boundary_for
     from supervisor.verify.checks import run_tests
 
     cfg = ctx.config.verify
     if not cfg.test_command.strip():
         yield Line(NOTE, "tests", "no test command ([verify] test_command): the test ratchet has nothing to keep")
         return
-    ran = run_tests(cfg.test_command, ctx.workspace, cfg.timeout, ctx.out_dir, cfg.junit)
+    # In the namespace a run gives it (the test command runs the agent's code): what passes here passes there.
+    ran = run_tests(cfg.test_command, ctx.workspace, cfg.timeout, ctx.out_dir, cfg.junit,
+                    boundary_for(ctx.workspace, ctx.config))
     status, output, results = ran.status, ran.output, ran.results
     tail = " | ".join([l for l in output.strip().splitlines() if l.strip()][-2:])
     if status is None:
