@@ -158,7 +158,7 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
                       f"the oracle command ran ({problem})")
     if not seal.heldout_protected:
-        seal.notes.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
+        seal.warnings.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
                           "solver run by the same user could read them; bubblewrap (or a store readable only by "
                           "another account) would protect them")
     return result, seal
@@ -193,7 +193,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
-    seal_notes = seal.notes + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     problems += copy_findings(entries, results, workspace, scan, refs)
     metrics = {e["name"]: float(e["ratio"]) for e in results}
     shown = visible(results)
@@ -211,7 +211,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     _write_json(out_dir / "oracle.json", report)
     if store is not None and any(e["heldout"] for e in results):
         _keep_private_report(store, out_dir, results)
-    warnings = [n for n in seal.notes if "NOT hidden" in n] + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    warnings = seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + [f"note: {n}" for n in warnings]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered)
