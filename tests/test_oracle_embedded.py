@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle import run_oracle
+from supervisor.verify.oracle import protect_references, run_oracle
 from tests.fixtures_oracle import oracle, write_table
 
 HEADER = "# 1:x 2:a 3:b"
@@ -142,3 +142,22 @@ def test_each_part_of_one_container_is_its_own_reference(tmp_path):
     out = run_oracle(cfg, ws, tmp_path / "o", None)
     assert [p.split(" at full")[0] for p in out.report["problems"]] == ["solver.py:1 holds 25 of a reference's "
                                                                         "values in a row"]
+
+
+def test_each_file_is_named_on_its_own_and_a_held_out_reference_is_scanned_from_its_private_copy(tmp_path):
+    ref, held = table(), table(scale=7.0)
+    ws = make(tmp_path, ref)
+    write_table(tmp_path / "held" / "h.dat", held, HEADER, fmt="%.10e")
+    write_table(ws / "out" / "h.dat", held * (1 + 1e-9), HEADER)
+    (ws / "src").mkdir()
+    (ws / "src" / "a.py").write_text("X = 1.23456789\n")  # a number, and no run
+    (ws / "src" / "b.py").write_text("\n\nH = [" + ", ".join(f"{v:.10e}" for v in held[3:24, 2]) + "]\n")
+    compares = [{"name": "t", "candidate": "out/t.dat", "reference": "reference/t.dat", "x": "x", "rtol": 1e-6},
+                {"name": "h", "candidate": "out/h.dat", "reference": str(tmp_path / "held" / "h.dat"), "x": "x",
+                 "rtol": 1e-6, "heldout": True}]
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*compares), ws, store)
+    (tmp_path / "held" / "h.dat").unlink()  # only the run's private copy is left
+    out = run_oracle(oracle(*compares, clean_candidates=False), ws, tmp_path / "o", store)
+    assert [p.split(" at full")[0] for p in out.report["problems"]] == ["src/b.py:3 holds 21 of a reference's values "
+                                                                        "in a row"]

@@ -90,6 +90,7 @@ class Scan:
         self._bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
         self._bitmap[_bucket(self.values)] = True
         self._seen: set[str] = set()
+        self._windows: tuple | None = None
         self.seconds += time.perf_counter() - started
 
     def cached(self, path: Path, part: str | None = None) -> bool:
@@ -142,6 +143,17 @@ class Scan:
     def _ids(self, column: np.ndarray, start: int, end: int) -> np.ndarray:
         return np.searchsorted(self.values, column[start:end]).astype(np.int64)
 
+    def _known(self, runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The references' runs end to end, their windows' hashes sorted, and where each window starts; made once
+        per verdict (every file is matched against the same)."""
+        if self._windows is None or self._windows[0] != len(runs):
+            reference = np.concatenate(runs)
+            ref_hash, ref_ok = _windows(reference, self.run_length)
+            ref_at = np.flatnonzero(ref_ok)
+            order = np.argsort(ref_hash[ref_at], kind="stable")
+            self._windows = (len(runs), reference, ref_hash[ref_at][order], ref_at[order])
+        return self._windows[1:]
+
     def first_run(self, rel: str) -> tuple[int, int] | None:
         """(byte offset, length) of the first place in this file where run_length values in a row are a
         reference's, with the length of that run; None when there is none."""
@@ -152,11 +164,7 @@ class Scan:
                 return None
             offsets, values = self.files[rel]
             ids = _file_ids(values, self.values)
-            reference = np.concatenate(runs)
-            ref_hash, ref_ok = _windows(reference, self.run_length)
-            ref_at = np.flatnonzero(ref_ok)
-            order = np.argsort(ref_hash[ref_at], kind="stable")
-            known, known_at = ref_hash[ref_at][order], ref_at[order]
+            reference, known, known_at = self._known(runs)
             file_hash, file_ok = _windows(ids, self.run_length)
             for i in np.flatnonzero(file_ok & np.isin(file_hash, known)):
                 lo, hi = np.searchsorted(known, file_hash[i], "left"), np.searchsorted(known, file_hash[i], "right")
