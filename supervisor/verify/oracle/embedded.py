@@ -9,6 +9,11 @@ make a run of ``run_length`` in a column or in row order. Only such runs (none, 
 matched against the files, window by window, with a rolling hash confirmed value by value. A run is caught
 wherever it starts: the scan has no cap on how often a value may occur and no greedy skipping.
 
+A file's number counts when it is written with at least ``MIN_DIGITS`` significant digits and equals a reference
+value as a double (``1.2345678e-05`` and ``12.345678E-6`` are one number). The reference is read as the numbers
+it holds, not as text, so a reference that prints a value with fewer digits than the file does ("2" against
+"2.000000") still matches it: a run of 20 such values in a row is as much a paste.
+
 Cached while nothing changed: a file's numbers by its (size, mtime), a reference's runs by its (size, mtime)
 and the files' numbers, so a supervisor asking at every stop pays a few milliseconds.
 """
