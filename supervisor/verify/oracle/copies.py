@@ -22,23 +22,17 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
                compares: list[CompareConfig] | None = None) -> Scan:
     """The scan of this verdict, over every file of the workspace but the references and the candidates of
     ``entries`` (the comparisons this verdict makes); ``refs``: every comparison's reference file by name, and
-    ``compares`` every comparison (where a reference is a container, the part each reads). The listing starts
-    now and is read at the scan's first use."""
+    ``compares`` every comparison (where a reference is a container, the part each reads)."""
     started = time.perf_counter()
-    listing = _start_listing(workspace) if refs and run_length else None
     skip = {p.resolve() for p in refs.values()} | {(workspace / split_part(c.candidate)[0]).resolve() for c in entries}
-
-    def files() -> dict:
-        found_files = {}
-        for path in _listed(workspace, listing):
-            rel = path.relative_to(workspace)
-            if rel.parts and rel.parts[0] in (".nightshift", ".git") or not path.is_file() or path.resolve() in skip:
-                continue
-            found = file_numbers(path)
-            if found is not None and len(found[0]):
-                found_files[str(rel)] = found
-        return found_files
-
+    files = {}
+    for path in _tracked(workspace) if refs and run_length else []:
+        rel = path.relative_to(workspace)
+        if rel.parts and rel.parts[0] in (".nightshift", ".git") or not path.is_file() or path.resolve() in skip:
+            continue
+        found = file_numbers(path)
+        if found is not None and len(found[0]):
+            files[str(rel)] = found
     parts = {c.name: split_part(c.reference)[1] for c in compares or entries}
     return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started)
 
@@ -91,19 +85,8 @@ def _line_of(rel: Path, offset: int, scan: Scan) -> int:
         return 0
 
 
-def _start_listing(workspace: Path) -> subprocess.Popen | None:
-    """Every file git would show (tracked, and untracked but not ignored), listed by a git process of its own."""
-    try:
-        return subprocess.Popen(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=workspace,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    except OSError:
-        return None
-
-
-def _listed(workspace: Path, listing: subprocess.Popen | None) -> list[Path]:
-    if listing is None:
+def _tracked(workspace: Path) -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=workspace, capture_output=True)
+    if out.returncode != 0:
         return []
-    out, _ = listing.communicate()
-    if listing.returncode != 0:
-        return []
-    return [workspace / name.decode("utf-8", "replace") for name in out.split(b"\0") if name]
+    return [workspace / name.decode("utf-8", "replace") for name in out.stdout.split(b"\0") if name]

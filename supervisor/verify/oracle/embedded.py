@@ -24,7 +24,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -79,42 +78,28 @@ def file_numbers(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
 @dataclass
 class Scan:
     """One verdict's scan: made from the workspace's files, fed each reference table as the comparisons read it
-    (``take``), asked for its findings at the end. ``seconds`` is the time it cost, for the report.
-
-    The files are listed at first use (``list_files``), so listing them (a git process) overlaps the reading of
-    the first tables."""
+    (``take``), asked for its findings at the end. ``seconds`` is the time it cost, for the report."""
     root: Path  # the workspace
-    list_files: Callable[[], dict[str, tuple[np.ndarray, np.ndarray]]]  # path relative to root -> (offsets, values)
+    files: dict[str, tuple[np.ndarray, np.ndarray]]  # path relative to root -> (offsets, values)
     run_length: int
     parts: dict[str, str | None] = field(default_factory=dict)  # comparison -> the part of a container it reads
     seconds: float = 0.0
+    values: np.ndarray = field(init=False)  # F: every counted value of the files, sorted, unique
     runs: list[np.ndarray] = field(default_factory=list)  # ids (into F) of each reference's runs, -1 between
 
     def __post_init__(self) -> None:
-        self._files: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
-        self._seen: set[str] = set()
-        self._windows: tuple | None = None
-
-    @property
-    def files(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        self._ready()
-        return self._files
-
-    def _ready(self) -> None:
-        if self._files is not None:
-            return
         started = time.perf_counter()
-        self._files = self.list_files()
-        every = [v[~np.isnan(v)] for _, v in self._files.values()]
+        every = [v[~np.isnan(v)] for _, v in self.files.values()]
         self.values = np.unique(np.concatenate(every)) if every else np.empty(0)
         self._digest = hashlib.sha1(self.values.tobytes()).hexdigest()
         self._bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
         self._bitmap[_bucket(self.values)] = True
+        self._seen: set[str] = set()
+        self._windows: tuple | None = None
         self.seconds += time.perf_counter() - started
 
     def cached(self, path: Path, part: str | None = None) -> bool:
         """True when this reference's runs are already known (taken, or cached from an earlier verdict)."""
-        self._ready()
         name = str(path) if part is None else f"{path}:{part}"  # what the readers name the table (Table.path)
         if not len(self.values) or name in self._seen:
             return True
