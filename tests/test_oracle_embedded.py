@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle import protect_references, run_oracle
+from supervisor.verify.oracle import embedded, protect_references, run_oracle
 from tests.fixtures_oracle import oracle, write_table
 
 HEADER = "# 1:x 2:a 3:b"
@@ -161,3 +161,17 @@ def test_each_file_is_named_on_its_own_and_a_held_out_reference_is_scanned_from_
     out = run_oracle(oracle(*compares, clean_candidates=False), ws, tmp_path / "o", store)
     assert [p.split(" at full")[0] for p in out.report["problems"]] == ["src/b.py:3 holds 21 of a reference's values "
                                                                         "in a row"]
+
+
+def test_a_verdict_with_nothing_changed_reuses_what_the_last_one_found(tmp_path):
+    """The supervisor asks at every stop: unchanged references and files are not read again by the scan."""
+    ref = table()
+    ws = make(tmp_path, ref)
+    (ws / "solver.py").write_text("A = [" + ", ".join(f"{v:.10e}" for v in ref[:25, 1]) + "]\n")
+    findings(ws, tmp_path)
+    kept = {k: v for k, v in embedded._RUNS.items() if k[0] == str(ws / "reference" / "t.dat")}
+    numbers = embedded._FILES[str(ws / "solver.py")]
+    assert len(kept) == 1 and len(next(iter(kept.values()))) > 0
+    assert findings(ws, tmp_path, name="o2")
+    assert embedded._RUNS[next(iter(kept))] is next(iter(kept.values()))
+    assert embedded._FILES[str(ws / "solver.py")] is numbers

@@ -158,9 +158,9 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
                       f"the oracle command ran ({problem})")
     if not seal.heldout_protected:
-        seal.warnings.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
-                          "solver run by the same user could read them; bubblewrap (or a store readable only by "
-                          "another account) would protect them")
+        seal.warnings.append(f"held-out references were NOT hidden from the oracle command on this machine "
+                             f"({problem}): a solver run by the same user could read them; bubblewrap (or a store "
+                             "readable only by another account) would protect them")
     return result, seal
 
 

@@ -106,7 +106,8 @@ def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndar
             off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
         if off.any():
             i = int(np.flatnonzero(off)[0])
-            raise OracleInputError(f"the x grids differ first at row {i} (candidate {_x_words(cfg, x_name)} = {a[i]:.10g}, "
+            raise OracleInputError(f"the x grids differ first at row {i} (candidate {_x_words(cfg, x_name)} = "
+                                   f"{a[i]:.10g}, "
                                    f"reference {b[i]:.10g}); set interpolate = 'linear' or 'loglog'",
                                    "both", "grids differ")
     return rows
@@ -123,7 +124,8 @@ def _interpolated(cfg: CompareConfig, cand: Table, cand_idx: list[int], xc: np.n
     inside = keep & (xr >= xs[0]) & (xr <= xs[-1])
     outside = keep & ~inside
     if not inside.any():
-        raise OracleInputError(f"the x ranges do not overlap: candidate {_x_words(cfg, x_name)} in [{xs[0]:.6g}, {xs[-1]:.6g}], "
+        raise OracleInputError(f"the x ranges do not overlap: candidate {_x_words(cfg, x_name)} in "
+                               f"[{xs[0]:.6g}, {xs[-1]:.6g}], "
                                f"reference in [{np.nanmin(xr):.6g}, {np.nanmax(xr):.6g}]", "both", "no overlap")
     uncovered = None
     if outside.any():

@@ -65,9 +65,11 @@ def _column_line(entry: dict, col: dict) -> str:
         return f"{head}: fails, worst error {fmt_ratio(col['ratio'])}x its tolerance"
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     if col.get("worst_is_nan"):
-        return (f"{head}: NaN in the candidate at {x_label(entry, col['x_first_nan'], col.get('row_first_nan'))} ({col['nan']} NaN "
+        where = x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
+        return (f"{head}: NaN in the candidate at {where} ({col['nan']} NaN "
                 f"value{'s' if col['nan'] != 1 else ''}); {col['failing']} of {col['points']} points fail vs {tol}")
-    line = (f"{head}: worst at {x_label(entry, col['x_worst'], col.get('row_worst'))}: rel err {fmt(col['rel_worst'])} vs {tol} "
+    line = (f"{head}: worst at {x_label(entry, col['x_worst'], col.get('row_worst'))}: rel err "
+            f"{fmt(col['rel_worst'])} vs {tol} "
             f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
     if col["nonfinite"]:
         line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
