@@ -62,7 +62,7 @@ def render_table(report: dict) -> str:
                              verdict))
                 continue
             rows.append((name, col["column"], str(col["points"]), str(col["failing"]),
-                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"])),
+                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"]), col.get("row_max_rel")),
                          fmt(float(col["max_abs"])), fmt(float(col["median_rel"])), fmt(float(col["p95_rel"])),
                          fmt(float(col["ratio"])), verdict))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]

@@ -11,6 +11,7 @@ import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
+from supervisor.verify.oracle.report import x_label
 
 
 def _comparisons(ctx: PreflightContext):
@@ -94,7 +95,8 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
         return Line(NOTE, "gap today", f"{name}: already within tolerance (worst {entry['ratio']:.3g} x tol); is "
                                        "this part of the goal already met?")
     worst = max(entry.get("columns") or [{}], key=lambda c: c.get("ratio", 0))
-    where = f" at {entry.get('x') or 'row'}={worst.get('x_worst'):.6g}" if worst.get("x_worst") is not None else ""
+    where = f" at {x_label(entry, worst['x_worst'], worst.get('row_worst'))}" if worst.get("x_worst") is not None \
+        else ""
     return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}, "
                                    f"max rel {worst.get('max_rel', float('nan')):.3g}{where})")
 

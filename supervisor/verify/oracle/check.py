@@ -20,7 +20,8 @@ from supervisor.verify.oracle.compare import compare_tables
 from supervisor.config.oracle import CompareConfig, OracleConfig
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, heldout_store, resolve,
                                          restore_references)
-from supervisor.verify.oracle.copies import copy_findings
+from supervisor.verify.oracle.copies import copy_findings, start_scan
+from supervisor.verify.oracle.embedded import Scan
 from supervisor.verify.oracle.readers import read_table, split_part
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
@@ -87,7 +88,7 @@ def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
             path.unlink()
 
 
-def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
+def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None) -> dict:
     entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
                    "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
                    "range": list(comp.range) if comp.range else None, "error": None}
@@ -105,6 +106,8 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
             if problem:
                 raise OracleInputError(problem, "reference", "missing file")
         ref = read_table(path, ref_part)
+        if scan is not None:  # the embedded-values scan uses the values just parsed, not a second read
+            scan.take(path, ref)
         side = "both"
         entry.update(compare_tables(comp, cand, ref))
     except OracleInputError as exc:
@@ -155,9 +158,9 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
                       f"the oracle command ran ({problem})")
     if not seal.heldout_protected:
-        seal.notes.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
-                          "solver run by the same user could read them; bubblewrap (or a store readable only by "
-                          "another account) would protect them")
+        seal.warnings.append(f"held-out references were NOT hidden from the oracle command on this machine "
+                             f"({problem}): a solver run by the same user could read them; bubblewrap (or a store "
+                             "readable only by another account) would protect them")
     return result, seal
 
 
@@ -183,13 +186,15 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
             setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
     started = time.monotonic()
-    results = [_one(comp, workspace, store) for comp in entries]
+    refs = _reference_files(cfg, workspace, store)
+    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
+    results = [_one(comp, workspace, store, scan) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
-    seal_notes = seal.notes + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    problems += copy_findings(entries, results, workspace, _reference_files(cfg, workspace, store), cfg.embedded_run)
+    seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    problems += copy_findings(entries, results, workspace, scan, refs)
     metrics = {e["name"]: float(e["ratio"]) for e in results}
     shown = visible(results)
     passed = not problems and all(e["passed"] for e in results)
@@ -201,12 +206,12 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
               "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
               "command": result, "tampered": tampered, "problems": problems, "seal": seal_notes,
               "sealed": seal.how, "heldout_protected": seal.heldout_protected,
-              "compare_seconds": time.monotonic() - started, "comparisons": shown}
+              "compare_seconds": time.monotonic() - started, "scan_seconds": scan.seconds, "comparisons": shown}
     report = strict_json(report)
     _write_json(out_dir / "oracle.json", report)
     if store is not None and any(e["heldout"] for e in results):
         _keep_private_report(store, out_dir, results)
-    warnings = [n for n in seal.notes if "NOT hidden" in n] + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    warnings = seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + [f"note: {n}" for n in warnings]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered)

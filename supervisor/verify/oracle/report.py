@@ -31,8 +31,15 @@ def fmt_ratio(value: float) -> str:
     return fmt(value)
 
 
-def x_label(entry: dict, x: float) -> str:
-    return f"{entry.get('x')}={x:.6g}" if entry.get("x") is not None else f"row {int(x)}"
+def x_label(entry: dict, x: float, row: int | None = None) -> str:
+    """Where a point is, in the words of the file: "z=2.5" by the x column's header name; "row 101 (x=2.5)" where
+    x is a column without a name (rows count from 0, as numpy does); "row 101" without an x column."""
+    if entry.get("x") is None:
+        return f"row {int(x)}"
+    name = entry.get("x_name", entry["x"] if isinstance(entry["x"], str) and not entry["x"].isdigit() else None)
+    if name is not None:
+        return f"{name}={x:.6g}"
+    return f"row {row} (x={x:.6g})" if row is not None else f"x={x:.6g}"
 
 
 def redact(entry: dict) -> dict:
@@ -58,9 +65,11 @@ def _column_line(entry: dict, col: dict) -> str:
         return f"{head}: fails, worst error {fmt_ratio(col['ratio'])}x its tolerance"
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     if col.get("worst_is_nan"):
-        return (f"{head}: NaN in the candidate at {x_label(entry, col['x_first_nan'])} ({col['nan']} NaN "
+        where = x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
+        return (f"{head}: NaN in the candidate at {where} ({col['nan']} NaN "
                 f"value{'s' if col['nan'] != 1 else ''}); {col['failing']} of {col['points']} points fail vs {tol}")
-    line = (f"{head}: worst at {x_label(entry, col['x_worst'])}: rel err {fmt(col['rel_worst'])} vs {tol} "
+    line = (f"{head}: worst at {x_label(entry, col['x_worst'], col.get('row_worst'))}: rel err "
+            f"{fmt(col['rel_worst'])} vs {tol} "
             f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
     if col["nonfinite"]:
         line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
@@ -76,7 +85,8 @@ def _entry_lines(entry: dict) -> list[str]:
     if unc:
         lines.append(f"{prefix}: {entry['problem']}" if entry.get("heldout") else
                      f"{prefix}: {unc['count']} reference points are not covered by the candidate "
-                     f"({x_label(entry, unc['x_min'])} to {x_label(entry, unc['x_max'])}; the candidate spans "
+                     f"({x_label(entry, unc['x_min'], unc.get('row_min'))} to "
+                     f"{x_label(entry, unc['x_max'], unc.get('row_max'))}; the candidate spans "
                      f"{unc['candidate_x'][0]:.6g} to {unc['candidate_x'][1]:.6g})")
     failing = sorted((c for c in entry.get("columns", []) if not c["passed"]), key=lambda c: -c["ratio"])
     return lines + [_column_line(entry, c) for c in failing]
@@ -110,7 +120,7 @@ def _worst_phrase(entry: dict) -> str:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
     return (f"{prefix} {col['column']} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at "
-            f"{x_label(entry, col['x_worst'])}")
+            f"{x_label(entry, col['x_worst'], col.get('row_worst'))}")
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
