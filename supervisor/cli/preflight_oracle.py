@@ -67,9 +67,11 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
     from supervisor.verify.oracle import run_oracle
+    from supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
-    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True)
+    # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
+    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam())
     line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
     if line:
         yield line
@@ -81,6 +83,9 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
     name, error = entry["name"], entry.get("error")
+    if "result" in entry:
+        return Line(NOTE, "gap today", f"held-out {name}: not measured before the run (the agent learns only pass "
+                                       "or a coarse band, at a claim of done; `nightshift compare` shows you all)")
     if error:
         side = entry.get("error_side")
         if side == "reference":

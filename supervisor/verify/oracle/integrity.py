@@ -129,6 +129,12 @@ def heldout_reference(store: Path | None, name: str, configured: Path) -> tuple[
     if entry is None:
         return configured, None
     copy = hdir / entry["copy"]
-    if not copy.is_file() or sha256_of(copy) != entry["sha256"]:
-        return configured, f"the private copy of held-out reference {name!r} was changed or removed"
-    return copy, None
+    if copy.is_file() and sha256_of(copy) == entry["sha256"]:
+        return copy, None
+    if configured.is_file() and sha256_of(configured) == entry["sha256"]:
+        _private_copy(configured, copy)  # the original is intact: the private copy is made again from it
+        return copy, None
+    state = "is missing" if not configured.exists() else "differs from the file the run began with"
+    return configured, (f"held-out reference {name!r} is unavailable: its private copy in {hdir} was changed or "
+                        f"removed and {configured} {state}; put the original file back at {configured}, then "
+                        "`nightshift resume`")
