@@ -249,9 +249,24 @@ def cmd_status(args) -> int:
         print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
+    from supervisor.cli.heldout_views import status_lines
     from supervisor.cli.outcome import trust_line
-    print(trust_line(state))
+    for line in status_lines(run.root, state):
+        print(line)
+    print(trust_line(state, _heldout_config(run)))
     return 0
+
+
+def _heldout_config(run) -> bool | None:
+    """Does the run hold any comparison out (None: its frozen config cannot say)?"""
+    from supervisor.cli.heldout_views import has_heldout
+    from supervisor.errors import UserError
+    from supervisor.shift.launcher import frozen_config
+
+    try:
+        return has_heldout(frozen_config(run).oracle)
+    except (OSError, UserError):
+        return None
 
 
 def slurm_status_lines(run, state) -> str:
@@ -280,6 +295,7 @@ def slurm_status_lines(run, state) -> str:
 
 
 def cmd_log(args) -> int:
+    from supervisor.cli.heldout_views import log_lines
     from supervisor.run.events import read_events
     from supervisor.run.story import describe
 
@@ -292,6 +308,9 @@ def cmd_log(args) -> int:
             line = json.dumps(event) if args.raw else describe(event)
             if line:
                 print(line if args.raw else f"{event['ts'][11:19]}  {line}", flush=True)
+            if line and not args.raw:  # the user's own view: held-out figures in full, from the private store
+                for full in log_lines(run.root, event):
+                    print(f"          {full}", flush=True)
         if not args.follow or any(e["type"] == "run.finished" for e in result.events):
             return 0
         time.sleep(0.3)

@@ -152,6 +152,8 @@ def budget_line(held: dict | None, budget: float | None = None) -> str | None:
 
 def full_lines(private: dict | None) -> list[str]:
     """The user's lines for a verdict's held-out comparisons, at full precision."""
+    from supervisor.verify.oracle.report import x_label
+
     if not private:
         return []
     out = []
@@ -165,7 +167,7 @@ def full_lines(private: dict | None) -> list[str]:
         if worst is None:
             out.append(head)
             continue
-        out.append(f"{head}: worst {worst['column']} at {entry.get('x') or 'row'}={float(worst['x_worst']):.10g}: "
+        out.append(f"{head}: worst {worst['column']} at {x_label(entry, float(worst['x_worst']))}: "
                    f"rel err {float(worst['rel_worst']):.10g}, {float(worst['ratio']):.10g}x the tolerance; "
                    f"{worst['failing']} of {worst['points']} points fail")
     return out
