@@ -14,7 +14,7 @@ from tests.fixtures_core import nightshift, supervise, workspace  # noqa: F401
 from tests.fixtures_namespace import HELDOUT, HONEST, need_namespace, oracle_block, run_until_it_rests, setup_references
 from tests.fixtures_oracle import all_text_under
 
-from supervisor.verify.oracle.exam import AT_CLAIM, BANDS, read_private
+from supervisor.verify.oracle.exam import AT_CLAIM, BANDS, WITHHELD, read_private
 
 
 def probe_solver(x_off: int, factor: float) -> str:
@@ -97,3 +97,30 @@ def test_a_probing_agent_learns_only_bands_at_claims_and_an_honest_solver_ends_d
     assert "held-out: 4 evaluations, at most 5.58 bits released" in status
     log = nightshift("log", run.run_id, cwd=ws).stdout
     assert re.search(r"held-out held: FAIL: worst y at row \d+: rel err [0-9.e-]+, 31\.\d{3,}x the tolerance", log), log
+
+
+def test_the_budget_and_the_ladder_hold_across_a_kill_9_of_the_supervisor(workspace, tmp_path):
+    need_namespace()
+    ws = workspace.path
+    held = setup_references(ws, tmp_path)
+    script = {"s1t1": [["write", "solver.py", probe_solver(7, 1 + 4.4321e-6)], ["claim", "done", "a"]],
+              "s1t2": [["write", "solver.py", probe_solver(7, 1 + 3.1234e-5)], ["claim", "done", "b"]],
+              "default": [["write", "solver.py", probe_solver(8, 1 + 5.5e-3)], ["claim", "done", "c"]]}
+    workspace.configure(script, backend="local", pushbacks=6, max_shifts=1, test_command="true",
+                        extra=oracle_block(str(held)).replace("[oracle]\n", "[oracle]\nheldout_budget = 3.5\n"))
+    run = workspace.create_run()
+    killed = supervise(run, env={"NIGHTSHIFT_TEST_CRASH_AFTER": "verify.finished"})
+    assert killed.returncode == -9 and workspace.types(run).count("verify.finished") == 1
+    run_until_it_rests(workspace, run)
+    verdicts = [e["data"] for e in workspace.events(run) if e["type"] == "verify.finished"]
+    # after the kill: the Ladder remembers the best band (within 10x), so a worse answer releases nothing new
+    assert [held_lines(v) for v in verdicts[:2]] == [
+        [f"held-out held: {BANDS[1]}"], ["held-out held: fails, no better than your best so far (within 10x its "
+                                         "tolerance)"]]
+    # 2 + 1 bits spent of 3.5: the third claim would cost 1 more, so it is answered with nothing and the run
+    # waits for a person instead of telling the agent
+    assert held_lines(verdicts[2]) == [] and f"1 held-out: {WITHHELD}" in verdicts[2]["summary"]
+    assert [e["data"]["what"] for e in workspace.events(run) if e["type"] == "budget.exceeded"] == ["heldout_budget"]
+    state = json.loads(nightshift("status", run.run_id, "--json", cwd=ws).stdout)["state"]
+    assert state["heldout"] == {"evaluations": 2, "bits": 3.0, "best": {"held": 1}, "withheld": 1}
+    assert not any(e["type"] == "run.finished" and e["data"]["outcome"] == "done" for e in workspace.events(run))
