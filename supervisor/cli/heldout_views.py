@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supervisor.verify.oracle.exam import budget_line, full_lines, read_private
+from supervisor.run.heldout import budget_line, full_lines, read_private
 
 NOTHING_HELD = ("every comparison is visible: a solver that memorises the visible answers passes; hold out at least "
                 "one data set (`nightshift init --reference-dir DIR --holdout NAME|N`)")
@@ -43,3 +43,35 @@ def log_lines(run_root: Path, event: dict[str, Any]) -> list[str]:
     if event.get("type") != "verify.finished":
         return []
     return full_lines(read_private(run_root, event.get("shift"), (event.get("data") or {}).get("turn")))
+
+
+def report_lines(report, full: bool) -> list[str]:
+    """The report's held-out section. ``full``: the report is written outside the workspace (the agent cannot read
+    it), so it gets the figures, and its timeline gets each verdict's held-out error over tolerance."""
+    from supervisor.run.heldout import private_folder
+
+    if not report.heldout:
+        return [NOTHING_HELD] if report.has_oracle else []
+    state = report.state
+    lines = [budget_line(state.get("heldout"), _budget(report.run_dir)) or "held-out: nothing released to the agent yet"]
+    if not full:
+        where = private_folder(report.run_dir).parent / "report.html"
+        return lines + ["held-out figures are left out of this copy: it is inside the workspace, where the agent "
+                        f"reads it; `nightshift report {report.run_id}` writes them to {where}"]
+    for point in report.timeline:
+        private = read_private(report.run_dir, point["shift"], point["turn"]) or {}
+        for entry in private.get("comparisons", []):
+            try:
+                point["values"][entry["name"]] = float(entry["ratio"])
+            except (TypeError, ValueError, KeyError):
+                continue
+    verdict = state.get("last_verdict") or {}
+    return lines + full_lines(read_private(report.run_dir, state.get("shift"), verdict.get("turn")) if verdict else None)
+
+
+def default_report_path(run_dir: Path, heldout: bool) -> Path:
+    """Where `nightshift report` writes by default: the run directory, or, for a run with held-out comparisons,
+    beside their private copies (outside the workspace and hidden from the agent), since it holds their figures."""
+    from supervisor.run.heldout import private_folder
+
+    return private_folder(run_dir).parent / "report.html" if heldout else Path(run_dir) / "report.html"

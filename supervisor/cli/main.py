@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="the morning report: one self-contained HTML file and a summary")
     s.add_argument("run", nargs="?", help="run id, or the path of a run directory (e.g. copied from a cluster)")
-    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html)")
+    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html; for a run with held-out comparisons, beside their private copies, outside the workspace)")
     s.add_argument("--open", action="store_true", help="open it in a browser")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")

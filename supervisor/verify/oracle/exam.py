@@ -12,10 +12,11 @@ The Ladder's state is folded from ``verify.finished`` events (run/state.py), so 
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from supervisor.run.heldout import budget_line, full_lines, private_folder, read_private  # noqa: F401 - re-exported
 
 # band 0 passes; a failing comparison is in band 1, 2 or 3 by its worst error over its tolerance
 BANDS = ("passes", "fails, within 10x its tolerance", "fails, within 100x its tolerance",
@@ -122,52 +123,3 @@ def write_private(folder: Path, out_dir: Path, results: list[dict], problems: li
     _write_json(folder / private_name(out_dir), strict_json(body))
 
 
-def private_folder(run_root: Path) -> Path:
-    """Where a run's private held-out reports live: beside its held-out copies, outside the workspace."""
-    from supervisor.verify.oracle.integrity import heldout_store
-
-    return heldout_store(Path(run_root) / "references") / "reports"
-
-
-def read_private(run_root: Path, shift: int | None, turn: int | None) -> dict | None:
-    """A verdict's full held-out figures (the user's views), or None when there are none."""
-    try:
-        return json.loads((private_folder(run_root) / f"{shift}-t{turn}.oracle.json").read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def budget_line(held: dict | None, budget: float | None = None) -> str | None:
-    """"held-out: 6 evaluations, at most 12 bits released" (None when the run has released nothing yet)."""
-    if not held or not (held.get("evaluations") or held.get("withheld")):
-        return None
-    bits = float(held.get("bits") or 0.0)
-    text = f"held-out: {held.get('evaluations', 0)} evaluations, at most {bits:.3g} bits released"
-    if budget:
-        text += f" (budget {budget:g})"
-    if held.get("withheld"):
-        text += f"; {held['withheld']} claim(s) answered with nothing (budget spent)"
-    return text
-
-
-def full_lines(private: dict | None) -> list[str]:
-    """The user's lines for a verdict's held-out comparisons, at full precision."""
-    from supervisor.verify.oracle.report import x_label
-
-    if not private:
-        return []
-    out = []
-    for entry in private.get("comparisons", []):
-        head = f"held-out {entry['name']}: {'pass' if entry.get('passed') else 'FAIL'}"
-        if entry.get("error"):
-            out.append(f"{head}: {entry['error']}")
-            continue
-        cols = entry.get("columns") or []
-        worst = max(cols, key=lambda c: float(c.get("ratio", 0))) if cols else None
-        if worst is None:
-            out.append(head)
-            continue
-        out.append(f"{head}: worst {worst['column']} at {x_label(entry, float(worst['x_worst']))}: "
-                   f"rel err {float(worst['rel_worst']):.10g}, {float(worst['ratio']):.10g}x the tolerance; "
-                   f"{worst['failing']} of {worst['points']} points fail")
-    return out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from supervisor.config.oracle import OracleConfig
 from supervisor.verify.oracle.readers import split_part
-from supervisor.run.paths import make_private_dir, user_state_dir
+from supervisor.run.paths import heldout_store, make_private_dir  # noqa: F401 - heldout_store: callers import it here
 
 MANIFEST = "manifest.json"
 
@@ -24,13 +24,6 @@ MANIFEST = "manifest.json"
 def sha256_of(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def heldout_store(store: Path) -> Path:
-    """The private folder, outside the workspace, of a run's held-out references."""
-    resolved = Path(store).resolve()
-    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
-    return user_state_dir() / "heldout" / f"{resolved.parent.name}-{key}"
 
 
 def _write_json(path: Path, data: dict) -> None:
