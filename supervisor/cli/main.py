@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--verify-command", action="append", default=[], dest="verify_commands")
     s.add_argument("--reference-dir", default="", help="the reference outputs: one comparison per data set")
     s.add_argument("--candidate-dir", default="out", help="where the oracle command writes the candidates")
+    s.add_argument("--holdout", metavar="NAME|N", help="hold out these data sets (names, comma-separated) or N of "
+                   "them: moved out of the workspace; the agent learns only pass or a coarse band at a claim")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask; write what was found")
     s.add_argument("--agent", choices=["claude", "command", "demo"], default="claude")
     s.add_argument("--force", action="store_true", help="overwrite existing files")

@@ -79,6 +79,9 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
                     "report": str(ctx.out_dir / "oracle" / "oracle.json")}
     for entry in outcome.report["comparisons"]:
         yield _gap_line(entry, command_ok, oracle.command)
+    if not any(c.heldout for c in oracle.compare):
+        from supervisor.cli.heldout_views import NOTHING_HELD
+        yield Line(NOTE, "held-out", NOTHING_HELD)
 
 
 def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:

@@ -25,7 +25,7 @@ def cmd_init(args) -> int:
         goal = input("The goal (what must be true, measured how, e.g. 'agree with CLASS to 0.1%'): ").strip()
     opts = InitOptions(goal=goal, test_command=args.test_command, verify_commands=args.verify_commands,
                        reference_dir=args.reference_dir, candidate_dir=args.candidate_dir, agent=args.agent,
-                       force=args.force)
+                       force=args.force, holdout=args.holdout or "")
     if args.reference_dir and ws.resolve().is_dir():
         opts.survey = survey_for(ws.resolve(), opts)
         print(f"nightshift: in {args.reference_dir}/ found:")
@@ -35,6 +35,10 @@ def cmd_init(args) -> int:
             return 1
     written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
+    for rel, dest in opts.moves.items():
+        print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
+    for note in opts.notes:
+        print(f"nightshift: note: {note}")
     if args.trust:
         _record_trust(ws)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
