@@ -99,7 +99,16 @@ class OracleConfig(Section):
     embedded_run: int = Field(20, ge=0)
     # The most a run may tell the agent about its held-out comparisons, in bits (verify/oracle/exam.py): each claim
     # of done costs log2 of the answers it could give; past the budget a claim is answered with nothing.
-    heldout_budget: float = Field(32.0, gt=0)
+    heldout_budget: float = 32.0
+
+    @field_validator("heldout_budget")
+    @classmethod
+    def _budget_positive(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError("must be more than 0 bits (it caps what the agent may learn about held-out "
+                             "comparisons; with 0 it could never learn that one passes); leave it out for the "
+                             "default 32")
+        return value
 
     @field_validator("compare")
     @classmethod
