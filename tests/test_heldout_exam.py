@@ -15,6 +15,10 @@ from tests.fixtures_namespace import HELDOUT, HONEST, need_namespace, oracle_blo
 from tests.fixtures_oracle import all_text_under
 
 from supervisor.verify.oracle.exam import AT_CLAIM, BANDS, WITHHELD, read_private
+from tests.test_tui_actions import until
+from tui.app import make_app
+from tui.screens.run_screen import RunScreen
+from tui.widgets.oracle_view import OracleView
 
 
 def probe_solver(x_off: int, factor: float) -> str:
@@ -55,7 +59,7 @@ def held_lines(verdict: dict) -> list[str]:
     return [line for line in oracle["lines"] if line.startswith("held-out")]
 
 
-def test_a_probing_agent_learns_only_bands_at_claims_and_an_honest_solver_ends_done(workspace, tmp_path):
+async def test_a_probing_agent_learns_only_bands_at_claims_and_an_honest_solver_ends_done(workspace, tmp_path):
     need_namespace()
     ws = workspace.path
     held = setup_references(ws, tmp_path)
@@ -91,12 +95,31 @@ def test_a_probing_agent_learns_only_bands_at_claims_and_an_honest_solver_ends_d
     figures = [float(c[k]) for p in private if p for e in p["comparisons"] for c in e["columns"]
                for k in ("ratio", "rel_worst", "max_rel", "max_abs")]
     assert any(25 < f < 40 for f in figures)  # the probe's error over tolerance, kept for the user
+    # a report written inside the workspace while the run goes on ([notify] report = true does) leaves them out
+    inside = nightshift("report", run.run_id, "-o", str(run.root / "report.html"), cwd=ws)
+    assert inside.returncode == 0 and "held-out figures are left out of this copy" in inside.stdout
     assert_nothing_finer_than_the_band(said_to_the_agent(ws), figures)
-    # the user's views: status, log, report show the held-out figures at full precision
+    # the user's views: status, log, report, TUI show the held-out figures at full precision
+    report = nightshift("report", run.run_id, cwd=ws)
+    where = re.search(r"report of run \S+: (\S+)", report.stdout).group(1)
+    assert not where.startswith(str(ws)) and "held-out held: pass: worst y at row" in report.stdout
+    assert "held-out held: pass: worst y" in open(where).read()
     status = nightshift("status", run.run_id, cwd=ws).stdout
     assert "held-out: 4 evaluations, at most 5.58 bits released" in status
     log = nightshift("log", run.run_id, cwd=ws).stdout
     assert re.search(r"held-out held: FAIL: worst y at row \d+: rel err [0-9.e-]+, 31\.\d{3,}x the tolerance", log), log
+    app = make_app(live=False, runs=[run], open_run=run.run_id)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        await pilot.press("4")
+        view = app.screen.query_one(OracleView)
+        table = view.query_one("#oracle-table")
+        await until(pilot, lambda: table.row_count == 4)  # x and y of the visible and of the held-out table
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(4)]
+        held_y = next(r for r in rows if r[1:3] == ["held", "y"])
+        assert held_y[0] == "pass" and held_y[3].endswith("e-10")  # its max rel, which the agent never saw
+        head = str(view.query_one("#oracle-head").render())
+        assert "held-out: 4 evaluations, at most 5.58 bits released" in head
 
 
 def test_the_budget_and_the_ladder_hold_across_a_kill_9_of_the_supervisor(workspace, tmp_path):
