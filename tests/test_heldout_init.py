@@ -3,7 +3,6 @@ private store and writes their comparisons held out; check and status say when n
 (a name the folder lacks, a budget of 0, held out and allow_exact at once) is one line and loses nothing."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

@@ -26,6 +26,17 @@ def has_heldout(oracle) -> bool:
     return bool(oracle and any(c.heldout for c in oracle.compare))
 
 
+def holds_out(run) -> bool | None:
+    """Does the run hold any comparison out (None: its frozen config cannot say)?"""
+    from supervisor.errors import UserError
+    from supervisor.shift.launcher import frozen_config
+
+    try:
+        return has_heldout(frozen_config(run).oracle)
+    except (OSError, UserError):
+        return None
+
+
 def status_lines(run_root: Path, state: dict[str, Any]) -> list[str]:
     """The account line and the last verdict's held-out figures (full precision), or nothing when none exist."""
     lines = []

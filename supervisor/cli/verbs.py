@@ -253,24 +253,12 @@ def cmd_status(args) -> int:
         print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
-    from supervisor.cli.heldout_views import status_lines
+    from supervisor.cli.heldout_views import holds_out, status_lines
     from supervisor.cli.outcome import trust_line
     for line in status_lines(run.root, state):
         print(line)
-    print(trust_line(state, _heldout_config(run)))
+    print(trust_line(state, holds_out(run)))
     return 0
-
-
-def _heldout_config(run) -> bool | None:
-    """Does the run hold any comparison out (None: its frozen config cannot say)?"""
-    from supervisor.cli.heldout_views import has_heldout
-    from supervisor.errors import UserError
-    from supervisor.shift.launcher import frozen_config
-
-    try:
-        return has_heldout(frozen_config(run).oracle)
-    except (OSError, UserError):
-        return None
 
 
 def slurm_status_lines(run, state) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.config.oracle import CompareConfig, OracleConfig
-from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, heldout_store, resolve,
+from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
