@@ -147,3 +147,24 @@ def test_the_budget_and_the_ladder_hold_across_a_kill_9_of_the_supervisor(worksp
     state = json.loads(nightshift("status", run.run_id, "--json", cwd=ws).stdout)["state"]
     assert state["heldout"] == {"evaluations": 2, "bits": 3.0, "best": {"held": 1}, "withheld": 1}
     assert not any(e["type"] == "run.finished" and e["data"]["outcome"] == "done" for e in workspace.events(run))
+
+
+def test_a_heldout_reference_that_vanished_holds_the_run_with_one_line_naming_the_fix(workspace, tmp_path):
+    need_namespace()
+    ws = workspace.path
+    held = setup_references(ws, tmp_path)
+    workspace.configure({"default": [["write", "solver.py", HONEST], ["claim", "done", "honest"]]}, backend="local",
+                        max_shifts=1, test_command="true", extra=oracle_block(str(held)))
+    run = workspace.create_run()
+    killed = supervise(run, env={"NIGHTSHIFT_TEST_CRASH_AFTER": "shift.started"})  # the store holds its copy now
+    assert killed.returncode == -9
+    from supervisor.run.paths import heldout_store
+    copies = list(heldout_store(run.references).glob("*-heldout-*.dat"))
+    assert copies
+    for path in [held, *copies]:
+        path.unlink()
+    run_until_it_rests(workspace, run)
+    paused = [e["data"] for e in workspace.events(run) if e["type"] == "run.paused"]
+    assert paused and paused[0]["kind"] == "heldout", paused
+    assert "\n" not in paused[0]["reason"] and f"put the original file back at {held}" in paused[0]["reason"]
+    assert not any(e["type"] == "run.finished" and e["data"]["outcome"] == "done" for e in workspace.events(run))
