@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--verify-command", action="append", default=[], dest="verify_commands")
     s.add_argument("--reference-dir", default="", help="the reference outputs: one comparison per data set")
     s.add_argument("--candidate-dir", default="out", help="where the oracle command writes the candidates")
+    s.add_argument("--holdout", metavar="NAME|N", help="hold out these data sets (names, comma-separated) or N of "
+                   "them: moved out of the workspace; the agent learns only pass or a coarse band at a claim")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask; write what was found")
     s.add_argument("--agent", choices=["claude", "command", "demo"], default="claude")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
@@ -94,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="the morning report: one self-contained HTML file and a summary")
     s.add_argument("run", nargs="?", help="run id, or the path of a run directory (e.g. copied from a cluster)")
-    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html)")
+    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html; for a run with held-out comparisons, beside their private copies, outside the workspace)")
     s.add_argument("--open", action="store_true", help="open it in a browser")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")

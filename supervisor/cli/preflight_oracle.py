@@ -69,9 +69,11 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
     from supervisor.verify.oracle import run_oracle
+    from supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
-    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True)
+    # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
+    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam())
     line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
     if line:
         yield line
@@ -79,10 +81,16 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
                     "report": str(ctx.out_dir / "oracle" / "oracle.json")}
     for entry in outcome.report["comparisons"]:
         yield _gap_line(entry, command_ok, oracle.command)
+    if not any(c.heldout for c in oracle.compare):
+        from supervisor.cli.heldout_views import NOTHING_HELD
+        yield Line(NOTE, "held-out", NOTHING_HELD)
 
 
 def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
     name, error = entry["name"], entry.get("error")
+    if "result" in entry:
+        return Line(NOTE, "gap today", f"held-out {name}: not measured before the run (the agent learns only pass "
+                                       "or a coarse band, at a claim of done; `nightshift compare` shows you all)")
     if error:
         side = entry.get("error_side")
         if side == "reference":

@@ -25,7 +25,7 @@ def cmd_init(args) -> int:
         goal = input("The goal (what must be true, measured how, e.g. 'agree with CLASS to 0.1%'): ").strip()
     opts = InitOptions(goal=goal, test_command=args.test_command, verify_commands=args.verify_commands,
                        reference_dir=args.reference_dir, candidate_dir=args.candidate_dir, agent=args.agent,
-                       force=args.force)
+                       force=args.force, holdout=args.holdout or "")
     if args.reference_dir and ws.resolve().is_dir():
         opts.survey = survey_for(ws.resolve(), opts)
         print(f"nightshift: in {args.reference_dir}/ found:")
@@ -35,6 +35,10 @@ def cmd_init(args) -> int:
             return 1
     written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
+    for rel, dest in opts.moves.items():
+        print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
+    for note in opts.notes:
+        print(f"nightshift: note: {note}")
     if args.trust:
         _record_trust(ws)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
@@ -224,8 +228,11 @@ def cmd_status(args) -> int:
         print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
+    from supervisor.cli.heldout_views import holds_out, status_lines
     from supervisor.cli.outcome import trust_line
-    print(trust_line(state))
+    for line in status_lines(run.root, state):
+        print(line)
+    print(trust_line(state, holds_out(run)))
     return 0
 
 
@@ -255,6 +262,7 @@ def slurm_status_lines(run, state) -> str:
 
 
 def cmd_log(args) -> int:
+    from supervisor.cli.heldout_views import log_lines
     from supervisor.run.events import read_events
     from supervisor.run.story import describe
 
@@ -267,6 +275,9 @@ def cmd_log(args) -> int:
             line = json.dumps(event) if args.raw else describe(event)
             if line:
                 print(line if args.raw else f"{event['ts'][11:19]}  {line}", flush=True)
+            if line and not args.raw:  # the user's own view: held-out figures in full, from the private store
+                for full in log_lines(run.root, event):
+                    print(f"          {full}", flush=True)
         if not args.follow or any(e["type"] == "run.finished" for e in result.events):
             return 0
         time.sleep(0.3)

@@ -35,7 +35,7 @@ from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
 from supervisor.verify.pipeline import StopContext, verify_stop
 
-OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start")
+OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout")
 
 
 class LeftOnPause(Exception):
@@ -201,7 +201,8 @@ class Supervisor:
         verdict = verify_stop(StopContext(
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
-            passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent()))
+            passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
+            state=self.state))
         before = ledger.passed_tests()
         ledger.remember_verdict(verdict)
         if ledger.passed_tests() - before:  # newly passed tests are protected at once, not from the next launch

@@ -1,19 +1,12 @@
 """Words and JSON for a verdict's oracle results: the one-line summary, the push-back lines quoting the worst
-offenders, held-out redaction, and strict JSON (non-finite numbers written as "inf"/"nan" strings).
+offenders, and strict JSON (non-finite numbers written as "inf"/"nan" strings).
 
-A held-out entry keeps only its name, columns, pass/fail and the size of the miss (error over tolerance):
-never values, x locations, grid sizes, or what the reference file says.
+A held-out entry as the agent sees it (verify/oracle/exam.py) has only its name and its word (``result``): pass,
+a coarse band, or that it is evaluated at a claim of done; no figure of it is ever quoted here.
 """
 from __future__ import annotations
 
 import math
-
-HELDOUT_KINDS = {  # what a held-out error may say about the reference, by OracleInputError.kind
-    "missing file": "the held-out reference is unavailable",
-    "grids differ": "the candidate's grid does not match the held-out grid (try interpolate)",
-    "no overlap": "the candidate's x range does not overlap the held-out one",
-}
-
 
 def fmt(value: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -42,27 +35,8 @@ def x_label(entry: dict, x: float, row: int | None = None) -> str:
     return f"row {row} (x={x:.6g})" if row is not None else f"x={x:.6g}"
 
 
-def redact(entry: dict) -> dict:
-    """The part of a held-out comparison the agent may see."""
-    out = {"name": entry["name"], "heldout": True, "passed": entry["passed"], "ratio": entry.get("ratio")}
-    if entry.get("error"):
-        out["error"] = entry["error"] if entry.get("error_side") == "candidate" else \
-            HELDOUT_KINDS.get(entry.get("error_kind"), f"held-out comparison failed: {entry.get('error_kind')}")
-    if entry.get("uncovered"):
-        out["problem"] = "the candidate does not cover the whole held-out x range"
-    out["columns"] = [{"column": c["column"], "passed": c["passed"], "ratio": c["ratio"]}
-                      for c in entry.get("columns", [])]
-    return out
-
-
-def visible(entries: list[dict]) -> list[dict]:
-    return [redact(e) if e.get("heldout") else e for e in entries]
-
-
 def _column_line(entry: dict, col: dict) -> str:
     head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']} / {col['column']}"
-    if entry.get("heldout"):
-        return f"{head}: fails, worst error {fmt_ratio(col['ratio'])}x its tolerance"
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     if col.get("worst_is_nan"):
         where = x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
@@ -78,13 +52,14 @@ def _column_line(entry: dict, col: dict) -> str:
 
 def _entry_lines(entry: dict) -> list[str]:
     prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if "result" in entry:  # a held-out comparison: its word only
+        return [f"{prefix}: {entry['result']}" + (f" ({entry['error']})" if entry.get("error") else "")]
     if entry.get("error"):
         return [f"{prefix}: {entry['error']}"]
     lines = []
-    unc = entry.get("uncovered") or entry.get("problem")
+    unc = entry.get("uncovered")
     if unc:
-        lines.append(f"{prefix}: {entry['problem']}" if entry.get("heldout") else
-                     f"{prefix}: {unc['count']} reference points are not covered by the candidate "
+        lines.append(f"{prefix}: {unc['count']} reference points are not covered by the candidate "
                      f"({x_label(entry, unc['x_min'], unc.get('row_min'))} to "
                      f"{x_label(entry, unc['x_max'], unc.get('row_max'))}; the candidate spans "
                      f"{unc['candidate_x'][0]:.6g} to {unc['candidate_x'][1]:.6g})")
@@ -94,7 +69,7 @@ def _entry_lines(entry: dict) -> list[str]:
 
 def pushback_lines(entries: list[dict], limit: int = 6) -> list[str]:
     """The worst offenders first; ``entries`` are already redacted (see ``visible``)."""
-    failing = sorted((e for e in entries if not e["passed"]), key=lambda e: -_ratio(e))
+    failing = sorted((e for e in entries if e["passed"] is False), key=lambda e: -_ratio(e))
     lines = [line for e in failing for line in _entry_lines(e)]
     if len(lines) > limit:
         lines = lines[:limit] + [f"... and {len(lines) - limit} more (see the oracle report)"]
@@ -102,20 +77,22 @@ def pushback_lines(entries: list[dict], limit: int = 6) -> list[str]:
 
 
 def _ratio(entry: dict) -> float:
+    if "result" in entry:  # held-out: ordered after every measured comparison, whatever its band
+        return -1.0
     value = entry.get("ratio")
     return math.inf if value is None else float(value)
 
 
 def _worst_phrase(entry: dict) -> str:
     prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if "result" in entry:
+        return f"{prefix} {entry['result']}"
     if entry.get("error"):
         return f"{prefix}: {entry['error']}"
     cols = entry.get("columns") or []
     if not cols:
         return prefix
     col = max(cols, key=lambda c: c["ratio"])
-    if entry.get("heldout"):
-        return f"{prefix} {col['column']} {fmt_ratio(col['ratio'])}x its tolerance"
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
@@ -124,7 +101,12 @@ def _worst_phrase(entry: dict) -> str:
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
+    later = [e for e in entries if e["passed"] is None]  # held-out, told only at a claim of done
+    entries = [e for e in entries if e["passed"] is not None]
     failing = [e for e in entries if not e["passed"]]
+    tail = f" ({len(later)} held-out: {later[0]['result']})" if later else ""
+    if not entries and later:
+        return f"oracle: {len(later)} held-out comparison(s), {later[0]['result']}" + "".join(f"; {p}" for p in problems)
     if not entries:
         text = "oracle: no comparisons configured"
     elif failing:
@@ -133,7 +115,7 @@ def summary_line(entries: list[dict], problems: list[str]) -> str:
     else:
         worst = max(entries, key=_ratio)
         text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
-    return text + "".join(f"; {p}" for p in problems)
+    return text + tail + "".join(f"; {p}" for p in problems)
 
 
 def strict_json(value):
