@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from supervisor.run.allocation import allocation
+from supervisor.shift.judge_wait import judge_down
 from supervisor.shift.turns import pushback_text, write_private
 
 # Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
@@ -25,6 +26,8 @@ def decide(sup) -> None:
         return sup.finish("done", (stop.get("claim") or {}).get("summary", "verified"))
     if s["paused"]:
         return sup.wait_while_paused()
+    if judge_down(verdict):  # held for the judge, and resumed (or restarted): verify the same stop afresh
+        return sup.emit("verify.retried", s["shift"], turn=s["turn"], reason="the judge was unavailable")
     if claim == "blocked":
         sup.session.release()
         return sup.pause("blocked", f"the agent is blocked: {(stop.get('claim') or {}).get('summary', '')}")
