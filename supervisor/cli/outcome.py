@@ -41,7 +41,7 @@ def outcome_code(state: dict[str, Any]) -> int | None:
     kind = pause_kind(state)
     if kind in ("blocked", "budget", "breaker"):
         return {"blocked": BLOCKED, "budget": BUDGET, "breaker": BREAKER}[kind]
-    if kind in ("dialog", "cannot_start", "judge"):
+    if kind in ("dialog", "cannot_start", "judge", "crashloop"):
         return NEEDS_PERSON
     return None  # working, or paused by a person who will resume it
 

@@ -19,7 +19,8 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
         label = {"blocked": "agent claimed blocked", "breaker": "breaker pause", "budget": "budget pause",
                  "dialog": "waiting for a person at the agent's screen", "user": "paused by a person",
-                 "judge": "held for a person: the judge was down"}.get(what, "paused")
+                 "judge": "held for a person: the judge was down",
+                 "crashloop": "held for a person: the supervisor kept dying"}.get(what, "paused")
         return f"{label}: {d.get('reason', '')}"
     if kind == "breaker.tripped":
         return f"breaker tripped: {d.get('reason', '')}"
@@ -38,6 +39,8 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
+    if kind == "supervisor.revived":
+        return f"the supervisor had died ({d.get('reason')}); restarted by the {d.get('by')}"
     if kind == "judge.waiting":
         return f"judge unavailable, asked again (try {d.get('tries')}): {d.get('error')}"
     if kind.startswith("policy."):

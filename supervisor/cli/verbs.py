@@ -84,6 +84,12 @@ def cmd_resume(args) -> int:
     from supervisor.run.liveness import supervisor_status
     from supervisor.run.state import load_state
 
+    if args.dead or not args.run:
+        if not args.dead or args.run or args.foreground:
+            raise UserError("give a run to resume (`nightshift resume RUN`), or --dead alone for every run whose "
+                            "supervisor died")
+        from supervisor.cli.revive import resume_dead
+        return resume_dead()
     run = find_run(args.run)
     state, _, _ = load_state(run.root)
     if state["phase"] == "finished":
@@ -209,13 +215,9 @@ def cmd_ls(args) -> int:
 
 
 def crash_reason(run, state) -> str | None:
-    """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
-    from supervisor.shift.crash import read_last_word
-
-    if state.get("crash"):
-        return state["crash"].get("reason")
-    word = read_last_word(run.last_word)
-    return word.get("reason") if word else None
+    """Why the supervisor ended (see revive.py, which also needs it)."""
+    from supervisor.cli.revive import crash_reason as reason
+    return reason(run, state)
 
 
 def cmd_status(args) -> int:

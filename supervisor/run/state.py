@@ -21,6 +21,7 @@ preflight.skipped  reason
 policy.denied    (shift) tool input rule message  policy.sandbox available problem
 agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
 judge.waiting    (shift) turn until tries error  verify.retried (shift) turn reason
+supervisor.revived by reason deaths (written by `resume --dead` before it starts a new supervisor)
 """
 from __future__ import annotations
 
