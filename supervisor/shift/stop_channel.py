@@ -15,6 +15,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from supervisor.run.listing import matching, names
+
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
@@ -58,9 +60,10 @@ def release(stops_dir: Path, req_id: str, why: str) -> None:
 def pending(stops_dir: Path) -> list[dict[str, Any]]:
     """Supervisor side: unanswered requests, oldest first."""
     out = []
-    for path in sorted(stops_dir.glob("*.req.json")):
+    listed = set(names(stops_dir))  # one listing, reused while stops/ is unchanged: no stat per old request
+    for path in matching(stops_dir, ".req.json"):
         rid = path.name[: -len(".req.json")]
-        if (stops_dir / f"{rid}.ans.json").exists() or (stops_dir / f"{rid}.released.json").exists():
+        if f"{rid}.ans.json" in listed or f"{rid}.released.json" in listed:
             continue
         try:
             out.append(json.loads(path.read_text()))
@@ -71,7 +74,7 @@ def pending(stops_dir: Path) -> list[dict[str, Any]]:
 
 def released(stops_dir: Path) -> list[dict[str, Any]]:
     out = []
-    for path in sorted(stops_dir.glob("*.released.json")):
+    for path in matching(stops_dir, ".released.json"):
         try:
             out.append(json.loads(path.read_text()))
         except ValueError:

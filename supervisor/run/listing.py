@@ -1,0 +1,48 @@
+"""A folder's entries, listed again only when the folder changed: the wait loop looks into inbox/, stops/, refusals/
+and waits/ at every wake-up (four a second when it polls, as on NFS/Lustre, where each listing is a READDIR round
+trip and a long run's stops/ holds thousands of files). A stat of the folder is one attribute call, often served
+from the client's cache; the listing is made only when the folder's mtime (or inode) moved.
+
+An entry made in the same clock tick as a listing leaves the folder's mtime as that listing saw it (git's "racily
+clean" problem), so a listing is reused only when the folder's mtime was already SETTLE seconds old when it was
+made: a folder that just changed is listed at every call until it is quiet. The result is the listing's names,
+exactly what ``os.listdir`` would say, so callers keep their own filtering and reading.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+SETTLE = 2.0  # seconds; far above the mtime granularity of local and network filesystems
+
+_cache: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+
+
+def names(folder: Path) -> tuple[str, ...]:
+    """The sorted entry names of ``folder`` (empty when it does not exist)."""
+    key = str(folder)
+    try:
+        st = os.stat(key)
+    except OSError:
+        _cache.pop(key, None)
+        return ()
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    seen = _cache.get(key)
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    try:
+        found = tuple(sorted(os.listdir(key)))
+    except OSError:
+        return ()
+    if time.time() - st.st_mtime > SETTLE:  # quiet long enough: no entry can hide in the same tick
+        _cache[key] = (stamp, found)
+    else:
+        _cache.pop(key, None)
+    return found
+
+
+def matching(folder: Path, suffix: str) -> list[Path]:
+    """``sorted(folder.glob("*" + suffix))`` from the cached listing: hidden names (files being written, renamed
+    into place when whole) are left out as the glob leaves them out."""
+    return [Path(folder) / name for name in names(folder) if name.endswith(suffix) and not name.startswith(".")]
