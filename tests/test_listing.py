@@ -79,3 +79,21 @@ def test_a_new_tmux_server_on_the_same_socket_is_not_the_cached_one(tmp_path):
         assert not backend.owns(target)  # the old pane id %0 now names a pane of another server
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
+def test_the_stop_channel_sees_a_new_request_in_a_quiet_folder_and_its_answer(tmp_path):
+    from supervisor.shift import stop_channel
+
+    stops = tmp_path / "stops"
+    stops.mkdir()
+    for i in range(50):  # what a long run leaves: answered requests
+        (stops / f"{i:04d}.req.json").write_text('{"id": "%04d"}' % i)
+        (stops / f"{i:04d}.ans.json").write_text('{"decision": "allow"}')
+    age(stops, 60)
+    assert stop_channel.pending(stops) == [] and stop_channel.pending(stops) == []
+    (stops / "new.req.json").write_text('{"id": "new", "token": "t"}')
+    assert [r["id"] for r in stop_channel.pending(stops)] == ["new"]
+    age(stops, 60)
+    assert [r["id"] for r in stop_channel.pending(stops)] == ["new"]  # still unanswered: still pending
+    stop_channel.answer(stops, "new", "allow")
+    assert stop_channel.pending(stops) == []

@@ -17,6 +17,8 @@ from pathlib import Path
 SETTLE = 2.0  # seconds; far above the mtime granularity of local and network filesystems
 
 _cache: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+_filtered: dict[tuple[str, str], tuple[tuple[str, ...], list[Path]]] = {}
+_derived: dict[tuple[str, str], tuple[tuple[str, ...], object]] = {}
 
 
 def names(folder: Path) -> tuple[str, ...]:
@@ -44,5 +46,25 @@ def names(folder: Path) -> tuple[str, ...]:
 
 def matching(folder: Path, suffix: str) -> list[Path]:
     """``sorted(folder.glob("*" + suffix))`` from the cached listing: hidden names (files being written, renamed
-    into place when whole) are left out as the glob leaves them out."""
-    return [Path(folder) / name for name in names(folder) if name.endswith(suffix) and not name.startswith(".")]
+    into place when whole) are left out as the glob leaves them out. Filtered again only for a new listing."""
+    listed = names(folder)
+    key = (str(folder), suffix)
+    seen = _filtered.get(key)
+    if seen is not None and seen[0] is listed:  # the very listing filtered last time
+        return list(seen[1])
+    found = [Path(folder) / name for name in listed if name.endswith(suffix) and not name.startswith(".")]
+    _filtered[key] = (listed, found)
+    return list(found)
+
+
+def derived(folder: Path, compute):
+    """``compute(names)`` of ``folder``'s listing, computed again only for a new listing (e.g. the requests of
+    stops/ that nobody answered: a pure function of which files are there, since each is written whole)."""
+    listed = names(folder)
+    key = (str(folder), getattr(compute, "__qualname__", repr(compute)))
+    seen = _derived.get(key)
+    if seen is not None and seen[0] is listed:
+        return seen[1]
+    value = compute(listed)
+    _derived[key] = (listed, value)
+    return value
