@@ -39,6 +39,9 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
+    if kind == "agent.stalled":
+        return f"the agent was silent for {d.get('silent')}: " + ("nudged" if d.get("action") == "nudged" else
+                                                                   "its shift was ended, a fresh one started")
     if kind == "supervisor.revived":
         return f"the supervisor had died ({d.get('reason')}); restarted by the {d.get('by')}"
     if kind == "judge.waiting":

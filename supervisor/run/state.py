@@ -22,6 +22,7 @@ policy.denied    (shift) tool input rule message  policy.sandbox available probl
 agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
 judge.waiting    (shift) turn until tries error  verify.retried (shift) turn reason
 supervisor.revived by reason deaths (written by `resume --dead` before it starts a new supervisor)
+agent.stalled    (shift) turn action=nudged|ended silent [delivered]
 """
 from __future__ import annotations
 

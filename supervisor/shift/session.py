@@ -22,7 +22,7 @@ from supervisor.resources import render
 from supervisor.run.liveness import processes_of_shift
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
-from supervisor.shift.stall import NUDGE, StallWatch
+from supervisor.shift.stall import StallWatch, on_stall
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
 from supervisor.shift.turn_boundary import TurnBoundary
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
@@ -140,9 +140,9 @@ class AgentSession:
                 return self._ended_without_hook(ctx, spec, target)
             stalled = stall.check()
             if stalled:
-                return_stop = self.on_stall(stalled, stall, ctx, target)
-                if return_stop:
-                    return return_stop
+                ended = on_stall(self, stalled, stall, ctx, target)
+                if ended:
+                    return ended
             if time.monotonic() - began > self.config.agent.turn_timeout:
                 self.backend.terminate(target)
                 return StopInfo(reason="timeout", error=f"turn exceeded {self.config.agent.turn_timeout:.0f}s")
@@ -158,20 +158,6 @@ class AgentSession:
                     on_dialog(problem)
                 self.watch_screen(screen, on_waiting)
             sleep()
-
-    def on_stall(self, what: str, stall: StallWatch, ctx: TurnContext, target: dict[str, Any] | None):
-        """Nudge a silent agent once (typed into its live session, where it has one); then end its turn."""
-        silent = stall.silent_for()
-        if what == "nudge":
-            typed = bool(target) and self.agent.hook_driven and self.backend.send_text(target, NUDGE.format(
-                silent=silent))
-            self.ledger.emit("agent.stalled", ctx.shift, turn=ctx.turn, action="nudged", silent=silent,
-                             delivered=typed)
-            return None
-        self.ledger.emit("agent.stalled", ctx.shift, turn=ctx.turn, action="ended", silent=silent)
-        if target:
-            self.backend.terminate(target)
-        return StopInfo(reason="stalled", error=f"no output for {silent}, nudged once, then {silent} more")
 
     def _ended_without_hook(self, ctx: TurnContext, spec, target: dict[str, Any] | None) -> StopInfo:
         time.sleep(0.2)  # the wrapper writes the exit file just after the agent ends

@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
+
+from supervisor.agents.base import StopInfo
 
 NUDGE = ("nightshift: nothing has come from you for {silent}. If a command hangs, stop it and try another way; "
          "write what you are doing in CHANGELOG.md, then go on (or `nightshift claim blocked --summary ...`).")
@@ -60,3 +63,19 @@ class StallWatch:
     def silent_for(self) -> str:
         seconds = self.after
         return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g}s"
+
+
+def on_stall(session, what: str, stall: StallWatch, ctx, target: dict[str, Any] | None) -> StopInfo | None:
+    """Nudge a silent agent once (typed into its live session, where it has one); then end its turn.
+    ``session`` is the shift's AgentSession (its agent, backend and ledger)."""
+    silent = stall.silent_for()
+    if what == "nudge":
+        typed = bool(target) and session.agent.hook_driven and session.backend.send_text(target, NUDGE.format(
+            silent=silent))
+        session.ledger.emit("agent.stalled", ctx.shift, turn=ctx.turn, action="nudged", silent=silent,
+                            delivered=typed)
+        return None
+    session.ledger.emit("agent.stalled", ctx.shift, turn=ctx.turn, action="ended", silent=silent)
+    if target:
+        session.backend.terminate(target)
+    return StopInfo(reason="stalled", error=f"no output for {silent}, nudged once, then {silent} more")
