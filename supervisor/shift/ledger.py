@@ -83,11 +83,11 @@ class RunLedger:
             pass
         if self.log is not None:
             self.log.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-        if self._workspace_fd is not None:
+        if self._workspace_fd is not None:  # first: whoever takes the run lock next finds the workspace free
             os.close(self._workspace_fd)
             self._workspace_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
 
     def emit(self, type_: str, shift: int | None = None, **data: Any) -> dict[str, Any]:
         event = self.log.append(type_, shift, **data)

@@ -26,7 +26,8 @@ from typing import Iterator
 from supervisor.errors import UserError
 from supervisor.run.paths import make_private_dir, registry_path, workspace_state_dir
 
-LAUNCH_WAIT = 600.0  # a launch runs the preflight (the oracle, the tests): the next one may wait that long
+LAUNCH_WAIT = 600.0
+SAME_RUN_GRACE = 10.0  # seconds a supervisor waits for its own run's previous supervisor to let go  # a launch runs the preflight (the oracle, the tests): the next one may wait that long
 
 
 class WorkspaceBusy(UserError):
@@ -37,15 +38,19 @@ def hold_workspace(workspace: Path, run_id: str) -> int:
     """Take the workspace lock for this supervisor's life; returns its fd (close it to let go)."""
     path = make_private_dir(workspace_state_dir(workspace)) / "workspace.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    deadline = time.monotonic() + SAME_RUN_GRACE
+    while not _try_lock(fd):
         holder = _holder(fd)
+        # The same run's last supervisor (we hold its run lock, so it is on its way out, e.g. a Slurm chain's
+        # hand-off) may not have let go of the workspace yet: give it a moment.
+        if holder.get("run_id") == run_id and time.monotonic() < deadline:
+            time.sleep(0.1)
+            continue
         os.close(fd)
         other = holder.get("run_id", "another run")
         raise WorkspaceBusy(f"run {other} is live in this workspace (supervisor pid {holder.get('pid')} on "
                             f"{holder.get('host')}); one run at a time: `nightshift stop {other}` first, or use "
-                            "another clone") from None
+                            "another clone")
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps({"run_id": run_id, "pid": os.getpid(), "host": socket.gethostname()}).encode(), 0)
     return fd
@@ -63,18 +68,22 @@ def launch_lock(workspace: Path, wait: float = LAUNCH_WAIT) -> Iterator[None]:
         return
     try:
         deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise WorkspaceBusy(f"another `nightshift run` has been starting in {workspace} for {wait:.0f}s; "
-                                        "`nightshift ls` shows it; try again when it is up") from None
-                time.sleep(0.2)
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise WorkspaceBusy(f"another `nightshift run` has been starting in {workspace} for {wait:.0f}s; "
+                                    "`nightshift ls` shows it; try again when it is up")
+            time.sleep(0.2)
         yield
     finally:
         os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
 
 
 def _holder(fd: int) -> dict:
