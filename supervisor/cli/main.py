@@ -141,7 +141,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.cli.outcome import wait_main
         return wait_main(args.run, args.timeout)
     if verb == "watchdog":
-        from supervisor.cli.watchdog import watchdog_main
+        from supervisor.cli.cron_watchdog import watchdog_main
         return watchdog_main(args.action, args.every)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main

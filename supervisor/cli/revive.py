@@ -1,6 +1,6 @@
 """`nightshift resume --dead`: every run of this user whose supervisor died on this host (killed, out of memory, the
 login node rebooted) and that no person paused or stopped gets a new supervisor, which adopts the live agent or
-goes on from the log. The watchdog (watchdog.py) runs it every few minutes.
+goes on from the log. The watchdog (cron_watchdog.py) runs it every few minutes.
 
 A run whose supervisor keeps dying would be revived for ever: the third death within an hour holds the run for a
 person instead (``run.paused`` kind "crashloop", with the last crash's reason). A held or paused run is left alone:
