@@ -138,6 +138,8 @@ class AgentSession:
                 alive = target is not None
             if not alive:
                 return self._ended_without_hook(ctx, spec, target)
+            if self.backend.kind == "slurm" and (self.state.get("slurm") or {}).get("state") != "RUNNING":
+                stall.reset()  # a job waiting in the queue is silent, not stalled
             stalled = stall.check()
             if stalled:
                 ended = on_stall(self, stalled, stall, ctx, target)

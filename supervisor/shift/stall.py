@@ -41,6 +41,10 @@ class StallWatch:
         self.every = max(0.5, min(5.0, after / 4))
         self._checked = 0.0
 
+    def reset(self) -> None:
+        """Not running yet (a batch job in the queue): silence counts from when it runs."""
+        self.last = time.monotonic()
+
     def check(self) -> str | None:
         now = time.monotonic()
         if now - self._checked < self.every:
