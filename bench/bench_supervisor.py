@@ -15,7 +15,13 @@ Real parts only: git workspaces made by `nightshift init`, the `command` agent, 
    a stop answered in the same shift by the next turn. Per stop: from the turn's exit file (its mtime: the
    stop) to the next turn's `agent.started` event (delivered), minus verify.started -> verify.finished.
 
-Usage: python bench/bench_supervisor.py [--seconds 60] [--stops 60]
+3. A wake-up of the wait loop on a polling (NFS-like) workspace: a quiet agent with NIGHTSHIFT_POLL=1 (4 wake-ups
+   a second) in a run directory holding what a long interactive run leaves (1,000 answered Stop-hook requests,
+   300 seen refusals, 100 seen waits): the supervisor's CPU per wake-up, then the per-call cost of one wake-up's
+   listings (inbox, refusals, waits, the Stop-hook channel) and of the tmux server's identity. On NFS/Lustre each
+   listing is a READDIR round trip besides this CPU: a listing skipped is also a round trip saved.
+
+Usage: python bench/bench_supervisor.py [--seconds 60] [--stops 60] [--wakeups-only]
 """
 from __future__ import annotations
 
@@ -226,6 +232,58 @@ def diagnose(run: Run) -> None:
         print(info(f"  {label}", call_cost_ms(call), "ms CPU"))
 
 
+# ----- 3. a wake-up on a polling workspace -------------------------------------------------------------
+def fill_like_a_long_run(run: RunPaths) -> None:
+    """What weeks of an interactive run leave in the folders the wait loop lists at every wake-up."""
+    stops, refusals, waits = run.stops, run.root / "refusals", run.root / "waits"
+    for folder in (stops, refusals, waits):
+        folder.mkdir(parents=True, exist_ok=True)
+    for i in range(1000):
+        (stops / f"{i:06d}-req.req.json").write_text(json.dumps({"id": f"{i:06d}-req", "token": "old"}))
+        (stops / f"{i:06d}-req.ans.json").write_text(json.dumps({"decision": "allow", "reason": ""}))
+    for i in range(300):
+        (refusals / f"{i:06d}.seen").write_text("{}")
+    for i in range(100):
+        (waits / f"{i:06d}.seen").write_text("{}")
+
+
+def bench_wakeups(root: Path, seconds: float, started: list[Run]) -> None:
+    from supervisor.shift import stop_channel
+    from supervisor.shift.policy import take_refusals
+    from supervisor.shift.waits import take_waits
+
+    run = start("polling wake-ups", make_workspace(root / "wakeups", f"sleep {seconds + 40:.0f}", 3), started,
+                {"NIGHTSHIFT_POLL": "1"})
+    wait_until("the polling agent to start", lambda: run.count("agent.started") >= 1, 30)
+    fill_like_a_long_run(run.run)
+    time.sleep(3)  # past the listings' settle time: what a run in its second week sees
+    own0, kids0 = cpu_seconds(run.pid)
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    wall = time.monotonic() - t0
+    own1, kids1 = cpu_seconds(run.pid)
+    wakeups = wall / 0.25  # the polling Waker's interval
+    print(f"\n3. a wake-up of the wait loop on a polling workspace ({wall:.1f} s window, NIGHTSHIFT_POLL=1, "
+          f"a long run's folders)")
+    print(info("supervisor CPU per wake-up (process + children)", 1000 * ((own1 - own0) + (kids1 - kids0)) / wakeups,
+               "ms"))
+    print(info("  of which the supervisor process itself", 1000 * (own1 - own0) / wakeups, "ms"))
+    print(info("supervisor CPU, % of one core", 100 * ((own1 - own0) + (kids1 - kids0)) / wall, "%"))
+
+    def listings() -> None:
+        inbox.take_commands(run.run)
+        take_refusals(run.run)
+        take_waits(run.run.root)
+        stop_channel.released(run.run.stops)
+        stop_channel.pending(run.run.stops)
+
+    backend = TmuxBackend(run.socket, run.run.run_id)
+    print(info("one wake-up's listings (inbox, refusals, waits, stops)", call_cost_ms(listings, 200), "ms CPU"))
+    print(info("tmux server identity (owns(), before every pane call)", call_cost_ms(backend.server_identity, 40),
+               "ms CPU"))
+    stop(run)
+
+
 # ----- 2. stop -> push-back latency -------------------------------------------------------------------
 def epoch(ts: str) -> float:
     return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
@@ -305,6 +363,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="the window the agent works (default 60)")
     parser.add_argument("--stops", type=int, default=60, help="stops to measure (default 60, at least 50)")
+    parser.add_argument("--wakeups-only", action="store_true", help="only 3., the polling wake-up")
     args = parser.parse_args()
     started: list[Run] = []
     print(f"bench_supervisor: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; "
@@ -313,8 +372,10 @@ def main() -> int:
         root = Path(tmp)
         os.environ["XDG_STATE_HOME"] = str(root / "state")  # keep these runs out of the user's `nightshift ls`
         try:
-            bench_cost(root, args.seconds, started)
-            bench_latency(root, args.stops, started)
+            if not args.wakeups_only:
+                bench_cost(root, args.seconds, started)
+                bench_latency(root, args.stops, started)
+            bench_wakeups(root, args.seconds, started)
         finally:
             for run in started:
                 clean_up(run)

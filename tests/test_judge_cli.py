@@ -82,7 +82,7 @@ def test_malformed_twice_is_unavailable_never_a_pass(cli_fake):
     assert "malformed twice" in out.error and "\n" not in out.error
     asked = judge_requests(cli_fake)
     assert len(asked) == 2 and "previous answer could not be used" in asked[1].last_user_text()
-    assert combine(True, out) is True and combine(False, out) is False  # never a pass of its own
+    assert combine(True, out) is False and combine(False, out) is False  # never a pass: fail closed
     assert out.cost_usd > 0  # both answers are paid for
 
 
@@ -97,13 +97,14 @@ def test_logged_out_cli_is_unavailable_with_the_fix(cli_fake, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     assert resolve_via(cfg(via="auto")) == "agent"  # no key: auto takes the CLI
     out = run_judge(cfg(via="auto"), inputs(), 0.0)
-    assert not out.available and "not logged in" in out.error and "/login" in out.error
+    assert not out.available and "not logged in" in out.error and "/login" in out.error and not out.retry
     assert judge_requests(cli_fake) == []
 
 
 def test_missing_cli_is_unavailable_with_the_fix(cli_fake):
     out = run_judge(cfg(cli="claude-not-installed-here"), inputs(), 0.0)
     assert not out.available and "not on PATH" in out.error and "ANTHROPIC_API_KEY" in out.error
+    assert not out.retry
 
 
 def test_auto_takes_the_api_when_a_key_is_set(monkeypatch):
@@ -168,4 +169,24 @@ def test_the_agents_files_do_not_reach_the_cli_judge(cli_fake, tmp_path, monkeyp
 def test_an_overloaded_api_is_unavailable_not_a_pass(cli_fake):
     cli_fake.push(overloaded(match=ASKED))
     out = run_judge(cfg(), inputs(), 0.0)
-    assert not out.available and "busy" in out.error and combine(True, out) is True
+    assert not out.available and "busy" in out.error and combine(True, out) is False
+    assert out.retry  # an overload passes: the loop asks again (the same rule as the API path)
+
+
+def test_in_the_loop_a_cli_judge_that_stays_overloaded_holds_the_run(cli_fake, workspace):
+    """The same fail-closed rule with `via = "agent"`: the CLI judge is asked again while the API is overloaded,
+    and at `max_wait` the run is held for a person, never ended done on the other checks alone."""
+    from supervisor.cli.outcome import NEEDS_PERSON, outcome_code
+    from supervisor.run.state import load_state
+    from supervisor.shift.launcher import run_foreground
+
+    fix = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
+    ws = workspace.configure({"s1t1": fix}, backend="local", extra='[judge]\nvia = "agent"\nmodel = '
+                             '"claude-sonnet-4-6"\ntimeout = 90\nmax_wait = "2s"\n')
+    cli_fake.fallback = overloaded()
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 1
+    state = load_state(run.root)[0]
+    assert state["pause_kind"] == "judge" and "busy" in state["pause_reason"] and not state["last_verdict"]["passed"]
+    assert outcome_code(state) == NEEDS_PERSON and "run.finished" not in ws.types(run)
+    assert ws.types(run).count("judge.waiting") >= 1 and len(judge_requests(cli_fake)) == 0  # nothing answered

@@ -56,16 +56,25 @@ def test_a_failing_deterministic_check_is_never_turned_into_done_by_the_judge(wo
     assert judge_calls == 1
 
 
-def test_an_unavailable_judge_is_recorded_and_never_a_pass(workspace, monkeypatch):
+def test_an_unavailable_judge_is_never_a_pass_and_holds_the_run(workspace, monkeypatch):
+    """No key: waiting will not bring one, so the run is held for a person at once, with the fix (no retries)."""
+    from supervisor.cli.outcome import NEEDS_PERSON, outcome_code
+    from supervisor.run.state import load_state
+
     ws = workspace.configure({"s1t1": FIX}, extra=JUDGE)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     run = ws.create_run()
-    assert run_foreground(run, say=lambda _: None) == 0  # the deterministic verdict stands
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 1  # held, not done
     verdict = next(json.loads(line)["data"] for line in run.events.read_text().splitlines()
                    if '"verify.finished"' in line)
     judge = next(c for c in verdict["checks"] if c["name"] == "judge")
     assert judge["summary"].startswith("judge unavailable") and verdict["judge"]["available"] is False
+    assert not judge["passed"] and not verdict["passed"]
     unavailable = [json.loads(line)["data"] for line in run.events.read_text().splitlines()
                    if '"judge.unavailable"' in line]
     assert len(unavailable) == 1 and "key" in unavailable[0]["error"].lower()
+    state = load_state(run.root)[0]
+    assert "judge.waiting" not in run.events.read_text() and "run.finished" not in run.events.read_text()
+    assert state["pause_kind"] == "judge" and "ANTHROPIC_API_KEY" in state["pause_reason"]
+    assert outcome_code(state) == NEEDS_PERSON

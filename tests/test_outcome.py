@@ -29,6 +29,8 @@ def fold(*events: tuple) -> dict:
     ([("run.paused", {"reason": "budget spent: max_cost_usd", "kind": "budget"})], outcome.BUDGET),
     ([("run.paused", {"reason": "breaker: 4 stops", "kind": "breaker"})], outcome.BREAKER),
     ([("run.paused", {"reason": "a dialog", "kind": "dialog"})], outcome.NEEDS_PERSON),
+    ([("verify.finished", {"passed": False, "judge": {"available": False}}),
+      ("run.paused", {"reason": "the judge is unavailable", "kind": "judge"})], outcome.NEEDS_PERSON),
     ([("run.paused", {"reason": "budget spent: max_shifts = 3 (limit 3)"})], outcome.BUDGET),  # an older run
     ([("run.paused", {"reason": "paused by the user", "kind": "user"})], None),  # a person will resume it
     ([("run.paused", {"reason": "x", "kind": "breaker"}), ("run.resumed", {})], None),

@@ -42,6 +42,7 @@ class TmuxBackend:
         require_tmux()
         self.socket_name = socket_name or socket_for(run_id)
         self.server = libtmux.Server(socket_name=self.socket_name)
+        self._identity: str | None = None  # the server's identity while its process lives (server_identity)
 
     def _session(self, spec: LaunchSpec):
         try:
@@ -80,11 +81,19 @@ class TmuxBackend:
         return {**self._target(spec.name, pane_id), "pane_pid": int(pane_pid)}
 
     def server_identity(self) -> str | None:
-        """``"<server pid>:<start time>"`` of the server now on our socket, or None when none runs."""
+        """``"<server pid>:<start time>"`` of the server now on our socket, or None when none runs.
+
+        Asked before every call on a pane (owns()), so it is kept while that server's process lives: a tmux call
+        costs a process and a socket round trip, a pid check one kill(0). A server that died is asked afresh
+        (a new one on the socket has another pid; it cannot start while the old pid lives)."""
+        cached = self._identity
+        if cached and pid_alive(int(cached.split(":")[0])):
+            return cached
         proc = subprocess.run(["tmux", "-L", self.socket_name, "list-sessions", "-F", "#{pid}:#{start_time}"],
                               capture_output=True, text=True, check=False)
         lines = proc.stdout.split()
-        return lines[0] if proc.returncode == 0 and lines else None
+        self._identity = lines[0] if proc.returncode == 0 and lines else None
+        return self._identity
 
     def _target(self, window: str, pane_id: str) -> dict[str, Any]:
         return {"backend": "tmux", "socket": self.socket_name, "session": AGENT_SESSION, "window": window,
@@ -170,3 +179,4 @@ class TmuxBackend:
 
     def kill_server(self) -> None:
         subprocess.run(["tmux", "-L", self.socket_name, "kill-server"], capture_output=True, check=False)
+        self._identity = None

@@ -45,6 +45,9 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
+    from supervisor.cli.cron_watchdog import watchdog_status
+    installed, detail = watchdog_status()
+    rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
     sbatch = shutil.which("sbatch")
     rows.append((True, "slurm", f"CLI at {sbatch}" if sbatch else "no Slurm CLI (only needed for --backend slurm)"))
     return rows

@@ -50,8 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--job", action="store_true", help="Slurm: also run the tiny environment job")
 
     s = sub.add_parser("resume", help="continue a paused run, or one whose supervisor is gone")
-    s.add_argument("run")
+    s.add_argument("run", nargs="?")
     s.add_argument("--foreground", action="store_true")
+    s.add_argument("--dead", action="store_true", help="every run of yours on this host whose supervisor died "
+                                                       "(and that no person paused or stopped)")
+    s = sub.add_parser("watchdog", help="a crontab line that resumes runs whose supervisor died")
+    s.add_argument("action", choices=["install", "remove", "status"])
+    s.add_argument("--every", type=int, default=5, help="minutes between checks (install)")
 
     s = sub.add_parser("ls", help="list your runs")
     s.add_argument("--prune", action="store_true", help="drop runs whose folder is gone from the list (asks first)")
@@ -141,6 +146,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb == "wait":
         from supervisor.cli.outcome import wait_main
         return wait_main(args.run, args.timeout)
+    if verb == "watchdog":
+        from supervisor.cli.cron_watchdog import watchdog_main
+        return watchdog_main(args.action, args.every)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
         return doctor_main(Path(args.dir), slurm=args.slurm)

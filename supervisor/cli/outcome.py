@@ -2,7 +2,7 @@
 one-line "can I trust this?" answer that ends `nightshift status`.
 
 Exit codes (documented in README.md, "Waiting for the answer"): 0 only when the run ended verified done.
-A judge that was down is never a pass: "done" already requires every deterministic check to pass.
+A judge that was down is never a pass: its verdict fails, and the run is held for a person (NEEDS_PERSON).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def outcome_code(state: dict[str, Any]) -> int | None:
     kind = pause_kind(state)
     if kind in ("blocked", "budget", "breaker"):
         return {"blocked": BLOCKED, "budget": BUDGET, "breaker": BREAKER}[kind]
-    if kind in ("dialog", "cannot_start", "heldout"):
+    if kind in ("dialog", "cannot_start", "heldout", "judge", "crashloop"):
         return NEEDS_PERSON
     return None  # working, or paused by a person who will resume it
 
@@ -113,6 +113,8 @@ def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
         findings = judge.get("findings") or []
         passes = sum(1 for f in findings if f.get("verdict") == "PASS")
         judged = f"judge ran ({passes}/{len(findings)} criteria pass)"
+    elif judge and pause_kind(state) == "judge":
+        judged = "judge unavailable: the run is held for a person (not a pass)"
     elif judge:
         judged = "judge unavailable (not counted as a pass)"
     else:

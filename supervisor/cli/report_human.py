@@ -18,7 +18,9 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         from supervisor.cli.outcome import pause_kind  # older runs recorded only the reason's text
         what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
         label = {"blocked": "agent claimed blocked", "breaker": "breaker pause", "budget": "budget pause",
-                 "dialog": "waiting for a person at the agent's screen", "user": "paused by a person"}.get(what, "paused")
+                 "dialog": "waiting for a person at the agent's screen", "user": "paused by a person",
+                 "judge": "held for a person: the judge was down",
+                 "crashloop": "held for a person: the supervisor kept dying"}.get(what, "paused")
         return f"{label}: {d.get('reason', '')}"
     if kind == "breaker.tripped":
         return f"breaker tripped: {d.get('reason', '')}"
@@ -37,6 +39,13 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
+    if kind == "agent.stalled":
+        return f"the agent was silent for {d.get('silent')}: " + ("nudged" if d.get("action") == "nudged" else
+                                                                   "its shift was ended, a fresh one started")
+    if kind == "supervisor.revived":
+        return f"the supervisor had died ({d.get('reason')}); restarted by the {d.get('by')}"
+    if kind == "judge.waiting":
+        return f"judge unavailable, asked again (try {d.get('tries')}): {d.get('error')}"
     if kind.startswith("policy."):
         what = d.get("rule") or d.get("tool") or d.get("command") or d.get("what") or ""
         why = d.get("reason") or d.get("message") or ""

@@ -61,19 +61,22 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
-    found = None
-    if not args.no_check:
-        from supervisor.cli.check import preflight_for_start
-        from supervisor.shift.launcher import refuse_to_start
-        refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
-        found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
-    run = create_run(ws, config)
-    print(f"run {run.run_id} created in {run.root}")
-    from supervisor.cli.check import record_preflight
-    record_preflight(run, found)
+    from supervisor.shift.workspace_lock import launch_lock
+    with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
+        found = None
+        if not args.no_check:
+            from supervisor.cli.check import preflight_for_start
+            from supervisor.shift.launcher import refuse_to_start
+            refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
+            found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
+        run = create_run(ws, config)
+        print(f"run {run.run_id} created in {run.root}")
+        from supervisor.cli.check import record_preflight
+        record_preflight(run, found)
+        if not args.foreground:
+            where = start_detached(run, config)  # returns once the supervisor holds the workspace
     if args.foreground:
         return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
-    where = start_detached(run, config)
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
     return 0
@@ -85,6 +88,12 @@ def cmd_resume(args) -> int:
     from supervisor.run.liveness import supervisor_status
     from supervisor.run.state import load_state
 
+    if args.dead or not args.run:
+        if not args.dead or args.run or args.foreground:
+            raise UserError("give a run to resume (`nightshift resume RUN`), or --dead alone for every run whose "
+                            "supervisor died")
+        from supervisor.cli.revive import resume_dead
+        return resume_dead()
     run = find_run(args.run)
     state, _, _ = load_state(run.root)
     if state["phase"] == "finished":
@@ -185,13 +194,9 @@ def _age(ts: str | None) -> str:
 
 
 def crash_reason(run, state) -> str | None:
-    """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
-    from supervisor.shift.crash import read_last_word
-
-    if state.get("crash"):
-        return state["crash"].get("reason")
-    word = read_last_word(run.last_word)
-    return word.get("reason") if word else None
+    """Why the supervisor ended (see revive.py, which also needs it)."""
+    from supervisor.cli.revive import crash_reason as reason
+    return reason(run, state)
 
 
 def cmd_status(args) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeFloat
+from pydantic import Field, NonNegativeFloat, field_validator
 
 from supervisor.config.types import Duration, Section
 
@@ -27,3 +27,14 @@ class JudgeConfig(Section):
     # (input, output) USD per million tokens, for a model whose price nightshift does not know
     price_usd_per_mtok: tuple[NonNegativeFloat, NonNegativeFloat] | None = None
     integrity_checks: bool = True  # also grade magic constants, loosened tolerances, edited tests, dropped plan items
+    # A judge that is down (overloaded, timing out, answering malformed) is asked again with backoff for this long;
+    # then the run is held for a person. Never a pass: the user asked for a second opinion.
+    max_wait: Duration = 3600.0
+
+    @field_validator("max_wait")
+    @classmethod
+    def _some_wait(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be longer than 0: it is how long a judge that is down is asked again before the "
+                             "run is held for a person; write e.g. \"30m\" (or set [judge] enabled = false)")
+        return value

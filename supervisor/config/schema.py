@@ -57,6 +57,8 @@ class LimitsConfig(Section):
     max_core_hours: float = Field(0.0, ge=0)  # Slurm runs: CPU-hours of the run's jobs; 0 means no limit
     max_gpu_hours: float = Field(0.0, ge=0)  # Slurm runs: GPU-hours (gres) of the run's jobs; 0 means no limit
     breaker_stops: int = Field(4, ge=1)  # stops in a row with an empty diff and no better verdict
+    # An agent silent this long (no output, no tool call, no stop) is nudged once, then its shift ended
+    stall_after: Duration = Field(1800.0, gt=0)
 
 
 class VerifyConfig(Section):

@@ -15,6 +15,7 @@ from typing import Any
 
 from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
+from supervisor.run.listing import matching
 
 VERBS = ("pause", "resume", "stop", "nudge", "approve", "deny")
 
@@ -55,7 +56,7 @@ def take_commands(run: RunPaths) -> list[dict[str, Any]]:
     """Supervisor side: the queued commands this user wrote, oldest first. Foreign files are ignored."""
     out = []
     uid = os.getuid()
-    for path in run.inbox.glob("*.json"):
+    for path in matching(run.inbox, ".json"):  # listed again only when the inbox changed
         try:
             st = path.stat()
             if st.st_uid != uid:

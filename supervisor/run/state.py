@@ -21,6 +21,9 @@ preflight.finished passed problems metric metrics summary report (the baseline: 
 preflight.skipped  reason
 policy.denied    (shift) tool input rule message  policy.sandbox available problem
 agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
+judge.waiting    (shift) turn until tries error  verify.retried (shift) turn reason
+supervisor.revived by reason deaths (written by `resume --dead` before it starts a new supervisor)
+agent.stalled    (shift) turn action=nudged|ended silent [delivered]
 """
 from __future__ import annotations
 
@@ -116,6 +119,10 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         _shift_row(state, shift)["cost_usd"] += cost
     elif kind == "verify.started":
         state["status"] = "verifying"
+    elif kind == "verify.retried":  # the same stop verified again (the judge was down when it was first verified)
+        state.update(phase="stopped", status="verifying")
+    elif kind == "judge.waiting":
+        state.update(status="waiting", waiting_until=data.get("until"))
     elif kind == "verify.finished":
         state.update(last_verdict=data, phase="verified")
         _shift_row(state, shift)["verdict"] = "pass" if data.get("passed") else "fail"

@@ -8,11 +8,12 @@ import time
 from typing import Any
 
 from supervisor.run.allocation import allocation
+from supervisor.shift.judge_wait import judge_down
 from supervisor.shift.turns import pushback_text, write_private
 
 # Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
 SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted", "cancelled", "job_failed",
-                  "vanished", "job_ended")
+                  "vanished", "job_ended", "stalled")
 
 
 def decide(sup) -> None:
@@ -25,6 +26,8 @@ def decide(sup) -> None:
         return sup.finish("done", (stop.get("claim") or {}).get("summary", "verified"))
     if s["paused"]:
         return sup.wait_while_paused()
+    if judge_down(verdict):  # held for the judge, and resumed (or restarted): verify the same stop afresh
+        return sup.emit("verify.retried", s["shift"], turn=s["turn"], reason="the judge was unavailable")
     gone = (verdict.get("heldout") or {}).get("unavailable")
     if gone:
         sup.session.release()

@@ -24,6 +24,7 @@ from supervisor.run.paths import RunPaths, new_run_id
 from supervisor.run.registry import live_runs, register
 from supervisor.errors import UserError
 from supervisor.sandbox.boundary import boundary_for, start_problems
+from supervisor.shift.stall import claude_tool_limit
 
 
 class LaunchError(UserError):
@@ -76,6 +77,10 @@ def create_run(workspace: Path, config: Config, run_id: str | None = None) -> Ru
 
 def validate_for_launch(config: Config) -> None:
     """What would only fail inside a detached supervisor (where nobody reads it) is refused here."""
+    if config.agent.kind == "claude" and config.limits.stall_after < claude_tool_limit():
+        raise LaunchError(f"nightshift.toml: limits.stall_after ({config.limits.stall_after:g}s) is shorter than a "
+                          f"tool call of Claude Code may run silent ({claude_tool_limit():g}s, its Bash tool's "
+                          f"timeout): a long test run would be taken for a stall; set stall_after = \"15m\" or more")
     if config.agent.kind == "command" and not config.agent.command.strip():
         raise LaunchError("nightshift.toml: agent.command is empty; set the agent's command line "
                           "(e.g. command = \"codex exec --prompt-file {prompt_file}\")")

@@ -19,9 +19,13 @@ from supervisor.run.liveness import HEARTBEAT_SECONDS, beat, write_supervisor_in
 from supervisor.run.paths import RunPaths
 from supervisor.run.registry import live_runs
 from supervisor.run.state import apply, load_state, write_snapshot
+from supervisor.shift.workspace_lock import WorkspaceBusy, hold_workspace
 
 # Tests set this to an event type to kill -9 the supervisor right after recording it.
 _CRASH_AFTER = os.environ.get("NIGHTSHIFT_TEST_CRASH_AFTER", "")
+# Tests set this to widen the moment between "is another run live here?" and this supervisor recording itself, where
+# two supervisors starting at once used to both find none (the workspace lock closes it).
+_SLOW_START = float(os.environ.get("NIGHTSHIFT_TEST_SLOW_START", "0") or 0)
 
 
 class AlreadySupervised(UserError):
@@ -34,6 +38,7 @@ class RunLedger:
         self.state: dict[str, Any] = {}
         self.log: EventLog | None = None
         self._lock_fd: int | None = None
+        self._workspace_fd: int | None = None
         self._last_beat = 0.0
 
     def open(self) -> list[str]:
@@ -47,12 +52,21 @@ class RunLedger:
             run_id = self.run_paths.run_id
             raise AlreadySupervised(f"run {run_id} is already supervised (pid {who.get('pid')} on {who.get('host')}); "
                                     f"use `nightshift status {run_id}` or `nightshift stop {run_id}`") from None
-        others = live_runs(self.run_paths.workspace, exclude=self.run_paths.run_id)
-        if others:
+        try:  # one supervisor per workspace, even when two start at once (see workspace_lock.py)
+            self._workspace_fd = hold_workspace(self.run_paths.workspace, self.run_paths.run_id)
+        except WorkspaceBusy:
             os.close(self._lock_fd)
             self._lock_fd = None
+            raise
+        others = live_runs(self.run_paths.workspace, exclude=self.run_paths.run_id)  # a host without flock
+        if others:
+            os.close(self._lock_fd)
+            os.close(self._workspace_fd)
+            self._lock_fd = self._workspace_fd = None
             raise AlreadySupervised(f"run {others[0]['run_id']} is live in this workspace (pid {others[0]['pid']}); "
                                     f"one run at a time: `nightshift stop {others[0]['run_id']}` first")
+        if _SLOW_START:
+            time.sleep(_SLOW_START)
         # The log's torn tail is cut before the fold, so the state and the next seq come from whole events only.
         self.log = EventLog(self.run_paths.events, last_seq=0)
         self.state, _, warnings = load_state(self.run_paths.root)
@@ -69,6 +83,9 @@ class RunLedger:
             pass
         if self.log is not None:
             self.log.close()
+        if self._workspace_fd is not None:  # first: whoever takes the run lock next finds the workspace free
+            os.close(self._workspace_fd)
+            self._workspace_fd = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
 

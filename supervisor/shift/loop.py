@@ -28,6 +28,7 @@ from supervisor.run.watch import Waker
 from supervisor.shift import crash
 from supervisor.shift.commands import handle_command
 from supervisor.shift.decide import decide
+from supervisor.shift.judge_wait import hold_reason, judge_down, wait_for_judge
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.session import AgentSession
 from supervisor.shift.turns import orientation_prompt, take_claim, write_private
@@ -35,7 +36,7 @@ from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
 from supervisor.verify.pipeline import StopContext, verify_stop
 
-OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout")
+OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout", "judge")
 
 
 class LeftOnPause(Exception):
@@ -45,7 +46,7 @@ class LeftOnPause(Exception):
 class Supervisor:
     def __init__(self, run: RunPaths, config: Config, say=print, leave_on_outcome: bool = False):
         self.run_paths, self.config, self.say = run, config, say
-        # `run --foreground`: a pause that needs a person (blocked, budget, breaker, a dialog) ends this process with
+        # `run --foreground`: a pause that needs a person (blocked, budget, breaker, a dialog, the judge) ends it with
         # the run held, so a script gets its exit code; `nightshift resume` continues the run later.
         self.leave_on_outcome = leave_on_outcome
         self.ledger = RunLedger(run)
@@ -198,19 +199,25 @@ class Supervisor:
             return self.wait_out_limit(stop)
         ctx, ledger = self.session.ctx(), self.ledger
         self.emit("verify.started", ctx.shift, turn=ctx.turn)
-        verdict = verify_stop(StopContext(
+        stop_ctx = StopContext(
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
-            state=self.state))
+            state=self.state)
+        verdict = verify_stop(stop_ctx)
+        if judge_down(verdict):  # fail closed: ask again with backoff, then hold the run for a person (below)
+            verdict = wait_for_judge(self, stop_ctx, verdict)
         before = ledger.passed_tests()
         ledger.remember_verdict(verdict)
         if ledger.passed_tests() - before:  # newly passed tests are protected at once, not from the next launch
             self.session.refresh_policy()
         self.emit("verify.finished", ctx.shift, **verdict.event_data(ctx.turn))
-        if verdict.judge and not verdict.judge.get("available"):
-            self.emit("judge.unavailable", ctx.shift, turn=ctx.turn, error=verdict.judge.get("error"))
         self.say(f"shift {ctx.shift}: {verdict.summary}")
+        if judge_down(verdict):
+            self.emit("judge.unavailable", ctx.shift, turn=ctx.turn, error=verdict.judge.get("error"))
+            if not self.stop_requested:
+                self.pause("judge", hold_reason(self.run_paths.run_id, verdict.event_data(ctx.turn),
+                                                self.config.judge.max_wait, self.run_paths.config))
 
     def wait_out_limit(self, stop: dict[str, Any]) -> None:
         """An overload or usage limit: wait (not a shift, not a breaker count), then retry the same prompt."""

@@ -18,6 +18,7 @@ from supervisor.run.paths import RunPaths, user_state_dir
 from supervisor.run.private import write_private_json
 from supervisor.verify.boundary import test_files
 from supervisor.sandbox.probe import bwrap_problem
+from supervisor.run.listing import matching
 
 REFERENCE = "references are read-only: produce your outputs from the solver, never from the reference files"
 
@@ -89,7 +90,7 @@ def take_refusals(run: RunPaths) -> list[dict[str, Any]]:
     """Refusals not yet recorded as events, oldest first; each is marked seen as it is taken."""
     out = []
     folder = run.root / "refusals"
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for path in matching(folder, ".json"):
         try:
             out.append(json.loads(path.read_text(encoding="utf-8", errors="replace")))
         except ValueError:

@@ -22,6 +22,7 @@ from supervisor.resources import render
 from supervisor.run.liveness import processes_of_shift
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
+from supervisor.shift.stall import StallWatch, on_stall
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
 from supervisor.shift.turn_boundary import TurnBoundary
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
@@ -108,6 +109,7 @@ class AgentSession:
             spec.exit_file = Path(target["exit_file"])  # a live session's process belongs to an earlier turn
         began = time.monotonic()
         screen_checked = alive_checked = 0.0
+        stall = StallWatch(self.config.limits.stall_after, ctx.log_file)
         while True:
             tick()
             if stopping():
@@ -136,6 +138,13 @@ class AgentSession:
                 alive = target is not None
             if not alive:
                 return self._ended_without_hook(ctx, spec, target)
+            if self.backend.kind == "slurm" and (self.state.get("slurm") or {}).get("state") != "RUNNING":
+                stall.reset()  # a job waiting in the queue is silent, not stalled
+            stalled = stall.check()
+            if stalled:
+                ended = on_stall(self, stalled, stall, ctx, target)
+                if ended:
+                    return ended
             if time.monotonic() - began > self.config.agent.turn_timeout:
                 self.backend.terminate(target)
                 return StopInfo(reason="timeout", error=f"turn exceeded {self.config.agent.turn_timeout:.0f}s")

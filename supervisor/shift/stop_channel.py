@@ -14,6 +14,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from supervisor.run.listing import derived, matching
 from supervisor.run.private import write_private_json
 
 
@@ -51,20 +52,26 @@ def release(stops_dir: Path, req_id: str, why: str) -> None:
 def pending(stops_dir: Path) -> list[dict[str, Any]]:
     """Supervisor side: unanswered requests, oldest first."""
     out = []
-    for path in sorted(stops_dir.glob("*.req.json")):
-        rid = path.name[: -len(".req.json")]
-        if (stops_dir / f"{rid}.ans.json").exists() or (stops_dir / f"{rid}.released.json").exists():
-            continue
+    # Which requests are unanswered follows from which files are there: worked out again only when stops/ changed
+    # (a long run's stops/ holds thousands of answered requests; no stat, no listing per wake-up on NFS).
+    for name in derived(stops_dir, _unanswered):
         try:
-            out.append(json.loads(path.read_text()))
+            out.append(json.loads((stops_dir / name).read_text()))
         except (ValueError, FileNotFoundError):
             continue
     return out
 
 
+def _unanswered(listed: tuple[str, ...]) -> list[str]:
+    there = set(listed)
+    return [name for name in listed if name.endswith(".req.json") and not name.startswith(".")
+            and f"{name[: -len('.req.json')]}.ans.json" not in there
+            and f"{name[: -len('.req.json')]}.released.json" not in there]
+
+
 def released(stops_dir: Path) -> list[dict[str, Any]]:
     out = []
-    for path in sorted(stops_dir.glob("*.released.json")):
+    for path in matching(stops_dir, ".released.json"):
         try:
             out.append(json.loads(path.read_text()))
         except ValueError:

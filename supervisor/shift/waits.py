@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from supervisor.run.listing import matching
 from supervisor.shift.hook_input import supervised_input
 from supervisor.shift.pretool import short_input
 
@@ -55,7 +56,7 @@ def main(argv: list[str]) -> int:
 def take_waits(run_root: Path) -> list[dict]:
     out = []
     folder = Path(run_root) / "waits"
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for path in matching(folder, ".json"):  # listed again only when waits/ changed (cheap on NFS)
         try:
             out.append(json.loads(path.read_text(encoding="utf-8", errors="replace")))
         except ValueError:

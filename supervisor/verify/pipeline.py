@@ -8,7 +8,7 @@ never enough: a claim of done is checked like any other stop.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +104,11 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
     outcome = run_judge(cfg, inputs, ctx.judge_spent_usd)
     record = {"available": outcome.available, "passed": outcome.passed, "findings": outcome.findings,
               "error": outcome.error, "notes": list(getattr(outcome, "notes", [])),
-              "via": getattr(outcome, "via", "api")}
+              "via": getattr(outcome, "via", "api"), "retry": outcome.retry}
     if not outcome.available:
-        # An unavailable judge is recorded, never counted as a pass, and never blocks the deterministic verdict.
-        return Check("judge", True, f"judge unavailable: {outcome.error}"), record, outcome.cost_usd
+        # Fail closed: the user asked for a second opinion and did not get one. The shift loop asks again or holds
+        # the run for a person (shift/judge_wait.py); the agent is never pushed back over it.
+        return Check("judge", False, f"judge unavailable: {outcome.error}"), record, outcome.cost_usd
     fails = [f for f in outcome.findings if f.get("verdict") != "PASS"]
     summary = f"judge: {len(outcome.findings) - len(fails)}/{len(outcome.findings)} criteria pass"
     return Check("judge", outcome.passed, summary, list(outcome.pushback)), record, outcome.cost_usd
@@ -164,6 +165,26 @@ def verify_stop(ctx: StopContext) -> Verdict:
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:
         checks.append(judge_check)
+    return _conclude(ctx, checks, claimed, metric, metrics, passed_tests, plan.data.get("items", {}), judge,
+                     judge_cost, heldout)
+
+
+def rejudge(ctx: StopContext, verdict: Verdict) -> Verdict:
+    """Ask the judge again about the same stop (it was unavailable), keeping every other check as it was."""
+    checks = [c for c in verdict.checks if c.name != "judge"]
+    report = next((c.data.get("report") for c in checks if c.name == "oracle"), None)
+    spent = replace(ctx, judge_spent_usd=ctx.judge_spent_usd + verdict.judge_cost_usd)  # earlier asks count
+    judge_check, judge, cost = _judge_check(spent, checks, report)
+    if judge_check is not None:
+        checks.append(judge_check)
+    return _conclude(ctx, checks, verdict.claimed, verdict.metric, verdict.metrics, verdict.passed_tests,
+                     verdict.plan, judge, verdict.judge_cost_usd + cost, verdict.heldout)
+
+
+def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric: float | None,
+              metrics: dict[str, float], passed_tests: list[str], plan: dict[str, bool], judge: dict | None,
+              judge_cost: float, heldout: dict | None) -> Verdict:
+    ws = ctx.run.workspace
     try:  # newly passed tests, kept as they passed (a full disk must not end the supervisor here either)
         remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))
     except OSError as exc:
@@ -171,8 +192,8 @@ def verify_stop(ctx: StopContext) -> Verdict:
     passed = all(c.passed for c in checks)
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)
-    verdict = Verdict(passed, claimed, summary, checks, metric, metrics, passed_tests,
-                      plan.data.get("items", {}), judge or None, judge_cost, heldout)
+    verdict = Verdict(passed, claimed, summary, checks, metric, metrics, passed_tests, plan, judge or None,
+                      judge_cost, heldout)
     path = ctx.run.turn_file(ctx.shift, ctx.turn, "verdict.json")
     path.write_text(json.dumps(verdict.event_data(ctx.turn), indent=1, default=str))
     return verdict

@@ -3,12 +3,13 @@
 The verification pipeline calls ``gather_inputs`` then ``run_judge``. The judge reads the rubric, the diff
 since the last accepted state, the oracle report, the test summary and the newest CHANGELOG entry (never the
 agent's transcript); everything the agent wrote arrives as delimited data (see ``judge_prompt``). It answers
-through a forced tool call, validated; a malformed answer is retried once, then the judge is *unavailable*.
+through a forced tool call, validated; a malformed answer is retried once (attempts.py, for both ways of asking),
+then the judge is *unavailable*.
 
-**The judge can only add failures.** The caller combines with AND: ``done = deterministic_passed and
-(outcome.passed or not outcome.available)``, see ``combine``. A PASS never turns a failing oracle or test
-into done; an unavailable judge (no key, refused model, 429/529 after the SDK's retries, timeout, malformed
-twice, cost cap) is never a pass of its own and leaves the deterministic verdict as it is.
+**The judge can only add failures, and fails closed.** The caller combines with AND: ``done =
+deterministic_passed and outcome.available and outcome.passed``, see ``combine``. A PASS never turns a failing
+oracle or test into done; an unavailable judge (no key, refused model, 429/529 after the SDK's retries, timeout,
+malformed twice, cost cap) is never a pass: the shift loop waits for it (``retry``) or holds the run for a person.
 
 ``[judge] via``: "api" (below), "agent" (the agent's own CLI in a fresh tool-less session, see cli_call.py: a
 CLI login is enough), "auto" (the API when a key is set, else the CLI). The rules are the same either way.
@@ -21,15 +22,15 @@ case (estimated input, the largest answer allowed), and the answer's ``max_token
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import anthropic
 
 from supervisor.config.judge import JudgeConfig
 from supervisor.pricing import Price, price_for, usage_cost
+from supervisor.verify.judge.attempts import Attempt, JudgeOutcome, ask_twice
 from supervisor.verify.judge.inputs import JudgeInputs, gather_inputs
-from supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, MalformedVerdict, new_nonce,
-                                     parse_verdict, pushback_lines, system_prompt, user_message)
+from supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt,
+                                            user_message)
 
 __all__ = ["JudgeInputs", "JudgeOutcome", "gather_inputs", "run_judge", "combine", "rubric_for"]
 
@@ -37,23 +38,12 @@ MIN_ANSWER_TOKENS = 512  # below this a verdict on several criteria cannot fit: 
 CHARS_PER_TOKEN = 3.0    # conservative (real text is nearer 4): the estimate errs toward the cap
 
 
-@dataclass
-class JudgeOutcome:
-    available: bool             # False: no key, refused model, 429/529 after retries, timeout, malformed twice, cap
-    passed: bool                # True only if available and every criterion PASSes
-    findings: list[dict] = field(default_factory=list)  # {"criterion", "verdict", "evidence", "fix"}
-    cost_usd: float = 0.0
-    error: str | None = None    # one line when unavailable
-    pushback: list[str] = field(default_factory=list)  # lines for the push-back quoting the FAIL findings
-    notes: list[str] = field(default_factory=list)     # e.g. "no price known for model …"
-    via: str = "api"            # "api" (the SDK with a key) or "agent" (the agent's CLI, e.g. a subscription login)
-
-
 def combine(deterministic_passed: bool, outcome: JudgeOutcome | None) -> bool:
-    """The verdict with the judge: it can only add failures, never turn a failure into a pass."""
-    if outcome is None or not outcome.available:
+    """The verdict with the judge: it can only add failures, never turn a failure into a pass. A judge that was
+    asked and did not answer is not a pass either (fail closed): the user asked for a second opinion."""
+    if outcome is None:
         return deterministic_passed
-    return deterministic_passed and outcome.passed
+    return deterministic_passed and outcome.available and outcome.passed
 
 
 def rubric_for(cfg: JudgeConfig, inputs: JudgeInputs) -> list[str]:
@@ -84,8 +74,8 @@ def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> Judge
         refusal = _precheck(cfg, rubric, spent_usd, need_key=False)
         if refusal:
             return JudgeOutcome(False, False, error=refusal, via="agent")
-        from supervisor.verify.judge.cli_call import run_cli_judge
-        return run_cli_judge(cfg, inputs, rubric, spent_usd, JudgeOutcome)
+        from supervisor.verify.judge.cli_call import cli_attempt
+        return ask_twice(cli_attempt(cfg, inputs, rubric, spent_usd), rubric, "agent")
     price = price_for(cfg.model, cfg.price_usd_per_mtok)
     notes = [price.note] if price.note else []
     rubric = rubric_for(cfg, inputs)
@@ -99,31 +89,34 @@ def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> Judge
                             notes=notes)
     nonce = new_nonce()
     system = system_prompt(nonce)
-    cost, retry_reason = 0.0, None
-    for _attempt in range(2):  # the first answer, and one retry if it is malformed
+
+    def attempt(retry_reason: str | None, cost: float) -> Attempt:
         user = user_message(inputs, rubric, nonce, retry_reason)
         max_tokens, why_not = _answer_budget(cfg, price, system, user, spent_usd, cost)
         if why_not:
-            return _unavailable(why_not, cost, notes)
+            return Attempt(error=why_not, retry=False)
         try:
             response = client.messages.create(
                 model=cfg.model, max_tokens=max_tokens, system=system, tools=[VERDICT_TOOL],
                 tool_choice={"type": "tool", "name": TOOL_NAME},
                 messages=[{"role": "user", "content": user}])
         except anthropic.APIError as exc:
-            return _unavailable(_api_error(exc, cfg), cost, notes)
+            return Attempt(error=_api_error(exc, cfg), retry=_passes_by_itself(exc))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a body the SDK could not read
-            retry_reason = f"unreadable response: {type(exc).__name__}: {_one_line(exc)}"
-            continue
-        cost += usage_cost(price, getattr(response, "usage", None) or {})
-        try:
-            findings = parse_verdict(getattr(response, "content", None) or [], rubric)
-        except MalformedVerdict as exc:
-            retry_reason = f"{exc}; stop_reason {getattr(response, 'stop_reason', None)}"
-            continue
-        passed = all(f["verdict"] == "PASS" for f in findings)
-        return JudgeOutcome(True, passed, findings, cost, None, pushback_lines(findings), notes)
-    return _unavailable(f"the judge's answer was malformed twice ({retry_reason})", cost, notes)
+            return Attempt(malformed=f"unreadable response: {type(exc).__name__}: {_one_line(exc)}")
+        return Attempt(cost=usage_cost(price, getattr(response, "usage", None) or {}),
+                       content=getattr(response, "content", None) or [],
+                       detail=f"; stop_reason {getattr(response, 'stop_reason', None)}")
+
+    return ask_twice(attempt, rubric, "api", notes)
+
+
+def _passes_by_itself(exc: anthropic.APIError) -> bool:
+    """An overload, a rate limit, a timeout, a lost connection or a server error passes; a refusal does not."""
+    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    return status is None or status in (408, 409, 429, 529) or status >= 500
 
 
 def _precheck(cfg: JudgeConfig, rubric: list[str], spent_usd: float, need_key: bool = True) -> str | None:
@@ -171,10 +164,6 @@ def _api_error(exc: anthropic.APIError, cfg: JudgeConfig) -> str:
         return (f"the API refused judge model {cfg.model!r} ({status} {etype}: {message}); set [judge] model to "
                 "a model your key can use")
     return f"API error {status} {etype}: {message}"
-
-
-def _unavailable(error: str, cost: float, notes: list[str]) -> JudgeOutcome:
-    return JudgeOutcome(False, False, [], cost, error, [], notes)
 
 
 def _one_line(value: object) -> str:

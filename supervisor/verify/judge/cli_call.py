@@ -5,8 +5,9 @@ Each attempt is a fresh, tool-less print-mode session: ``claude -p --tools "" --
 schema> --system-prompt <the judge's rules> --no-session-persistence --setting-sources "" --strict-mcp-config``,
 run in an empty temporary folder (no CLAUDE.md, no project settings, no hooks), with the rubric and the quoted
 material on stdin. The CLI answers through its structured-output tool; ``structured_output`` is validated by
-``parse_verdict`` exactly as the API path validates its tool call: malformed is retried once, then the judge
-is unavailable. Cost is the result's ``total_cost_usd``; ``--max-budget-usd`` holds each call under the caps.
+``parse_verdict`` exactly as the API path validates its tool call, through the same loop (attempts.py):
+malformed is retried once, then the judge is unavailable. Cost is the result's ``total_cost_usd``;
+``--max-budget-usd`` holds each call under the caps.
 A missing or logged-out CLI is "unavailable" with the fix, never a pass.
 """
 from __future__ import annotations
@@ -16,12 +17,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any
+from typing import Callable
 
 from supervisor.config.judge import JudgeConfig
+from supervisor.verify.judge.attempts import Attempt
 from supervisor.verify.judge.inputs import JudgeInputs
-from supervisor.verify.judge.prompt import (TOOL_NAME, VERDICT_TOOL, MalformedVerdict, new_nonce, parse_verdict,
-                                            pushback_lines, system_prompt, user_message)
+from supervisor.verify.judge.prompt import TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt, user_message
 
 LOGIN_FIX = "run `claude` once and log in with /login (or `claude auth login`), or set ANTHROPIC_API_KEY"
 CLI_NOTE = (f"\n\nYou answer through the StructuredOutput tool: it takes the input of {TOOL_NAME} "
@@ -35,43 +36,39 @@ def judge_env() -> dict[str, str]:
     return env
 
 
-def run_cli_judge(cfg: JudgeConfig, inputs: JudgeInputs, rubric: list[str], spent_usd: float, outcome: Any) -> Any:
-    """Grade through the CLI; ``outcome`` is the JudgeOutcome class (kept in call.py, which owns the rules)."""
+def cli_attempt(cfg: JudgeConfig, inputs: JudgeInputs, rubric: list[str], spent_usd: float
+                ) -> Callable[[str | None, float], Attempt]:
+    """One question through the CLI, for ``ask_twice`` (attempts.py owns the retry rule, as for the API path)."""
     binary = shutil.which(cfg.cli)
-    if not binary:
-        return outcome(False, False, error=(f"[judge] via runs the judge through the `{cfg.cli}` "
-                                            "CLI, which is not on PATH; install Claude Code (`make tools`) or set "
-                                            "ANTHROPIC_API_KEY and [judge] via = \"api\""), via="agent")
     nonce = new_nonce()
     system = system_prompt(nonce)
-    cost, retry_reason = 0.0, None
-    for _attempt in range(2):  # the first answer, and one retry if it is malformed
+
+    def attempt(retry_reason: str | None, cost: float) -> Attempt:
+        if not binary:
+            return Attempt(error=(f"[judge] via runs the judge through the `{cfg.cli}` CLI, which is not on PATH; "
+                                  "install Claude Code (`make tools`) or set ANTHROPIC_API_KEY and [judge] via = "
+                                  "\"api\""), retry=False)
         budget = min(cfg.max_cost_per_verdict_usd - cost, cfg.max_cost_usd - spent_usd - cost)
         if budget <= 0:
-            return outcome(False, False, [], cost, f"judge cost cap reached (${cost:.4f} this verdict); not called",
-                           via="agent")
+            return Attempt(error=f"judge cost cap reached (${cost:.4f} this verdict); not called", retry=False)
         user = user_message(inputs, rubric, nonce, retry_reason) + CLI_NOTE
-        result, problem = _call(binary, cfg, system, user, budget)
-        if result is not None:
-            cost += float(result.get("total_cost_usd") or 0.0)
+        result, problem, passes = _call(binary, cfg, system, user, budget)
+        spent = float((result or {}).get("total_cost_usd") or 0.0)
         if problem:
-            return outcome(False, False, [], cost, problem, via="agent")
+            return Attempt(cost=spent, error=problem, retry=passes)
         answer = result.get("structured_output")
         if answer is None:
-            retry_reason = f"no structured answer (the CLI said: {_one_line(result.get('result'))})"
-            continue
-        try:
-            findings = parse_verdict([{"type": "tool_use", "name": TOOL_NAME, "input": answer}], rubric)
-        except MalformedVerdict as exc:
-            retry_reason = str(exc)
-            continue
-        passed = all(f["verdict"] == "PASS" for f in findings)
-        return outcome(True, passed, findings, cost, None, pushback_lines(findings), via="agent")
-    return outcome(False, False, [], cost, f"the judge's answer was malformed twice ({retry_reason})", via="agent")
+            said = _one_line(result.get("result"))
+            return Attempt(cost=spent, malformed=f"no structured answer (the CLI said: {said})")
+        return Attempt(cost=spent, content=[{"type": "tool_use", "name": TOOL_NAME, "input": answer}])
+
+    return attempt
 
 
-def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float) -> tuple[dict | None, str | None]:
-    """One CLI session: (its result object, or None; a one-line reason it is unusable, or None)."""
+def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float
+          ) -> tuple[dict | None, str | None, bool]:
+    """One CLI session: (its result object, or None; a one-line reason it is unusable, or None; whether that
+    reason may pass by itself: a busy API, a timeout)."""
     argv = [binary, "-p", "--output-format", "json", "--tools", "", "--json-schema",
             json.dumps(VERDICT_TOOL["input_schema"]), "--system-prompt", system, "--no-session-persistence",
             "--strict-mcp-config", "--setting-sources", "", "--max-budget-usd", f"{max(budget, 0.0001):.4f}"]
@@ -84,24 +81,24 @@ def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float) 
             proc = subprocess.run(argv, input=user, capture_output=True, text=True, cwd=scratch, env=env,
                                   timeout=cfg.timeout)
         except subprocess.TimeoutExpired:
-            return None, f"no answer from the judge's CLI within {cfg.timeout:g}s"
+            return None, f"no answer from the judge's CLI within {cfg.timeout:g}s", True
         except OSError as exc:
-            return None, f"the judge's CLI could not start ({exc.strerror or exc})"
+            return None, f"the judge's CLI could not start ({exc.strerror or exc})", False
     result = _result(proc.stdout)
     if result is None:
         said = _one_line(proc.stderr or proc.stdout) or f"exit {proc.returncode}"
-        return None, f"the judge's CLI gave no result ({said})"
+        return None, f"the judge's CLI gave no result ({said})", True
     if result.get("is_error"):
         text = _one_line(result.get("result") or result.get("subtype"))
         low = text.lower()
         if "log in" in low or "login" in low or "not logged" in low or "api key" in low or "401" in low:
-            return result, f"the judge's CLI is not logged in ({text}): {LOGIN_FIX}"
+            return result, f"the judge's CLI is not logged in ({text}): {LOGIN_FIX}", False
         if any(w in low for w in ("429", "529", "overloaded", "rate limit", "usage limit")):
-            return result, f"the API is busy or the usage limit is reached for the judge's CLI ({text})"
+            return result, f"the API is busy or the usage limit is reached for the judge's CLI ({text})", True
         if "budget" in low or str(result.get("subtype", "")).startswith("error_max_budget"):
-            return result, f"judge cost cap: the CLI stopped at --max-budget-usd {budget:.4f} ({text})"
-        return result, f"the judge's CLI failed: {text}"
-    return result, None
+            return result, f"judge cost cap: the CLI stopped at --max-budget-usd {budget:.4f} ({text})", False
+        return result, f"the judge's CLI failed: {text}", True
+    return result, None, False
 
 
 def _result(stdout: str) -> dict | None:
