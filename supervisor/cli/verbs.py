@@ -57,18 +57,21 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
+    from supervisor.fleet.launch import create_fleet, is_fleet, with_lanes
+    config = with_lanes(config, getattr(args, "lanes", None))
     found = None
     if not args.no_check:
         from supervisor.cli.check import preflight_for_start
         from supervisor.shift.launcher import refuse_to_start
         refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
         found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
-    run = create_run(ws, config)
-    print(f"run {run.run_id} created in {run.root}")
+    run = create_fleet(ws, config) if is_fleet(config) else create_run(ws, config)
+    print(f"run {run.run_id} created in {run.root}" + (f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""))
     from supervisor.cli.check import record_preflight
     record_preflight(run, found)
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
+        from supervisor.fleet.launch import supervise_any
+        return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     where = start_detached(run, config)
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
@@ -99,7 +102,8 @@ def cmd_resume(args) -> int:
         state, offset, _ = load_state(run.root)
         write_snapshot(run.snapshot, state, offset)
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
+        from supervisor.fleet.launch import supervise_any
+        return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
     return 0
 
@@ -199,8 +203,10 @@ def cmd_ls(args) -> int:
         status = "WAITING" if state.get("waiting_for") else state["status"]
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
             status = ("crashed" if crash_reason(run, state) else status) + "*"
+        from supervisor.fleet.state import lane_rows
+        lanes = lane_rows(run.root)
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
-              f"{_age(state['last_event_ts']):>6}  {entry['workspace']}")
+              f"{_age(state['last_event_ts']):>6}  {entry['workspace']}" + (f" ({len(lanes)} lanes)" if lanes else ""))
     print("* no live supervisor: `nightshift resume RUN`")
     return 0
 
@@ -224,8 +230,9 @@ def cmd_status(args) -> int:
     sup = supervisor_status(run.supervisor)
     crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
+        from supervisor.fleet.state import lane_rows
         print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
-                          "crashed": crash}, default=str))
+                          "crashed": crash, "lanes": lane_rows(run.root)}, default=str))
         return 0
     verdict = (state["last_verdict"] or {}).get("summary", "-")
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
@@ -237,6 +244,11 @@ def cmd_status(args) -> int:
               f"`nightshift deny {run.run_id}`")
     if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
+    from supervisor.fleet.state import lane_rows
+    for lane in lane_rows(run.root) or []:
+        metric = "-" if lane["metric"] is None else f"{lane['metric']:.3g}"
+        print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
+              f"{lane['approach'] or '(own choice)'}{'  WINNER' if lane['winner'] else ''}")
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
     if state.get("refusals"):
@@ -336,7 +348,8 @@ def cmd_supervise(args) -> int:
         print(stamped, flush=True)
         log.write(stamped + "\n")
     try:
-        return run_foreground(run, say=say)
+        from supervisor.fleet.launch import supervise_any
+        return supervise_any(run, say=say)
     except Exception as exc:
         from supervisor.errors import UserError, is_user_error
         if getattr(exc, "nightshift_recorded", False):

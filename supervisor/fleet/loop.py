@@ -1,0 +1,317 @@
+"""The fleet's supervisor: starts each lane's own supervisor (an ordinary run in its worktree, detached in its
+own tmux server), watches the lanes through their run directories, re-verifies every claim of done itself,
+retires stalled lanes (and forks a fresh one from the best commit), keeps one fleet-wide budget, and at the end
+merges the winner and records every lane. Each step is recorded before it is acted on, and every decision is
+made from the event logs, so a supervisor killed at any moment resumes without launching a lane twice or
+counting a verdict twice.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from typing import Any
+
+from supervisor import gitops
+from supervisor.config.schema import Config
+from supervisor.fleet import finish, lanes_watch as watch
+from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
+from supervisor.fleet.reverify import reverify
+from supervisor.fleet.state import apply_fleet, empty_fleet, lane_run
+from supervisor.run import inbox
+from supervisor.run.events import read_events
+from supervisor.run.paths import RunPaths
+from supervisor.shift.ledger import RunLedger
+from supervisor.shift.launcher import start_detached
+from supervisor.verify.boundary import protected_at_start, remember
+
+POLL_SECONDS = 1.0
+ENDED = ("ended",)
+
+
+class FleetSupervisor:
+    def __init__(self, run: RunPaths, config: Config, say=print):
+        self.run_paths, self.config, self.say = run, config, say
+        self.ledger = RunLedger(run)
+        self.fleet = empty_fleet()
+        self.stop_requested = False
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.ledger.state
+
+    def emit(self, type_: str, **data: Any) -> dict[str, Any]:
+        event = self.ledger.emit(type_, None, **data)
+        apply_fleet(self.fleet, event)
+        return event
+
+    def run(self) -> int:
+        for warning in self.ledger.open():
+            self.say(f"warning: {warning}")
+        try:
+            for event in read_events(self.run_paths.events).events:
+                apply_fleet(self.fleet, event)
+            if self.state["phase"] == "finished":
+                self.say(f"run {self.run_paths.run_id} has already finished ({self.state['outcome']})")
+                return 0 if self.state["outcome"] == "done" else 1
+            self.emit("supervisor.started", pid=os.getpid(), phase="fleet")
+            if not self.fleet["planned"]:
+                self.plan()
+            while self.state["phase"] != "finished":
+                self.step()
+                if self.state["phase"] != "finished":
+                    time.sleep(POLL_SECONDS)
+            return 0 if self.state["outcome"] == "done" else 1
+        finally:
+            self.ledger.close()
+
+    # ----- planning -------------------------------------------------------------------------------
+    def created(self) -> dict[str, Any]:
+        first = read_events(self.run_paths.events).events
+        return {e["type"]: e["data"] for e in first[:3]}
+
+    def plan(self) -> None:
+        ws, cfg, rid = self.run_paths.workspace, self.config, self.run_paths.run_id
+        head = self.created()
+        base, branch = head["run.created"]["base"], head.get("workspace.recorded", {}).get("branch")
+        if cfg.oracle is not None and cfg.oracle.compare:  # the fleet's own copies: its checks use them
+            from supervisor.verify.oracle import protect_references
+            seeded = ws / ".nightshift" / "references"
+            if seeded.is_dir() and not self.run_paths.references.exists():
+                shutil.copytree(seeded, self.run_paths.references)
+            protect_references(cfg.oracle, ws, self.run_paths.references)
+        remember(self.run_paths.root / "protected", ws, protected_at_start(ws, cfg.policy.protect))
+        lanes, approaches = cfg.fleet.lanes, list(cfg.fleet.approaches)
+        self.emit("fleet.planned", lanes=lanes, select=cfg.fleet.select, approaches=approaches, base=base,
+                  branch=branch, deadline=cfg.fleet.deadline, fork_on_stall=cfg.fleet.fork_on_stall)
+        approaches += [""] * (lanes - len(approaches))
+        for k in range(1, lanes + 1):
+            self.plan_lane(k, approaches[k - 1], base, [a for j, a in enumerate(approaches, 1) if j != k])
+        self.write_failed_page()
+
+    def plan_lane(self, k: int, approach: str, start: str, others: list[str], forked_from: int | None = None) -> None:
+        rid = self.run_paths.run_id
+        self.emit("lane.planned", lane=k, branch=branch_for(rid, k), run_id=f"{rid}-l{k}", approach=approach,
+                  worktree=str(lanes_dir(self.run_paths.workspace, rid) / f"lane-{k}"), start=start, others=others,
+                  fleet_id=rid, forked_from=forked_from)
+
+    # ----- one pass over the lanes ----------------------------------------------------------------
+    def step(self) -> None:
+        self.tick()
+        if self.stop_requested:
+            return self.stop_fleet()
+        if self.fleet["decided"]:
+            return self.conclude()
+        for key, lane in sorted(self.fleet["lanes"].items(), key=lambda kv: int(kv[0])):
+            if lane["status"] not in ENDED:
+                self.watch_lane(int(key), lane)
+        if not self.state["paused"]:
+            self.keep_budget()
+        self.decide()
+
+    def tick(self) -> None:
+        self.ledger.beat()
+        for command in self.ledger.take_commands():
+            try:
+                self.handle(command)
+            finally:
+                inbox.done_with(command)
+
+    def handle(self, command: dict[str, Any]) -> None:
+        verb, cid = command.get("verb"), command.get("id")
+        if verb == "stop":
+            self.emit("command.accepted", id=cid, verb=verb)
+            self.stop_requested = True
+        elif verb in ("pause", "resume") and self.state["paused"] == (verb == "resume"):
+            self.emit("command.accepted", id=cid, verb=verb)
+            for lane in self.live_lanes():
+                watch.tell(lane_run(lane), verb)
+            if verb == "pause":
+                self.emit("run.paused", reason="paused by the user", kind="user")
+            else:
+                self.emit("run.resumed", by="user", reset_breaker=False)
+        else:
+            self.emit("command.rejected", id=cid, verb=verb,
+                      reason=f"{verb!r} is not for a fleet now; nudge, approve or deny a lane by its run id "
+                             f"(`nightshift status {self.run_paths.run_id}` lists them)")
+
+    def live_lanes(self) -> list[dict[str, Any]]:
+        return [lane for lane in self.fleet["lanes"].values() if lane["status"] not in ENDED]
+
+    def watch_lane(self, k: int, lane: dict[str, Any]) -> None:
+        if lane["status"] == "planned":
+            siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
+                        for j in map(int, self.fleet["lanes"]) if j != k]
+            make_lane(self.run_paths.workspace, self.config, lane, siblings)
+            self.emit("lane.created", lane=k)
+        run = lane_run(lane)
+        state = watch.lane_state(run)
+        if state["phase"] == "finished":
+            return self.lane_finished(k, lane, run, state)
+        if state["paused"] and state.get("pause_kind") == "breaker":
+            return self.retire(k, lane, run, state)
+        if state["paused"] and state.get("pause_kind") == "budget":
+            watch.tell(run, "stop")
+            return self.end_lane(k, run, state, "spent", state.get("pause_reason") or "its own limits are spent")
+        if not watch.supervised(run):
+            where = start_detached(run)
+            self.emit("lane.started", lane=k, where=where)
+            self.say(f"lane {k}: supervised in {where}")
+
+    def lane_finished(self, k: int, lane: dict[str, Any], run: RunPaths, state: dict[str, Any]) -> None:
+        if state["outcome"] != "done":
+            return self.end_lane(k, run, state, "failed" if state["outcome"] == "failed" else "stopped",
+                                 state.get("finish_reason") or "")
+        repo = gitops.open_repo(self.run_paths.workspace)
+        sha = repo.git.rev_parse(lane["branch"])
+        if not any(v["sha"] == sha for v in lane["verified"]):
+            self.say(f"lane {k}: claims done at {sha[:10]}; checking it in a clean checkout")
+            verdict = reverify(self.run_paths, self.config, k, sha, run, self.fleet["planned"]["base"])
+            cheats = sorted(set(watch.lane_cheats(run)) | set(cheats_from(verdict)))
+            self.emit("lane.verified", lane=k, sha=sha, passed=verdict.passed, metric=verdict.metric,
+                      metrics=verdict.metrics, cost_usd=state["cost_usd"], summary=verdict.summary[:1500],
+                      cheats=cheats)
+        last = self.fleet["lanes"][str(k)]["verified"][-1]
+        if not last["passed"]:
+            outcome = "cheated" if last["cheats"] else "failed"
+            return self.end_lane(k, run, state, outcome, f"the fleet's check of {sha[:10]}: {last['summary'][:300]}",
+                                 metric=last["metric"])
+        self.say(f"lane {k}: verified by the fleet ({last['summary'][:120]})")
+        self.emit("lane.ended", lane=k, outcome="verified", reason="verified by the fleet", metric=last["metric"],
+                  cost_usd=state["cost_usd"], cheats=[])
+
+    def end_lane(self, k: int, run: RunPaths, state: dict[str, Any], outcome: str, reason: str,
+                 metric: float | None = None) -> None:
+        cheats = watch.lane_cheats(run)
+        if cheats and outcome in ("failed", "retired", "spent"):
+            outcome = "cheated"
+        self.emit("lane.ended", lane=k, outcome=outcome, reason=reason[:500], cheats=cheats[:10],
+                  metric=state.get("best_metric") if metric is None else metric, cost_usd=state["cost_usd"])
+        self.say(f"lane {k}: {outcome} ({reason[:120]})")
+        self.write_failed_page()
+
+    def retire(self, k: int, lane: dict[str, Any], run: RunPaths, state: dict[str, Any]) -> None:
+        watch.tell(run, "stop")
+        self.end_lane(k, run, state, "retired", state.get("pause_reason") or "its breaker tripped")
+        forks = sum(1 for x in self.fleet["lanes"].values() if x.get("forked_from"))
+        if not self.config.fleet.fork_on_stall or forks >= self.config.fleet.max_forks:
+            return
+        best = self.best_commit()
+        n = max(map(int, self.fleet["lanes"])) + 1
+        others = [x["approach"] for x in self.fleet["lanes"].values() if x["approach"]]
+        self.plan_lane(n, "", best[1], others, forked_from=best[0])
+        self.say(f"lane {n}: forked from lane {best[0]} at {best[1][:10]} (lane {k} stalled)")
+
+    def best_commit(self) -> tuple[int, str]:
+        """(lane, commit) with the lowest error any lane's verdicts reached; the fleet's base when none did."""
+        found = []
+        for key, lane in self.fleet["lanes"].items():
+            best = watch.best_commit(lane_run(lane)) if lane["status"] != "planned" else None
+            if best:
+                found.append((best[0], int(key), best[1]))
+        if not found:
+            return 0, self.fleet["planned"]["base"]
+        _, k, sha = min(found)
+        return k, sha
+
+    def write_failed_page(self) -> None:
+        page = failed_page(self.run_paths.workspace, self.run_paths.run_id)
+        page.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = page.with_name(".failed-approaches.tmp")
+        tmp.write_text(finish.failed_page_text(self.rows()))
+        os.replace(tmp, page)
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for key, lane in self.fleet["lanes"].items():
+            state = watch.lane_state(lane_run(lane)) if lane["status"] != "planned" else None
+            out.append({"lane": int(key), "branch": lane["branch"], "approach": lane["approach"],
+                        "outcome": lane["outcome"] or "running", "reason": lane["reason"],
+                        "metric": lane.get("metric") if lane["status"] in ENDED else (state or {}).get("best_metric"),
+                        "cost_usd": (state or {}).get("cost_usd", 0.0),
+                        "shift": (state or {}).get("shift", 0), "cheats": lane.get("cheats") or [],
+                        "forked_from": lane.get("forked_from")})
+        return out
+
+    # ----- budget, deciding, ending ---------------------------------------------------------------
+    def keep_budget(self) -> None:
+        from supervisor.fleet.budget import spent_over
+        over = spent_over(self.config.limits, self.rows(), self.ledger.hours_used())
+        if over is None:
+            return
+        what, limit, value = over
+        for lane in self.live_lanes():
+            watch.tell(lane_run(lane), "pause")
+        self.emit("budget.exceeded", what=what, limit=limit, value=value)
+        self.emit("run.paused", kind="budget", reason=f"the fleet's budget is spent: {what} = {value} (limit {limit}); "
+                  f"raise limits.{what} in {self.run_paths.config} and `nightshift resume {self.run_paths.run_id}`")
+        self.say(f"fleet paused: {what} = {value} (limit {limit})")
+
+    def decide(self) -> None:
+        lanes = self.fleet["lanes"]
+        verified = [(int(k), x) for k, x in lanes.items() if x["outcome"] == "verified"]
+        everyone_ended = all(x["status"] in ENDED for x in lanes.values())
+        if self.config.fleet.select == "first" and verified:
+            k = min(verified, key=lambda kv: lanes_order(self.fleet, kv[0]))[0]
+            return self.emit("fleet.decided", winner=k, reason="the first lane verified by the fleet")
+        deadline = self.config.fleet.deadline
+        if verified and (everyone_ended or (deadline and self.ledger.hours_used() * 3600 >= deadline)):
+            k, lane = min(verified, key=lambda kv: (kv[1]["metric"] if kv[1]["metric"] is not None else 1e300,
+                                                    kv[1].get("cost_usd") or 0.0))
+            return self.emit("fleet.decided", winner=k, reason=f"the lowest worst error over tolerance "
+                             f"({lane['metric']:.3g}) of {len(verified)} verified lane(s)")
+        if everyone_ended and lanes:
+            self.write_changelog(None, "")
+            self.emit("run.finished", outcome="failed", reason="no lane was verified done by the fleet")
+
+    def conclude(self) -> None:
+        winner = self.fleet["winner"]
+        for key, lane in self.fleet["lanes"].items():
+            if int(key) == winner or lane["status"] in ENDED and lane["outcome"] != "verified":
+                continue
+            run = lane_run(lane)
+            if lane["status"] not in ENDED:
+                watch.tell(run, "stop")
+            state = watch.lane_state(run) or {"cost_usd": 0.0}
+            outcome = "dominated" if lane["outcome"] == "verified" else "stopped"
+            self.end_lane(int(key), run, state, outcome, f"lane {winner} was kept")
+        if not self.fleet["merged"]:
+            if self.state["paused"]:
+                return
+            lane = self.fleet["lanes"][str(winner)]
+            sha = gitops.open_repo(self.run_paths.workspace).git.rev_parse(lane["branch"])
+            problem = finish.merge_problem(self.run_paths.workspace, self.fleet["planned"]["branch"],
+                                           self.fleet["planned"]["base"])
+            if problem and gitops.head_sha(gitops.open_repo(self.run_paths.workspace)) != sha:
+                reason = (f"{problem}; the winner is kept on branch {lane['branch']}: merge it yourself, or put the "
+                          f"branch back and `nightshift resume {self.run_paths.run_id}`")
+                self.emit("run.paused", kind="git", reason=reason)
+                return self.say(f"fleet paused: {reason}")
+            head = finish.merge_winner(self.run_paths.workspace, lane["branch"]) if problem is None else sha
+            self.emit("fleet.merged", lane=winner, branch=lane["branch"], sha=head)
+        self.write_changelog(winner, self.fleet["decided"]["reason"])
+        self.emit("run.finished", outcome="done", reason=f"lane {winner} verified by the fleet and merged "
+                  f"({self.fleet['decided']['reason']})")
+
+    def write_changelog(self, winner: int | None, why: str) -> None:
+        repo = gitops.open_repo(self.run_paths.workspace)
+        message = f"nightshift: fleet {self.run_paths.run_id}: lanes recorded"
+        if repo.head.commit.message.startswith(message):  # written before a crash
+            return
+        rows = [{**r, "outcome": "won" if r["lane"] == winner else r["outcome"]} for r in self.rows()]
+        finish.record_lanes(self.run_paths.workspace, finish.lanes_section(rows, winner, why), message)
+
+    def stop_fleet(self) -> None:
+        for lane in self.live_lanes():
+            watch.tell(lane_run(lane), "stop")
+        self.emit("run.finished", outcome="stopped", reason="stopped by the user; every lane is kept on its branch")
+
+
+def lanes_order(fleet: dict[str, Any], k: int) -> tuple[int, int]:
+    """When the fleet verified the lane (its lane.ended event's place in the log): the first verified wins."""
+    return (fleet["lanes"][str(k)].get("ended_seq") or 0, k)
+
+
+def cheats_from(verdict) -> list[str]:
+    from supervisor.fleet.reverify import cheats_in
+    return cheats_in([c.to_dict() for c in verdict.checks])
