@@ -25,9 +25,11 @@ def lanes_dir(workspace: Path, run_id: str) -> Path:
     return Path(workspace) / STATE_DIR_NAME / "lanes" / run_id
 
 
-def failed_page(workspace: Path, run_id: str) -> Path:
-    """The one page of the fleet's failed approaches every lane reads (read-only inside each lane's boundary)."""
-    return lanes_dir(workspace, run_id) / "failed-approaches.md"
+def failed_page(lane_worktree: Path) -> Path:
+    """The fleet's page of failed approaches as a lane reads it: in the lane's .nightshift/, which is read-only
+    inside the lane's boundary (a folder outside the worktree may not exist there at all: the host's /tmp does
+    not). The fleet writes the same page into every lane whenever a lane ends."""
+    return Path(lane_worktree) / STATE_DIR_NAME / "failed-approaches.md"
 
 
 def branch_for(run_id: str, lane: int) -> str:
@@ -88,8 +90,8 @@ def lane_instruction(lane: int, approach: str, others: list[str], page: Path) ->
             f"in {page} (read-only): do not repeat them.")
 
 
-def lane_config(config: Config, workspace: Path, run_id: str, lane: int, approach: str, others: list[str],
-                siblings: list[Path]) -> Config:
+def lane_config(config: Config, workspace: Path, lane: int, approach: str, others: list[str],
+                siblings: list[Path], worktree: Path) -> Config:
     """The lane's frozen config: one lane, its instruction in the goal, and out of its sight the fleet's run
     directories, the workspace's reference copies and the visible references, and the other lanes' worktrees."""
     ws = Path(workspace)
@@ -97,9 +99,9 @@ def lane_config(config: Config, workspace: Path, run_id: str, lane: int, approac
     if config.oracle is not None:
         hide += [str(ws / c.reference.split(":", 1)[0]) for c in config.oracle.compare
                  if not c.heldout and (ws / c.reference.split(":", 1)[0]).exists()]
-    hide += [str(p) for p in siblings if p.exists()]
+    hide += [str(p) for p in siblings]  # hidden once they exist (the namespace skips what is not there yet)
     raw = config.model_dump(exclude_none=True)
-    raw["goal"] = config.goal + lane_instruction(lane, approach, others, failed_page(ws, run_id))
+    raw["goal"] = config.goal + lane_instruction(lane, approach, others, failed_page(worktree))
     raw["fleet"] = {"lanes": 1}
     raw["policy"] = {**raw["policy"], "hide": hide}
     return parse_config(tomli_w.dumps(raw))
@@ -127,5 +129,5 @@ def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: l
     run = RunPaths.for_run(path, lane["run_id"])
     if run.events.exists():
         return run
-    cfg = lane_config(config, workspace, lane["fleet_id"], lane["lane"], lane["approach"], lane["others"], siblings)
+    cfg = lane_config(config, workspace, lane["lane"], lane["approach"], lane["others"], siblings, path)
     return create_run(path, cfg, run_id=lane["run_id"])

@@ -22,11 +22,12 @@ def supervised(run: RunPaths) -> bool:
 
 
 def best_commit(run: RunPaths) -> tuple[float, str] | None:
-    """(metric, commit) of the lane's best verdict that left a commit, as its supervisor recorded them."""
+    """(metric, commit) of the lane's best honest verdict that left a commit, as its supervisor recorded them."""
     best, metric = None, None
     for event in read_events(run.events).events:
-        if event["type"] == "verify.finished":
-            metric = event["data"].get("metric")
+        if event["type"] == "verify.finished":  # a verdict that found a cheat is no place to start from
+            cheated = cheats_in(event["data"].get("checks") or [])
+            metric = None if cheated else event["data"].get("metric")
         elif event["type"] in ("commit.created", "commit.skipped") and metric is not None:
             head = event["data"].get("head")
             if head and (best is None or metric < best[0]):

@@ -7,16 +7,19 @@ counting a verdict twice.
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 from supervisor import gitops
 from supervisor.config.schema import Config
 from supervisor.fleet import finish, lanes_watch as watch
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
-from supervisor.fleet.reverify import reverify
+from supervisor.fleet.reverify import check_folder, reverify
 from supervisor.fleet.state import apply_fleet, empty_fleet, lane_run
 from supervisor.run import inbox
 from supervisor.run.events import read_events
@@ -93,7 +96,7 @@ class FleetSupervisor:
         rid = self.run_paths.run_id
         self.emit("lane.planned", lane=k, branch=branch_for(rid, k), run_id=f"{rid}-l{k}", approach=approach,
                   worktree=str(lanes_dir(self.run_paths.workspace, rid) / f"lane-{k}"), start=start, others=others,
-                  fleet_id=rid, forked_from=forked_from)
+                  fleet_id=rid, fork=forked_from is not None, forked_from=forked_from or None)
 
     # ----- one pass over the lanes ----------------------------------------------------------------
     def step(self) -> None:
@@ -140,10 +143,12 @@ class FleetSupervisor:
 
     def watch_lane(self, k: int, lane: dict[str, Any]) -> None:
         if lane["status"] == "planned":
+            most = self.config.fleet.lanes + self.config.fleet.max_forks
             siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
-                        for j in map(int, self.fleet["lanes"]) if j != k]
+                        for j in range(1, max(most, k) + 1) if j != k]
             make_lane(self.run_paths.workspace, self.config, lane, siblings)
             self.emit("lane.created", lane=k)
+            self.write_failed_page()
         run = lane_run(lane)
         state = watch.lane_state(run)
         if state["phase"] == "finished":
@@ -185,25 +190,29 @@ class FleetSupervisor:
         cheats = watch.lane_cheats(run)
         if cheats and outcome in ("failed", "retired", "spent"):
             outcome = "cheated"
-        self.emit("lane.ended", lane=k, outcome=outcome, reason=reason[:500], cheats=cheats[:10],
-                  metric=state.get("best_metric") if metric is None else metric, cost_usd=state["cost_usd"])
+        metric = state.get("best_metric") if metric is None else metric
+        if outcome == "cheated" or (metric is not None and not math.isfinite(metric)):
+            metric = None  # a copied answer's zero error is no number to rank by; no number is no number
+        self.emit("lane.ended", lane=k, outcome=outcome, reason=reason[:500], cheats=cheats[:10], metric=metric,
+                  cost_usd=state["cost_usd"])
         self.say(f"lane {k}: {outcome} ({reason[:120]})")
         self.write_failed_page()
 
     def retire(self, k: int, lane: dict[str, Any], run: RunPaths, state: dict[str, Any]) -> None:
         watch.tell(run, "stop")
         self.end_lane(k, run, state, "retired", state.get("pause_reason") or "its breaker tripped")
-        forks = sum(1 for x in self.fleet["lanes"].values() if x.get("forked_from"))
+        forks = sum(1 for x in self.fleet["lanes"].values() if x.get("fork"))
         if not self.config.fleet.fork_on_stall or forks >= self.config.fleet.max_forks:
             return
         best = self.best_commit()
         n = max(map(int, self.fleet["lanes"])) + 1
         others = [x["approach"] for x in self.fleet["lanes"].values() if x["approach"]]
         self.plan_lane(n, "", best[1], others, forked_from=best[0])
-        self.say(f"lane {n}: forked from lane {best[0]} at {best[1][:10]} (lane {k} stalled)")
+        self.say(f"lane {n}: forked from {f'lane {best[0]}' if best[0] else 'the base'} at {best[1][:10]} "
+                 f"(lane {k} stalled)")
 
     def best_commit(self) -> tuple[int, str]:
-        """(lane, commit) with the lowest error any lane's verdicts reached; the fleet's base when none did."""
+        """(lane, commit) with the lowest error any lane's honest verdicts reached; (0, base) when none did."""
         found = []
         for key, lane in self.fleet["lanes"].items():
             best = watch.best_commit(lane_run(lane)) if lane["status"] != "planned" else None
@@ -215,11 +224,13 @@ class FleetSupervisor:
         return k, sha
 
     def write_failed_page(self) -> None:
-        page = failed_page(self.run_paths.workspace, self.run_paths.run_id)
-        page.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = page.with_name(".failed-approaches.tmp")
-        tmp.write_text(finish.failed_page_text(self.rows()))
-        os.replace(tmp, page)
+        text = finish.failed_page_text(self.rows())
+        for lane in self.fleet["lanes"].values():
+            page = failed_page(Path(lane["worktree"]))
+            if page.parent.is_dir():  # the lane's .nightshift/ exists once its run does
+                tmp = page.with_name(".failed-approaches.tmp")
+                tmp.write_text(text)
+                os.replace(tmp, page)
 
     def rows(self) -> list[dict[str, Any]]:
         out = []
@@ -290,8 +301,19 @@ class FleetSupervisor:
             head = finish.merge_winner(self.run_paths.workspace, lane["branch"]) if problem is None else sha
             self.emit("fleet.merged", lane=winner, branch=lane["branch"], sha=head)
         self.write_changelog(winner, self.fleet["decided"]["reason"])
+        self.record_winning_verdict(winner)
         self.emit("run.finished", outcome="done", reason=f"lane {winner} verified by the fleet and merged "
                   f"({self.fleet['decided']['reason']})")
+
+    def record_winning_verdict(self, winner: int) -> None:
+        """The fleet's check of the winner is the run's verdict (what `wait`, `status` and the report read): one
+        verify.finished in the fleet's log, from the verdict the check left, written once."""
+        if (self.state.get("last_verdict") or {}).get("lane") == winner:
+            return
+        sha = self.fleet["lanes"][str(winner)]["verified"][-1]["sha"]
+        path = check_folder(self.run_paths, winner, sha) / "verdict" / "t1.verdict.json"
+        data = json.loads(path.read_text())
+        self.ledger.emit("verify.finished", 0, **{**data, "lane": winner, "sha": sha})
 
     def write_changelog(self, winner: int | None, why: str) -> None:
         repo = gitops.open_repo(self.run_paths.workspace)

@@ -26,10 +26,12 @@ CHEAT_MARKS = ("is a copy of", "of a reference's values in a row", "tried to rea
 
 def cheats_in(checks: list[dict[str, Any]]) -> list[str]:
     found = []
-    for check in checks:
-        for line in [check.get("summary", "")] + list(check.get("lines", [])):
-            if any(mark in line for mark in CHEAT_MARKS) and line not in found:
-                found.append(line)
+    for check in checks:  # each finding once: from its own line, else from the check's summary
+        lines = [line for line in check.get("lines", []) if any(mark in line for mark in CHEAT_MARKS)]
+        summary = check.get("summary", "")
+        if not lines and any(mark in summary for mark in CHEAT_MARKS):
+            lines = [summary]
+        found += [line for line in lines if line not in found]
     return found
 
 

@@ -79,7 +79,8 @@ def lane_rows(run_root: Path) -> list[dict[str, Any]] | None:
                      "shift": state.get("shift", 0), "cost_usd": state.get("cost_usd", 0.0),
                      "metric": best["metric"] if best else (state.get("best_metric")),
                      "verified": bool(best and best["passed"]), "winner": fleet["winner"] == int(key),
-                     "cheats": lane.get("cheats") or [], "forked_from": lane.get("forked_from")})
+                     "cheats": lane.get("cheats") or [], "fork": bool(lane.get("fork")),
+                     "forked_from": lane.get("forked_from")})
     return rows
 
 
