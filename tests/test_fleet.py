@@ -3,9 +3,13 @@ git worktree under real tmux and bubblewrap, against a real oracle. Only the mod
 scripts that do what each test says (one copies the answers, one stalls, one converges slowly, one is fast)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
-from tests.fixtures_core import nightshift, workspace  # noqa: F401
+from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_fleet import COPY, Fleet, fleet, lane_events, lane_run_dirs, show, solver, wait_page  # noqa: F401
 
 FOUR = {
@@ -59,3 +63,86 @@ def test_four_lanes_the_fast_one_is_merged_the_cheat_named_the_stall_forked(flee
     # each lane was its own run with its own supervisor, started once
     assert sorted(d["lane"] for d in fleet.of("lane.started")) == [1, 2, 3, 4, 5]
     assert len(lane_run_dirs(fleet.ws.path)) == 5
+
+
+def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_holds_fails(fleet: Fleet):
+    fleet.configure({
+        "lane-1:default": [["write", "solver.py", solver(5e-7)], ["write", "check.txt", "ok"], ["claim", "done", "ok"]],
+        "lane-2:default": [["sleep", 6], ["write", "solver.py", solver(1e-8)], ["write", "check.txt", "ok"],
+                           ["claim", "done", "better"]],
+        # passes in its own folder only: check.txt is git-ignored, so its commit does not hold it
+        "lane-3:default": [["write", "solver.py", solver(1e-9)], ["append", ".gitignore", "check.txt\n"],
+                           ["write", "check.txt", "ok"], ["claim", "done", "best of all"]],
+    }, 'lanes = 3\nselect = "best"\n')
+    proc = nightshift("run", "--foreground", "--no-check", cwd=fleet.ws.path, timeout=280)
+    assert proc.returncode == 0, proc.stdout + proc.stderr + show(fleet)
+    ended = [(d["lane"], d["outcome"]) for d in fleet.of("lane.ended")]
+    firsts = [k for k, outcome in ended if outcome == "verified"]
+    assert firsts == [1, 2], show(fleet)  # the worse lane was verified first
+    assert (3, "failed") in ended and (1, "dominated") in ended
+    three = next(d for d in fleet.of("lane.verified") if d["lane"] == 3)
+    assert not three["passed"] and "tests" in three["summary"]
+    decided = fleet.of("fleet.decided")[0]
+    assert decided["winner"] == 2 and "lowest worst error over tolerance" in decided["reason"]
+    assert "1e-08" in fleet.git("show", "HEAD:solver.py")
+    notes = (fleet.ws.path / "CHANGELOG.md").read_text()
+    assert "- lane 1 " in notes and "dominated; worst error / tolerance 0.5" in notes, notes
+    status = nightshift("status", fleet.run_dir().name, "--json", cwd=fleet.ws.path)
+    import json
+    lanes = json.loads(status.stdout)["lanes"]
+    assert [(lane["lane"], lane["winner"]) for lane in lanes] == [(1, False), (2, True), (3, False)]
+    assert "(3 lanes)" in nightshift("ls", cwd=fleet.ws.path).stdout
+
+
+TWO = {"lane-1:default": [["sleep", 1], ["write", "solver.py", solver(1e-8)], ["write", "check.txt", "ok"],
+                          ["claim", "done", "converged"]],
+       "lane-2:default": [["sleep", 1], ["write", "solver.py", solver(1e-3)]]}
+
+
+@pytest.mark.parametrize("crash_after", ["lane.started", "lane.verified"])
+def test_kill_9_of_the_fleet_and_resume_no_lane_twice_no_verdict_lost_or_doubled(fleet: Fleet, crash_after):
+    fleet.configure(TWO, "lanes = 2\n")
+    proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+                          cwd=fleet.ws.path, capture_output=True, text=True, timeout=200,
+                          env={**os.environ, "NIGHTSHIFT_TEST_CRASH_AFTER": crash_after})
+    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed right after recording the event
+    run_id = fleet.run_dir().name
+    assert fleet.of(crash_after)[-1]["lane"] == 1 and not fleet.of("run.finished")
+    assert nightshift("resume", run_id, cwd=fleet.ws.path).returncode == 0
+    wait_for(lambda: fleet.of("run.finished"), timeout=200, what="the resumed fleet to finish")
+    assert fleet.of("run.finished")[-1]["outcome"] == "done", show(fleet)
+    starts = [d["lane"] for d in fleet.of("lane.started")]
+    assert sorted(starts) == [1, 2], show(fleet)  # the lanes' own supervisors lived on: none started twice
+    assert [(d["lane"], d["passed"]) for d in fleet.of("lane.verified")] == [(1, True)]
+    assert [d["lane"] for d in fleet.of("lane.ended") if d["outcome"] == "verified"] == [1]
+    for run_dir in lane_run_dirs(fleet.ws.path):
+        launched = [(e["shift"], e["data"]["turn"]) for e in lane_events(run_dir) if e["type"] == "agent.started"]
+        assert len(launched) == len(set(launched)), run_dir  # no turn of any lane launched twice
+    assert len(fleet.of("verify.finished")) == 1  # the run's one verdict: the fleet's check of the winner
+
+
+def test_a_branch_moved_under_the_merge_holds_the_fleet_and_loses_nothing(fleet: Fleet):
+    fleet.configure({"lane-1:default": [["sleep", 4], ["write", "solver.py", solver(1e-8)],
+                                        ["write", "check.txt", "ok"], ["claim", "done", "converged"]]}, "lanes = 2\n")
+    base = fleet.git("rev-parse", "HEAD").strip()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+                            cwd=fleet.ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: fleet.of("lane.started") if list(fleet.ws.path.glob(".nightshift/runs/*")) else None,
+                 timeout=60, what="a lane to start")
+        (fleet.ws.path / "mine.txt").write_text("the user's own work\n")
+        fleet.git("add", "mine.txt")
+        fleet.git("-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "the user's commit")
+        mine = fleet.git("rev-parse", "HEAD").strip()
+        wait_for(lambda: fleet.of("run.paused"), timeout=200, what="the fleet to hold the merge")
+        reason = fleet.of("run.paused")[-1]["reason"]
+        assert "moved since the fleet began" in reason and "nightshift resume" in reason and "\n" not in reason
+        assert fleet.git("rev-parse", "HEAD").strip() == mine  # nothing merged over the user's commit
+        run_id = fleet.run_dir().name
+        assert fleet.git("rev-parse", "--verify", f"nightshift/{run_id}/lane-1").strip()  # the winner is kept
+        fleet.git("reset", "-q", "--hard", base)  # the user puts the branch back, and resumes
+        assert nightshift("resume", run_id, cwd=fleet.ws.path).returncode == 0
+        assert proc.wait(timeout=120) == 0
+    finally:
+        proc.kill()
+    assert fleet.of("fleet.merged") and fleet.git("show", "HEAD:check.txt") == "ok"
