@@ -7,7 +7,6 @@ counting a verdict twice.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -17,9 +16,9 @@ from typing import Any
 
 from supervisor import gitops
 from supervisor.config.schema import Config
-from supervisor.fleet import finish, lanes_watch as watch
+from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
-from supervisor.fleet.reverify import check_folder, reverify
+from supervisor.fleet.reverify import reverify
 from supervisor.fleet.state import apply_fleet, empty_fleet, lane_run
 from supervisor.run import inbox
 from supervisor.run.events import read_events
@@ -102,15 +101,15 @@ class FleetSupervisor:
     def step(self) -> None:
         self.tick()
         if self.stop_requested:
-            return self.stop_fleet()
+            return ending.stop_fleet(self)
         if self.fleet["decided"]:
-            return self.conclude()
+            return ending.conclude(self)
         for key, lane in sorted(self.fleet["lanes"].items(), key=lambda kv: int(kv[0])):
             if lane["status"] not in ENDED:
                 self.watch_lane(int(key), lane)
         if not self.state["paused"]:
             self.keep_budget()
-        self.decide()
+        ending.decide(self)
 
     def tick(self) -> None:
         self.ledger.beat()
@@ -257,81 +256,6 @@ class FleetSupervisor:
         self.emit("run.paused", kind="budget", reason=f"the fleet's budget is spent: {what} = {value} (limit {limit}); "
                   f"raise limits.{what} in {self.run_paths.config} and `nightshift resume {self.run_paths.run_id}`")
         self.say(f"fleet paused: {what} = {value} (limit {limit})")
-
-    def decide(self) -> None:
-        lanes = self.fleet["lanes"]
-        verified = [(int(k), x) for k, x in lanes.items() if x["outcome"] == "verified"]
-        everyone_ended = all(x["status"] in ENDED for x in lanes.values())
-        if self.config.fleet.select == "first" and verified:
-            k = min(verified, key=lambda kv: lanes_order(self.fleet, kv[0]))[0]
-            return self.emit("fleet.decided", winner=k, reason="the first lane verified by the fleet")
-        deadline = self.config.fleet.deadline
-        if verified and (everyone_ended or (deadline and self.ledger.hours_used() * 3600 >= deadline)):
-            k, lane = min(verified, key=lambda kv: (kv[1]["metric"] if kv[1]["metric"] is not None else 1e300,
-                                                    kv[1].get("cost_usd") or 0.0))
-            return self.emit("fleet.decided", winner=k, reason=f"the lowest worst error over tolerance "
-                             f"({lane['metric']:.3g}) of {len(verified)} verified lane(s)")
-        if everyone_ended and lanes:
-            self.write_changelog(None, "")
-            self.emit("run.finished", outcome="failed", reason="no lane was verified done by the fleet")
-
-    def conclude(self) -> None:
-        winner = self.fleet["winner"]
-        for key, lane in self.fleet["lanes"].items():
-            if int(key) == winner or lane["status"] in ENDED and lane["outcome"] != "verified":
-                continue
-            run = lane_run(lane)
-            if lane["status"] not in ENDED:
-                watch.tell(run, "stop")
-            state = watch.lane_state(run) or {"cost_usd": 0.0}
-            outcome = "dominated" if lane["outcome"] == "verified" else "stopped"
-            self.end_lane(int(key), run, state, outcome, f"lane {winner} was kept")
-        if not self.fleet["merged"]:
-            if self.state["paused"]:
-                return
-            lane = self.fleet["lanes"][str(winner)]
-            sha = gitops.open_repo(self.run_paths.workspace).git.rev_parse(lane["branch"])
-            problem = finish.merge_problem(self.run_paths.workspace, self.fleet["planned"]["branch"],
-                                           self.fleet["planned"]["base"])
-            if problem and gitops.head_sha(gitops.open_repo(self.run_paths.workspace)) != sha:
-                reason = (f"{problem}; the winner is kept on branch {lane['branch']}: merge it yourself, or put the "
-                          f"branch back and `nightshift resume {self.run_paths.run_id}`")
-                self.emit("run.paused", kind="git", reason=reason)
-                return self.say(f"fleet paused: {reason}")
-            head = finish.merge_winner(self.run_paths.workspace, lane["branch"]) if problem is None else sha
-            self.emit("fleet.merged", lane=winner, branch=lane["branch"], sha=head)
-        self.write_changelog(winner, self.fleet["decided"]["reason"])
-        self.record_winning_verdict(winner)
-        self.emit("run.finished", outcome="done", reason=f"lane {winner} verified by the fleet and merged "
-                  f"({self.fleet['decided']['reason']})")
-
-    def record_winning_verdict(self, winner: int) -> None:
-        """The fleet's check of the winner is the run's verdict (what `wait`, `status` and the report read): one
-        verify.finished in the fleet's log, from the verdict the check left, written once."""
-        if (self.state.get("last_verdict") or {}).get("lane") == winner:
-            return
-        sha = self.fleet["lanes"][str(winner)]["verified"][-1]["sha"]
-        path = check_folder(self.run_paths, winner, sha) / "verdict" / "t1.verdict.json"
-        data = json.loads(path.read_text())
-        self.ledger.emit("verify.finished", 0, **{**data, "lane": winner, "sha": sha})
-
-    def write_changelog(self, winner: int | None, why: str) -> None:
-        repo = gitops.open_repo(self.run_paths.workspace)
-        message = f"nightshift: fleet {self.run_paths.run_id}: lanes recorded"
-        if repo.head.commit.message.startswith(message):  # written before a crash
-            return
-        rows = [{**r, "outcome": "won" if r["lane"] == winner else r["outcome"]} for r in self.rows()]
-        finish.record_lanes(self.run_paths.workspace, finish.lanes_section(rows, winner, why), message)
-
-    def stop_fleet(self) -> None:
-        for lane in self.live_lanes():
-            watch.tell(lane_run(lane), "stop")
-        self.emit("run.finished", outcome="stopped", reason="stopped by the user; every lane is kept on its branch")
-
-
-def lanes_order(fleet: dict[str, Any], k: int) -> tuple[int, int]:
-    """When the fleet verified the lane (its lane.ended event's place in the log): the first verified wins."""
-    return (fleet["lanes"][str(k)].get("ended_seq") or 0, k)
 
 
 def cheats_from(verdict) -> list[str]:
