@@ -146,3 +146,29 @@ def test_a_branch_moved_under_the_merge_holds_the_fleet_and_loses_nothing(fleet:
     finally:
         proc.kill()
     assert fleet.of("fleet.merged") and fleet.git("show", "HEAD:check.txt") == "ok"
+
+
+def test_one_budget_for_the_fleet_pauses_every_lane(fleet: Fleet):
+    fleet.configure({"default": [["sleep", 2], ["append", "notes.txt", "x"]]}, "lanes = 2\n", breaker=50,
+                    max_shifts=50)
+    toml = fleet.ws.path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace("[limits]\n", "[limits]\nmax_hours = 0.002\n"))  # about 7 s
+    fleet.git("commit", "-qam", "a short budget")
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+                            cwd=fleet.ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(fleet.ws.path.glob(".nightshift/runs/*")) and fleet.of("run.paused"), timeout=120,
+                 what="the fleet to pause on its budget")
+        assert fleet.of("budget.exceeded")[0]["what"] == "max_hours"
+        assert fleet.of("run.paused")[0]["kind"] == "budget"
+        for run_dir in lane_run_dirs(fleet.ws.path):  # each lane's own supervisor took the pause
+            wait_for(lambda: any(e["type"] == "run.paused" for e in lane_events(run_dir)), timeout=60,
+                     what=f"lane {run_dir.name} to pause")
+        assert not fleet.of("lane.ended")  # paused, not ended: `nightshift resume` after a raise goes on
+        assert nightshift("stop", fleet.run_dir().name, cwd=fleet.ws.path).returncode == 0
+        assert proc.wait(timeout=60) != 0
+    finally:
+        proc.kill()
+    for run_dir in lane_run_dirs(fleet.ws.path):
+        wait_for(lambda: any(e["type"] == "run.finished" for e in lane_events(run_dir)), timeout=60,
+                 what="the lane to stop with its fleet")

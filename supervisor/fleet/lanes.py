@@ -16,6 +16,9 @@ from supervisor.errors import UserError
 from supervisor.run.paths import STATE_DIR_NAME, RunPaths
 
 
+LANE_HOURS = 24.0 * 365  # a lane's own hour limit: the fleet keeps the real one
+
+
 class FleetRefused(UserError):
     pass
 
@@ -104,6 +107,10 @@ def lane_config(config: Config, workspace: Path, lane: int, approach: str, other
     raw["goal"] = config.goal + lane_instruction(lane, approach, others, failed_page(worktree))
     raw["fleet"] = {"lanes": 1}
     raw["policy"] = {**raw["policy"], "hide": hide}
+    # One budget for the fleet: its supervisor counts cost and hours over every lane together and pauses them all
+    # (a lane's own count would stop it early, and its frozen limit would outlive a raise at `nightshift resume`).
+    # max_shifts stays: it caps each lane.
+    raw["limits"] = {**raw["limits"], "max_cost_usd": 0.0, "max_hours": LANE_HOURS}
     return parse_config(tomli_w.dumps(raw))
 
 

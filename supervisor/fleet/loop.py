@@ -154,7 +154,7 @@ class FleetSupervisor:
             return self.lane_finished(k, lane, run, state)
         if state["paused"] and state.get("pause_kind") == "breaker":
             return self.retire(k, lane, run, state)
-        if state["paused"] and state.get("pause_kind") == "budget":
+        if state["paused"] and state.get("pause_kind") == "budget" and not self.state["paused"]:
             watch.tell(run, "stop")
             return self.end_lane(k, run, state, "spent", state.get("pause_reason") or "its own limits are spent")
         if not watch.supervised(run):
