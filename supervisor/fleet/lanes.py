@@ -107,6 +107,9 @@ def lane_config(config: Config, workspace: Path, lane: int, approach: str, other
     raw["goal"] = config.goal + lane_instruction(lane, approach, others, failed_page(worktree))
     raw["fleet"] = {"lanes": 1}
     raw["policy"] = {**raw["policy"], "hide": hide}
+    # Each lane in a tmux server of its own (ns-<lane run>): on one shared socket, starting a lane's supervisor
+    # would end the one before it (each is the session 'supervisor').
+    raw["backend"] = {**raw["backend"], "tmux_socket": ""}
     # One budget for the fleet: its supervisor counts cost and hours over every lane together and pauses them all
     # (a lane's own count would stop it early, and its frozen limit would outlive a raise at `nightshift resume`).
     # max_shifts stays: it caps each lane.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,13 @@ class FleetSupervisor:
             return 0 if self.state["outcome"] == "done" else 1
         finally:
             self.ledger.close()
+            if self.state.get("phase") == "finished" and self.config.backend.kind == "tmux" \
+                    and not self.config.backend.tmux_socket:  # a socket of the user's own is not ours to end
+                # A detached fleet supervisor lives in the run's tmux server (start_detached): it goes with the run.
+                # Last, as for one lane (shift/loop.py end_backend).
+                from supervisor.backends.base import socket_for
+                subprocess.run(["tmux", "-L", socket_for(self.run_paths.run_id), "kill-server"], capture_output=True,
+                               check=False)
 
     # ----- planning -------------------------------------------------------------------------------
     def created(self) -> dict[str, Any]:

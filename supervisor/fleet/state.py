@@ -8,6 +8,7 @@ fleet.decided   winner reason                               fleet.merged  lane b
 """
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,20 @@ def apply_fleet(fleet: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     return fleet
 
 
+def is_fleet_dir(run_root: Path) -> bool:
+    """Is this run a fleet? From its frozen config alone (cheap: `nightshift ls` asks it of every run)."""
+    try:
+        with open(Path(run_root) / "config.toml", "rb") as fh:
+            lanes = tomllib.load(fh).get("fleet", {}).get("lanes", 1)
+    except (OSError, ValueError):
+        return False
+    return isinstance(lanes, int) and lanes > 1
+
+
 def load_fleet(run_root: Path) -> dict[str, Any] | None:
     """The fleet of a run directory, or None when the run is not a fleet."""
+    if not is_fleet_dir(run_root):
+        return None
     fleet = empty_fleet()
     for event in read_events(Path(run_root) / "events.jsonl").events:
         apply_fleet(fleet, event)
