@@ -60,6 +60,11 @@ def test_four_lanes_the_fast_one_is_merged_the_cheat_named_the_stall_forked(flee
         line = next(line for line in notes.splitlines() if line.startswith(f"- lane {k} "))
         assert words in line and "worst error / tolerance" in line, notes
     assert "caught:" in notes
+    # the lane without an approach was told to take another than the others'; every lane was told of the page
+    four = next(d for d in lane_run_dirs(fleet.ws.path) if d.name.endswith("-l4"))
+    prompt = (four / "shifts" / "1" / "t1.prompt.md").read_text()
+    assert "must differ from the other lanes' approaches (copy the reference; wait for inspiration; finite" in prompt
+    assert ".nightshift/failed-approaches.md (read-only)" in prompt
     # each lane was its own run with its own supervisor, started once
     assert sorted(d["lane"] for d in fleet.of("lane.started")) == [1, 2, 3, 4, 5]
     assert len(lane_run_dirs(fleet.ws.path)) == 5
