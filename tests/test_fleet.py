@@ -97,6 +97,13 @@ def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_ho
     lanes = json.loads(status.stdout)["lanes"]
     assert [(lane["lane"], lane["winner"]) for lane in lanes] == [(1, False), (2, True), (3, False)]
     assert "(3 lanes)" in nightshift("ls", cwd=fleet.ws.path).stdout
+    report = nightshift("report", fleet.run_dir().name, cwd=fleet.ws.path)
+    assert report.returncode == 0, report.stderr
+    assert "lanes: 3; winner: lane 2 (the lowest worst error over tolerance" in report.stdout, report.stdout
+    assert "lane 1: its own choice: dominated, worst error / tolerance 0.5" in report.stdout
+    page = (fleet.run_dir() / "report.html").read_text()
+    assert "<table id=lanes>" in page and page.count("<tr><td>") >= 3 and "failed the fleet&#x27;s check" in page
+    assert "<td>dominated</td><td>0.501</td><td>0.501</td>" in page  # lane 1's accuracy over its verdicts, then its end
 
 
 TWO = {"lane-1:default": [["sleep", 1], ["write", "solver.py", solver(1e-8)], ["write", "check.txt", "ok"],
