@@ -65,3 +65,21 @@ def test_lanes_in_the_config_file_are_checked_with_the_line(fleet: Fleet):
     assert "nightshift.toml line" in err and "fleet.lanes" in err
     assert subprocess.run(["git", "status", "--porcelain"], cwd=fleet.ws.path, capture_output=True,
                           text=True).stdout == ""
+
+
+def test_a_lane_that_cannot_be_made_is_recorded_and_the_others_go_on(fleet: Fleet):
+    from supervisor.fleet.lanes import lanes_dir
+    from supervisor.fleet.launch import create_fleet, supervise_any
+    from supervisor.shift.launcher import resolve_config
+    from tests.fixtures_fleet import solver
+
+    fleet.configure({"lane-1:default": [["write", "solver.py", solver(1e-8)], ["write", "check.txt", "ok"],
+                                        ["claim", "done", "converged"]]}, "lanes = 2\n")
+    run = create_fleet(fleet.ws.path, resolve_config(fleet.ws.path))
+    blocker = lanes_dir(fleet.ws.path, run.run_id) / "lane-2"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("a file where lane 2's worktree would go\n")
+    assert supervise_any(run, say=lambda _: None) == 0
+    two = next(d for d in fleet.of("lane.ended") if d["lane"] == 2)
+    assert two["outcome"] == "failed" and two["reason"].startswith("could not be made: ") and "\n" not in two["reason"]
+    assert fleet.of("fleet.decided")[0]["winner"] == 1

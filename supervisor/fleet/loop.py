@@ -15,8 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import git
+
 from supervisor import gitops
 from supervisor.config.schema import Config
+from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
 from supervisor.fleet.reverify import reverify
@@ -153,7 +156,12 @@ class FleetSupervisor:
             most = self.config.fleet.lanes + self.config.fleet.max_forks
             siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
                         for j in range(1, max(most, k) + 1) if j != k]
-            make_lane(self.run_paths.workspace, self.config, lane, siblings)
+            try:
+                make_lane(self.run_paths.workspace, self.config, lane, siblings)
+            except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
+                said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
+                return self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",
+                                 cheats=[], metric=None, cost_usd=0.0)
             self.emit("lane.created", lane=k)
             self.write_failed_page()
         run = lane_run(lane)
@@ -166,7 +174,10 @@ class FleetSupervisor:
             watch.tell(run, "stop")
             return self.end_lane(k, run, state, "spent", state.get("pause_reason") or "its own limits are spent")
         if not watch.supervised(run):
-            where = start_detached(run)
+            try:
+                where = start_detached(run)
+            except UserError as exc:  # its supervisor cannot start (its log says why): the lane ends, named
+                return self.end_lane(k, run, state, "failed", f"its supervisor did not start: {exc}")
             self.emit("lane.started", lane=k, where=where)
             self.say(f"lane {k}: supervised in {where}")
 
