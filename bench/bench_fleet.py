@@ -144,7 +144,8 @@ def cost_per_lane(lanes: int, seconds: float) -> dict[str, float]:
             lane_runs: list[RunPaths] = []
             while time.monotonic() < deadline:
                 lane_runs = [RunPaths(p) for p in ws.glob(".nightshift/lanes/*/lane-*/.nightshift/runs/*")]
-                working = [r for r in lane_runs if any(e["type"] == "agent.started" for e in read_events(r.events).events)]
+                working = [r for r in lane_runs
+                           if any(e["type"] == "agent.started" for e in read_events(r.events).events)]
                 if len(working) == lanes:
                     break
                 time.sleep(0.5)
@@ -161,7 +162,8 @@ def cost_per_lane(lanes: int, seconds: float) -> dict[str, float]:
             fleet.kill()
             fleet.wait()
             cleanup(ws)
-    return {"fleet_cpu": cpu[0], "fleet_rss": rss[0], "lane_cpu": sum(cpu[1:]) / lanes, "lane_rss": sum(rss[1:]) / lanes}
+    return {"fleet_cpu": cpu[0], "fleet_rss": rss[0], "lane_cpu": sum(cpu[1:]) / lanes,
+            "lane_rss": sum(rss[1:]) / lanes}
 
 
 def _one_lane_fleet(ws: Path, config):

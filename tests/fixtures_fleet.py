@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,9 @@ REFERENCE = "# 1:x 2:y\n" + "".join(f"{x} {1.0 / (x + 0.123456789):.12f}\n" for 
 def solver(rel_error: float) -> str:
     """An honest solver whose answers are off by ``rel_error`` (printed to 10 digits: never a copy)."""
     return ("import os\nos.makedirs('out', exist_ok=True)\n"
-            f"open('out/result.dat', 'w').write('# 1:x 2:y\\n' + ''.join(f'{{x}} {{(1.0 / (x + 0.123456789)) * "
-            f"(1 + {rel_error!r}):.10f}}\\n' for x in range(1, 41)))\n")
+            f"text = '# 1:x 2:y\\n' + ''.join(f'{{x}} {{(1.0 / (x + 0.123456789)) * "
+            f"(1 + {rel_error!r}):.10f}}\\n' for x in range(1, 41))\n"
+            "open('out/result.dat', 'w').write(text)\nopen('out/heldout.dat', 'w').write(text)\n")
 
 
 # The copying lane: the agent copies the visible reference (it may read it) and its solver hands that back.
@@ -55,11 +57,19 @@ class Fleet:
     def __init__(self, ws):
         self.ws = ws
 
-    def configure(self, script: dict, fleet: str, **kw):
+    def configure(self, script: dict, fleet: str, heldout_rtol: float | None = None, **kw):
+        """``heldout_rtol``: also a held-out comparison (the same values, outside the workspace, this tolerance)."""
         (self.ws.path / "agent.py").write_text(LANE_AGENT)
         (self.ws.path / "reference").mkdir(exist_ok=True)
         (self.ws.path / "reference" / "result.dat").write_text(REFERENCE)
-        self.ws.configure(script, extra=ORACLE + "\n[fleet]\n" + fleet, **kw)
+        oracle = ORACLE
+        if heldout_rtol is not None:
+            held = self.ws.path.parent / "held" / f"heldout-{uuid.uuid4().hex}.dat"
+            held.parent.mkdir(exist_ok=True)
+            held.write_text(REFERENCE)
+            oracle += (f'[[oracle.compare]]\nname = "held"\ncandidate = "out/heldout.dat"\nreference = "{held}"\n'
+                       f'heldout = true\nrtol = {heldout_rtol!r}\n')
+        self.ws.configure(script, extra=oracle + "\n[fleet]\n" + fleet, **kw)
         return self
 
     def run_dir(self) -> Path:

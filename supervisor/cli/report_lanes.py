@@ -8,7 +8,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from supervisor.fleet.state import lane_run, lane_rows, load_fleet
+from supervisor.fleet.state import held_of, lane_run, lane_rows, load_fleet, shown
 from supervisor.run.state import load_state
 
 OUTCOMES = {"verified": "verified", "dominated": "dominated", "stopped": "stopped", "retired": "retired (stalled)",
@@ -20,12 +20,12 @@ def lanes(run_dir: Path) -> dict[str, Any] | None:
     fleet = load_fleet(run_dir)
     if fleet is None:
         return None
-    rows = lane_rows(run_dir) or []
+    rows, held = lane_rows(run_dir) or [], held_of(run_dir)  # held-out comparisons: pass or fail only
     for row in rows:
         lane = fleet["lanes"][str(row["lane"])]
         run = lane_run(lane)
         state = load_state(run.root)[0] if run.events.exists() else {}
-        row["history"] = [m.get("metric") for m in state.get("metrics") or []]
+        row["history"] = [shown(m.get("values"), held) for m in state.get("metrics") or []]
         row["outcome"] = "won" if row["winner"] else OUTCOMES.get(lane["outcome"] or "", lane["outcome"] or "running")
     why = (fleet["decided"] or {}).get("reason") or ("no lane was verified done" if fleet["finished"] else "undecided")
     return {"winner": fleet["winner"], "why": why, "rows": rows}
@@ -62,7 +62,9 @@ def lanes_html(run_dir: Path) -> str:
     body = "".join(
         f"<tr><td>{row['lane']}</td><td>{e(row['approach'] or 'its own choice')}</td><td>{e(row['outcome'])}</td>"
         f"<td>{e(history_text(row['history']))}</td><td>{_num(row['metric'])}</td><td>{row['shift']}</td>"
-        f"<td>${row['cost_usd']:.2f}</td><td>{e('; '.join(row['cheats'][:2]))}</td></tr>" for row in found["rows"])
+        f"<td>{e(row.get('heldout') or '-')}</td><td>${row['cost_usd']:.2f}</td>"
+        f"<td>{e('; '.join(row['cheats'][:2]))}</td></tr>" for row in found["rows"])
     return (f"<h2>Lanes</h2>\n{head}\n<table id=lanes><tr><th>lane</th><th>approach</th><th>outcome</th>"
-            f"<th>worst error / tolerance over time</th><th>at the end</th><th>shifts</th><th>cost</th>"
+            f"<th>worst error / tolerance over time</th><th>at the end</th><th>shifts</th><th>held-out</th>"
+            f"<th>cost</th>"
             f"<th>caught</th></tr>{body}</table>")

@@ -29,8 +29,9 @@ def decide(sup) -> None:
     if verified and (everyone_ended or (deadline and sup.ledger.hours_used() * 3600 >= deadline)):
         k, lane = min(verified, key=lambda kv: (kv[1]["metric"] if kv[1]["metric"] is not None else 1e300,
                                                 kv[1].get("cost_usd") or 0.0))
-        return sup.emit("fleet.decided", winner=k, reason=f"the lowest worst error over tolerance "
-                         f"({lane['metric']:.3g}) of {len(verified)} verified lane(s)")
+        seen = "" if lane.get("shown") is None else f" ({lane['shown']:.3g}, held-out comparisons aside)"
+        return sup.emit("fleet.decided", winner=k, reason=f"the lowest worst error over tolerance{seen} of "
+                         f"{len(verified)} verified lane(s)")
     if everyone_ended and lanes:
         write_changelog(sup, None, "")
         sup.emit("run.finished", outcome="failed", reason="no lane was verified done by the fleet")

@@ -38,7 +38,8 @@ def merge_winner(workspace: Path, lane_branch: str) -> str:
 
 
 def lanes_section(rows: list[dict[str, Any]], winner: int | None, why: str) -> str:
-    """The lanes of the run as lab notes: one line each, the winner first, numbers from the fleet's checks."""
+    """The lanes of the run as lab notes: one line each, the winner first, numbers from the fleet's checks (the
+    held-out comparisons as pass or fail only: this is committed to the run's branch)."""
     today = dt.date.today().isoformat()
     out = [f"\n### {today}: lanes (nightshift fleet)\n", f"- Winner: lane {winner} ({why})" if winner
            else "- No lane was verified done."]
@@ -47,6 +48,8 @@ def lanes_section(rows: list[dict[str, Any]], winner: int | None, why: str) -> s
         line = (f"- lane {row['lane']} ({row['branch']}): approach: {row['approach'] or 'its own choice'}; "
                 f"{OUTCOME_WORDS.get(row['outcome'], row['outcome'])}; worst error / tolerance {metric}; "
                 f"shifts {row.get('shift', 0)}; cost ${row.get('cost_usd') or 0:.2f}")
+        if row.get("heldout"):
+            line += f"; held-out: {row['heldout']}"
         if row.get("forked_from"):
             line += f"; forked from lane {row['forked_from']}"
         if row.get("reason"):

@@ -23,7 +23,8 @@ from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
 from supervisor.fleet.reverify import reverify
-from supervisor.fleet.state import apply_fleet, empty_fleet, lane_run
+from supervisor.fleet.state import (apply_fleet, best_shown, empty_fleet, heldout_names, heldout_word, lane_run,
+                                    shown)
 from supervisor.run import inbox
 from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
@@ -191,28 +192,31 @@ class FleetSupervisor:
             self.say(f"lane {k}: claims done at {sha[:10]}; checking it in a clean checkout")
             verdict = reverify(self.run_paths, self.config, k, sha, run, self.fleet["planned"]["base"])
             cheats = sorted(set(watch.lane_cheats(run)) | set(cheats_from(verdict)))
+            held = heldout_names(self.config)
             self.emit("lane.verified", lane=k, sha=sha, passed=verdict.passed, metric=verdict.metric,
+                      shown=shown(verdict.metrics, held), heldout=heldout_word(verdict.metrics, held),
                       metrics=verdict.metrics, cost_usd=state["cost_usd"], summary=verdict.summary[:1500],
                       cheats=cheats)
         last = self.fleet["lanes"][str(k)]["verified"][-1]
         if not last["passed"]:
             outcome = "cheated" if last["cheats"] else "failed"
             return self.end_lane(k, run, state, outcome, f"the fleet's check of {sha[:10]}: {last['summary'][:300]}",
-                                 metric=last["metric"])
+                                 metric=last["metric"], shown_metric=last["shown"])
         self.say(f"lane {k}: verified by the fleet ({last['summary'][:120]})")
         self.emit("lane.ended", lane=k, outcome="verified", reason="verified by the fleet", metric=last["metric"],
-                  cost_usd=state["cost_usd"], cheats=[])
+                  shown=last["shown"], cost_usd=state["cost_usd"], cheats=[])
 
     def end_lane(self, k: int, run: RunPaths, state: dict[str, Any], outcome: str, reason: str,
-                 metric: float | None = None) -> None:
+                 metric: float | None = None, shown_metric: float | None = None) -> None:
         cheats = watch.lane_cheats(run)
         if cheats and outcome in ("failed", "retired", "spent"):
             outcome = "cheated"
         metric = state.get("best_metric") if metric is None else metric
+        seen = best_shown(state, heldout_names(self.config)) if shown_metric is None else shown_metric
         if outcome == "cheated" or (metric is not None and not math.isfinite(metric)):
-            metric = None  # a copied answer's zero error is no number to rank by; no number is no number
+            metric = seen = None  # a copied answer's zero error is no number to rank by; no number is no number
         self.emit("lane.ended", lane=k, outcome=outcome, reason=reason[:500], cheats=cheats[:10], metric=metric,
-                  cost_usd=state["cost_usd"])
+                  shown=seen, cost_usd=state["cost_usd"])
         self.say(f"lane {k}: {outcome} ({reason[:120]})")
         self.write_failed_page()
 
@@ -256,7 +260,9 @@ class FleetSupervisor:
             state = watch.lane_state(lane_run(lane)) if lane["status"] != "planned" else None
             out.append({"lane": int(key), "branch": lane["branch"], "approach": lane["approach"],
                         "outcome": lane["outcome"] or "running", "reason": lane["reason"],
-                        "metric": lane.get("metric") if lane["status"] in ENDED else (state or {}).get("best_metric"),
+                        "metric": lane.get("shown") if lane["status"] in ENDED else
+                        best_shown(state, heldout_names(self.config)),
+                        "heldout": lane["verified"][-1].get("heldout") if lane["verified"] else None,
                         "cost_usd": (state or {}).get("cost_usd", 0.0),
                         "shift": (state or {}).get("shift", 0), "cheats": lane.get("cheats") or [],
                         "forked_from": lane.get("forked_from")})
