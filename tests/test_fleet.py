@@ -114,7 +114,7 @@ TWO = {"lane-1:default": [["sleep", 1], ["write", "solver.py", solver(1e-8)], ["
        "lane-2:default": [["sleep", 1], ["write", "solver.py", solver(1e-3)]]}
 
 
-@pytest.mark.parametrize("crash_after", ["lane.started", "lane.verified"])
+@pytest.mark.parametrize("crash_after", ["lane.started", "lane.verified", "fleet.merged"])
 def test_kill_9_of_the_fleet_and_resume_no_lane_twice_no_verdict_lost_or_doubled(fleet: Fleet, crash_after):
     fleet.configure(TWO, "lanes = 2\n")
     proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
