@@ -83,3 +83,4 @@ def test_a_lane_that_cannot_be_made_is_recorded_and_the_others_go_on(fleet: Flee
     two = next(d for d in fleet.of("lane.ended") if d["lane"] == 2)
     assert two["outcome"] == "failed" and two["reason"].startswith("could not be made: ") and "\n" not in two["reason"]
     assert fleet.of("fleet.decided")[0]["winner"] == 1
+

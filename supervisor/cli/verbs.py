@@ -57,15 +57,16 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
-    from supervisor.fleet.launch import create_fleet, is_fleet, with_lanes
+    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, with_lanes
     config = with_lanes(config, getattr(args, "lanes", None))
+    fleet_id = refuse_fleet_now(ws, config) if is_fleet(config) else None  # before the preflight runs anything
     found = None
     if not args.no_check:
         from supervisor.cli.check import preflight_for_start
         from supervisor.shift.launcher import refuse_to_start
         refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
         found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
-    run = create_fleet(ws, config) if is_fleet(config) else create_run(ws, config)
+    run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
     print(f"run {run.run_id} created in {run.root}" + (f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""))
     from supervisor.cli.check import record_preflight
     record_preflight(run, found)

@@ -30,14 +30,32 @@ def is_fleet(config: Config) -> bool:
     return config.fleet.lanes > 1
 
 
-def create_fleet(workspace: Path, config: Config) -> RunPaths:
+def refuse_fleet_now(workspace: Path, config: Config) -> str:
+    """Every reason this fleet cannot start, as one line, before anything (the preflight too) runs; its run id."""
     from supervisor.fleet.lanes import refuse_fleet
-    from supervisor.shift.launcher import create_run, refuse_to_start
+    from supervisor.shift.launcher import refuse_to_start
 
     run_id = new_run_id()
     refuse_to_start(workspace, config)
     refuse_fleet(workspace, config, run_id, config.fleet.lanes)
+    return run_id
+
+
+def create_fleet(workspace: Path, config: Config, run_id: str | None = None) -> RunPaths:
+    """The fleet's run (checked again: the preflight may have taken a while); its lanes are made by its supervisor."""
+    from supervisor.shift.launcher import create_run
+
+    run_id = refuse_fleet_now(workspace, config) if run_id is None else _checked(workspace, config, run_id)
     return create_run(workspace, config, run_id=run_id)
+
+
+def _checked(workspace: Path, config: Config, run_id: str) -> str:
+    from supervisor.fleet.lanes import refuse_fleet
+    from supervisor.shift.launcher import refuse_to_start
+
+    refuse_to_start(workspace, config)
+    refuse_fleet(workspace, config, run_id, config.fleet.lanes)
+    return run_id
 
 
 def supervise_any(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
