@@ -246,7 +246,10 @@ def cmd_status(args) -> int:
     if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
     from supervisor.fleet.state import lane_rows
-    for lane in lane_rows(run.root) or []:
+    lanes = lane_rows(run.root) or []
+    if lanes:
+        print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f} together")
+    for lane in lanes:
         metric = "-" if lane["metric"] is None else f"{lane['metric']:.3g}"
         print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
               f"{lane['approach'] or '(own choice)'}{'  WINNER' if lane['winner'] else ''}")
