@@ -101,7 +101,8 @@ def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_ho
     assert [(lane["lane"], lane["winner"]) for lane in lanes] == [(1, False), (2, True), (3, False)]
     assert "(3 lanes)" in nightshift("ls", cwd=fleet.ws.path).stdout
     human = nightshift("status", fleet.run_dir().name, cwd=fleet.ws.path).stdout
-    assert "lanes      3, cost $" in human and "WINNER" in human.splitlines()[-5:][0] + "".join(human.splitlines())
+    lane_two = next(line for line in human.splitlines() if line.startswith("lane 2 "))
+    assert "lanes      3, cost $" in human and lane_two.endswith("WINNER") and "0.0118" in lane_two, human
     report = nightshift("report", fleet.run_dir().name, cwd=fleet.ws.path)
     assert report.returncode == 0, report.stderr
     assert "lanes: 3; winner: lane 2 (the lowest worst error over tolerance" in report.stdout, report.stdout
