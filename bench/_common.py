@@ -28,3 +28,12 @@ def info(label: str, value: float, unit: str, width: int = 54) -> str:
     """A figure printed for context, with no goal (whole numbers print without decimals)."""
     number = f"{value:10d}" if isinstance(value, int) else f"{value:10.3f}"
     return f"  {label:<{width}} {number} {unit}"
+
+
+def verdict(met: bool) -> str:
+    return "meets" if met else "MISSES"
+
+
+def at_least(label: str, value: float, goal: float, unit: str, width: int = 54) -> str:
+    """One line for an "at least" goal (a speed-up): ``label  value unit   goal >= g unit  (meets|MISSES)``."""
+    return f"  {label:<{width}} {value:10.1f} {unit:<4} goal >= {goal:g} {unit:<4} ({verdict(value >= goal)})"

@@ -73,6 +73,26 @@ def require_tool(name: str) -> None:
     pytest.skip(f"{name} not installed: this test needs the real {name}")
 
 
+def mount_tmpfs(path: Path, size: str) -> None:
+    """A small tmpfs at ``path`` (a full or read-only disk made real). Mounting needs root with CAP_SYS_ADMIN, as
+    the suite runs here and in CI: where it is refused, the test fails in CI and skips loudly elsewhere, like a
+    missing tool. Unmount with ``unmount``."""
+    path.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True,
+                          text=True)
+    if proc.returncode == 0:
+        return
+    why = (proc.stderr.strip() or f"mount exited {proc.returncode}").splitlines()[0]
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"a {size} tmpfs is required in CI but could not be mounted ({why}): run the suite as root "
+                    "with CAP_SYS_ADMIN (a container needs --cap-add SYS_ADMIN)")
+    pytest.skip(f"SKIPPED LOUDLY: cannot mount a {size} tmpfs ({why}); run the suite as root to test this")
+
+
+def unmount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
 class Workspace:
     def __init__(self, path: Path):
         self.path = path

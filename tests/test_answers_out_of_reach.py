@@ -196,3 +196,22 @@ def test_a_path_bubblewrap_cannot_mask_falls_back_to_moving_the_references_aside
     assert "moved out of the workspace" in notes and "bwrap:" in notes
     assert (ws / "reference" / "cl.dat").exists() and (ws / "reference" / "old.dat").is_symlink()
     assert not (store / MARKER).exists()
+
+
+def test_what_the_agent_is_told_about_the_seal_follows_its_state_not_its_wording(tmp_path):
+    """A note that quotes a path is not a warning because the path reads like one: bubblewrap refuses a dangling
+    link named "NOT hidden.dat", the fallback's note quotes it, and with no held-out data nothing is open to warn of.
+    With a held-out comparison the same fallback is a warning the agent reads."""
+    need_bwrap()
+    ws, entries = workspace(tmp_path)
+    (ws / "reference" / "NOT hidden.dat").symlink_to(tmp_path / "gone.dat")
+    out = run_oracle(oracle(*entries, command="mkdir -p out && cp data/cl.dat out/cl.dat"), ws, tmp_path / "o", None)
+    assert out.passed and out.report["heldout_protected"], out.summary
+    assert "NOT hidden.dat" in " ".join(out.report["seal"])  # the user's report keeps the whole story
+    assert not [line for line in out.pushback if line.startswith("note:")], out.pushback
+    ws2, entries2 = workspace(tmp_path / "held", heldout=True)
+    (ws2 / "reference" / "old.dat").symlink_to(tmp_path / "gone.dat")
+    out = run_oracle(oracle(*entries2, command="mkdir -p out && cp data/cl.dat out/cl.dat"), ws2, tmp_path / "o2", None)
+    assert not out.report["heldout_protected"]
+    assert [line[:45] for line in out.pushback if line.startswith("note:")] == \
+        ["note: held-out references were NOT hidden fro"]

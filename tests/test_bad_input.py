@@ -11,7 +11,8 @@ import pytest
 
 from supervisor.config.schema import ConfigError, parse_config
 from supervisor.run.events import EventLog, EventLogError, read_events
-from tests.fixtures_core import nightshift, supervise, wait_for, workspace  # noqa: F401
+from tests.fixtures_core import mount_tmpfs, nightshift, require_tool, supervise, unmount, wait_for
+from tests.fixtures_core import workspace  # noqa: F401
 
 
 def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
@@ -92,14 +93,9 @@ def test_init_refuses_to_overwrite_without_force(tmp_path):
     assert nightshift("init", str(plain), "--force").returncode == 0
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tiny tmpfs needs root")
 def test_full_disk_while_appending_loses_nothing_recorded(tmp_path):
     mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)]).returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("could not mount a tmpfs as root")
-        pytest.skip("mount of a tmpfs refused here")
+    mount_tmpfs(mnt, "16k")
     try:
         log = EventLog(mnt / "events.jsonl")
         written = 0
@@ -112,7 +108,7 @@ def test_full_disk_while_appending_loses_nothing_recorded(tmp_path):
         assert len(result.events) == written and not result.warnings  # no torn line left behind
         log.close()
     finally:
-        subprocess.run(["umount", str(mnt)])
+        unmount(mnt)
 
 
 def test_an_agent_command_that_does_not_exist_is_a_failed_turn_not_a_crash(workspace):
@@ -131,3 +127,20 @@ def test_an_agent_command_that_does_not_exist_is_a_failed_turn_not_a_crash(works
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("ci", [True, False], ids=["ci", "elsewhere"])
+def test_a_tmpfs_that_cannot_be_mounted_fails_in_ci_and_skips_loudly_elsewhere(ci, tmp_path):
+    """The full-disk and read-only tests need a real tmpfs: without CAP_SYS_ADMIN (dropped here with setpriv, as
+    an unprivileged container has it) the mount is refused, and CI must not pass by skipping them."""
+    require_tool("setpriv")
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": "true"} if ci else {})
+    test = "tests/test_harden_small.py::test_a_read_only_workspace_is_one_line"  # it skipped even in CI before
+    out = subprocess.run(["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", sys.executable, "-m",
+                          "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "t"), test],
+                         capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parent.parent,
+                         timeout=120)
+    if ci:
+        assert out.returncode == 1 and "required in CI but could not be mounted" in out.stdout, out.stdout[-2000:]
+    else:
+        assert out.returncode == 0 and "1 skipped" in out.stdout and "SKIPPED LOUDLY" in out.stdout, out.stdout[-2000:]

@@ -35,13 +35,16 @@ def oracle_block(heldout: str) -> str:
             'heldout = true\nrtol = 1e-6\n')
 
 
-@pytest.mark.parametrize("solver,finding", [
-    (COPY_VISIBLE, "tried to read reference/result.dat"),
-    (FIND_HELDOUT, "out/heldout.dat: no such file"),
-    (FROM_CONFIG, "out/heldout.dat: no such file"),
-    (LITERAL, "solver.py:3 holds 40 of a reference's values in a row"),
+# Each finding, and why it is there: the reference was absent where the solver looked for it (the solver's own
+# error, in the push-back, names what it could not open: nothing that `find` found, or the configured path), or the
+# pasted values were named. A message that any failing run would print proves nothing about the check.
+@pytest.mark.parametrize("solver,finding,why", [
+    (COPY_VISIBLE, "tried to read reference/result.dat", "references are hidden while it runs"),
+    (FIND_HELDOUT, "out/heldout.dat: no such file", "No such file or directory: ''"),
+    (FROM_CONFIG, "out/heldout.dat: no such file", "No such file or directory: '{held}'"),
+    (LITERAL, "solver.py:3 holds 40 of a reference's values in a row", "produce it from the solver"),
 ], ids=["copies-visible", "finds-heldout", "heldout-from-config", "literal-array"])
-def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, solver, finding):
+def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, solver, finding, why):
     ws = workspace.path
     (ws / "reference").mkdir()
     (ws / "reference" / "result.dat").write_text(REFERENCE)
@@ -64,12 +67,11 @@ def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, so
         assert verdicts and not any(v["passed"] for v in verdicts)
         pushback = run.turn_file(1, 2, "prompt.md").read_text()
         assert finding in pushback, pushback
-        assert "produce it from the solver" in pushback or "references are hidden while it runs" in pushback \
-            or "no such file" in pushback
+        assert why.format(held=held) in pushback, pushback
         nightshift("stop", run.run_id)
         proc.wait(timeout=60)
     finally:
         proc.kill()
     outcome = [e["data"]["outcome"] for e in workspace.events(run) if e["type"] == "run.finished"]
-    assert outcome != ["done"]
+    assert outcome == ["stopped"]  # it rested unverified until the user stopped it: never done
     assert (ws / "reference" / "result.dat").read_text() == REFERENCE

@@ -286,3 +286,18 @@ def test_the_trust_fix_works_on_a_workspace_that_exists(ready, tmp_path):
     out = nightshift("init", str(ws), "--trust", env=env, input="y\n")  # nothing rewritten, trust recorded
     assert out.returncode == 0 and "trust for" in out.stdout, out.stderr
     assert check(ws, env=env).returncode == 0
+
+
+def test_the_preflight_runs_the_test_command_in_the_namespace_a_run_gives_it(ready):
+    """What passes in `check` passes in the run: the test command runs the agent's code, so its preflight run is
+    inside the same namespace (the host's /tmp is not shared, nightshift.toml is read-only)."""
+    from tests.fixtures_namespace import need_namespace
+    need_namespace()
+    marker = f"preflight-test-{os.getpid()}"
+    edit_toml(ready, 'test_command = ""', f'test_command = "echo x > /tmp/{marker}; echo y >> nightshift.toml; true"')
+    git_commit(ready)
+    before = (ready / "nightshift.toml").read_text()
+    out = check(ready)
+    assert not (Path("/tmp") / marker).exists(), out.stdout
+    assert (ready / "nightshift.toml").read_text() == before
+    assert any(line.startswith("ok") and "tests" in line for line in out.stdout.splitlines()), out.stdout

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from supervisor.agents.claude import ClaudeAgent, trust_workspace
 from supervisor.agents.claude_records import limit_wait, read_stream, read_transcript
 from tests.fixtures_core import nightshift
@@ -83,3 +85,25 @@ def test_doctor_names_what_is_missing_without_secrets(monkeypatch, tmp_path):
     out = nightshift("doctor", str(tmp_path), env={"ANTHROPIC_API_KEY": "sk-secret-value"})
     assert "ANTHROPIC_API_KEY set (value not shown)" in out.stdout and "sk-secret-value" not in out.stdout
     assert "workspace filesystem" in out.stdout and "claude" in out.stdout
+
+
+@pytest.mark.parametrize("given", ["nothing", "a login", "a token"])
+def test_doctor_and_the_preflight_say_the_same_about_credentials(given, tmp_path, monkeypatch):
+    from supervisor.agents.credentials import CREDENTIAL_VARS
+    from supervisor.cli.preflight_agent import credentials_line
+
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    for name in CREDENTIAL_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    if given == "a login":
+        (config / ".credentials.json").write_text("{}")
+    if given == "a token":
+        monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "oauth-secret-value")
+    expected = credentials_line()  # the preflight's line, in this process with this environment
+    out = nightshift("doctor", str(tmp_path))  # doctor's, in a process of its own with the same environment
+    row = next(line for line in out.stdout.splitlines() if line.split()[1:2] == ["credentials"])
+    assert row.startswith("ok " if expected.status == "ok" else "MISSING"), row
+    assert row.endswith(expected.text), (row, expected.text)
+    assert (expected.status == "ok") == (given != "nothing") and "oauth-secret-value" not in out.stdout

@@ -1,4 +1,5 @@
-"""`nightshift demo` end to end: the scripted demo agent in tmux, pushed back with the measured error, verified."""
+"""`nightshift demo` end to end: the scripted demo agent in tmux, pushed back with the measured error, verified.
+The demo lives in a folder whose path has a space and a quote, and the commands it prints paste into a shell."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ from tests.fixtures_core import nightshift, require_tool
 
 def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
     require_tool("tmux")
-    ws = tmp_path / "demo"
+    ws = tmp_path / "my lab's run" / "demo"
     out = nightshift("demo", "--headless", "--dir", str(ws), timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
     story = out.stdout
@@ -23,6 +24,10 @@ def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
     assert "forward Euler, dt = 0.01: worst relative error 0.011 against a tolerance of 1e-06" in notes.split("## Failed approaches")[1]
     log = subprocess.run(["git", "log", "--format=%s"], cwd=ws, capture_output=True, text=True).stdout
     assert "shift 1 turn 2: PASS" in log
+    history = next(line for line in story.splitlines() if "history:" in line).split("history:", 1)[1].strip()
+    assert history.startswith("git -C '")  # quoted, not `git -C /tmp/.../my lab's run/demo log`
+    pasted = subprocess.run(["bash", "-c", history], capture_output=True, text=True, timeout=60)
+    assert pasted.returncode == 0 and "shift 1 turn 2: PASS" in pasted.stdout, pasted.stderr
     verdicts = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()
                 if '"verify.finished"' in line]
     assert [v["data"]["passed"] for v in verdicts] == [False, True]

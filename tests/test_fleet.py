@@ -107,7 +107,8 @@ def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_ho
     assert report.returncode == 0, report.stderr
     assert "lanes: 3; winner: lane 2 (the lowest worst error over tolerance" in report.stdout, report.stdout
     assert "lane 1: its own choice: dominated, worst error / tolerance 0.5" in report.stdout
-    page = (fleet.run_dir() / "report.html").read_text()
+    from pathlib import Path
+    page = Path(report.stdout.splitlines()[0].split(": ", 1)[1]).read_text()  # "report of run X: <path>"
     assert "<table id=lanes>" in page and page.count("<tr><td>") >= 3 and "failed the fleet&#x27;s check" in page
     assert "<td>dominated</td><td>0.501</td><td>0.501</td>" in page  # lane 1's accuracy over its verdicts, then its end
 

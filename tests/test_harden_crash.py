@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from supervisor.cli.init import InitOptions, init_workspace
-from tests.fixtures_core import AGENT, Workspace, kill_supervisor, nightshift, require_tool, supervise, wait_for
+from tests.fixtures_core import AGENT, Workspace, kill_supervisor, mount_tmpfs, nightshift, require_tool, supervise
+from tests.fixtures_core import unmount, wait_for
 from tests.fixtures_core import workspace  # noqa: F401
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
@@ -102,19 +103,14 @@ def test_an_unexpected_crash_is_recorded_notified_and_shown_then_resume_continue
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 6 MiB tmpfs (root only); the test is skipped, loudly, where it cannot be mounted."""
+    """A 6 MiB tmpfs to fill (root; in CI a mount that is refused fails the test)."""
     disk = tmp_path / "disk"
-    disk.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(disk)], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"SKIPPED LOUDLY: cannot mount a small tmpfs to fill ({proc.stderr.strip()}); "
-                    f"run the suite as root to test a full disk")
+    mount_tmpfs(disk, "6m")
     yield disk
     for run_dir in (disk / "ws" / ".nightshift" / "runs").glob("*"):
         subprocess.run(["tmux", "-L", f"ns-{run_dir.name}", "kill-server"], capture_output=True)
         kill_supervisor(run_dir)
-    subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+    unmount(disk)
 
 
 def test_a_full_disk_is_a_crash_with_the_fix_and_resume_continues_once_space_is_freed(small_disk, tmp_path):

@@ -107,3 +107,34 @@ def test_a_head_detached_by_the_agent_pauses_the_run_instead_of_committing_off_b
         proc.kill()
     commit = next(e for e in ws.events(run) if e["type"] == "commit.created")["data"]
     assert commit["branch"] == branch and git(ws, "log", "-1", "--format=%s", branch).startswith("nightshift:")
+
+
+def test_a_head_detached_during_the_run_is_held_with_a_command_that_pastes(tmp_path):
+    """The hold names the fix as a command for the user's shell, quoted for a path with a space and a quote."""
+    from supervisor.cli.init import InitOptions, init_workspace
+    from tests.fixtures_core import AGENT, Workspace, kill_supervisor
+
+    path = tmp_path / "my lab's run" / "ws"
+    path.mkdir(parents=True)
+    init_workspace(path, InitOptions(goal="make check.txt say ok", agent="command"))
+    (path / "agent.py").write_text(AGENT)
+    ws = Workspace(path).configure({"s1t1": [["write", "check.txt", "ok"], ["shell", "git checkout -q --detach"],
+                                             ["claim", "done", "fixed"]]}, backend="local")
+    branch = git(ws, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: "run.paused" in ws.types(run), 90, what="the hold for the detached HEAD")
+        reason = next(e["data"]["reason"] for e in ws.events(run) if e["type"] == "run.paused")
+        command = reason.split("`")[1]
+        assert command.startswith("git -C '") and command.endswith(f" switch {branch}"), reason
+        pasted = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60)
+        assert pasted.returncode == 0, pasted.stderr
+        assert git(ws, "rev-parse", "--abbrev-ref", "HEAD").strip() == branch
+        assert nightshift("stop", run.run_id).returncode == 0
+        proc.wait(timeout=90)
+        assert ws.events(run)[-1]["type"] == "run.finished" and ws.events(run)[-1]["data"]["outcome"] == "stopped"
+    finally:
+        kill_supervisor(run.root)
+        proc.kill()

@@ -18,7 +18,8 @@ from supervisor.run.paths import registry_path
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.report import pushback_lines
 from supervisor.verify.oracle.table import Table
-from tests.fixtures_core import AGENT, Workspace, nightshift, supervise, wait_for, workspace  # noqa: F401
+from tests.fixtures_core import AGENT, Workspace, mount_tmpfs, nightshift, supervise, unmount, wait_for
+from tests.fixtures_core import workspace  # noqa: F401
 from tests.test_bad_input import one_line_error
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
@@ -66,9 +67,7 @@ def test_nan_in_a_candidate_is_reported_as_nan_with_where():
 @pytest.fixture
 def read_only_workspace(tmp_path):
     disk = tmp_path / "ro"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
-        pytest.skip("SKIPPED LOUDLY: cannot mount a tmpfs to make read-only; run the suite as root")
+    mount_tmpfs(disk, "4m")
     path = disk / "ws"
     path.mkdir()
     init_workspace(path, InitOptions(goal="g", agent="command"))
@@ -76,7 +75,7 @@ def read_only_workspace(tmp_path):
     Workspace(path).configure({"default": FIX})
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
     yield path
-    subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+    unmount(disk)
 
 
 def test_a_read_only_workspace_is_one_line(read_only_workspace):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures_core import supervise, workspace  # noqa: F401
+from tests.fixtures_slurm import slurm_cluster  # noqa: F401
 from tests.fixtures_namespace import (HONEST, REFERENCE, need_namespace, oracle_block, run_until_it_rests,
                                       setup_references)
 
@@ -23,8 +24,15 @@ def _events(workspace, run, kind):
     return [e["data"] for e in workspace.events(run) if e["type"] == kind]
 
 
-def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path):
+SLURM = '[slurm]\nclient = "cli"\ntime = "5:00"\npoll_interval = "1s"\nmax_job_retries = 1\n'
+
+
+@pytest.mark.parametrize("backend", ["local", "slurm"])
+def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path, backend, request):
+    """From a local turn, and from a turn that is a batch job on the localhost Slurm cluster."""
     need_namespace()
+    if backend == "slurm":
+        request.getfixturevalue("slurm_cluster")
     ws = workspace.path
     held = setup_references(ws, tmp_path)
     marker, planted = f"ns-left-{uuid.uuid4().hex[:8]}", f"planted-{uuid.uuid4().hex[:8]}.txt"
@@ -45,9 +53,9 @@ def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path
                  ["shell", f"(exec -a {marker} sleep 300) > /dev/null 2>&1 &"],
                  ["claim", "done", "it matches"]],
         "default": [["write", "solver.py", HONEST], ["claim", "done", "honest now"]],
-    }, backend="local", pushbacks=3, max_shifts=1,
+    }, backend=backend, pushbacks=3, max_shifts=1,
         test_command=f"ls /tmp > tmp-seen.txt; {sys.executable} -m pytest -q tests",
-        extra=oracle_block(str(held)))
+        extra=oracle_block(str(held)) + (SLURM if backend == "slurm" else ""))
     config_before = (ws / "nightshift.toml").read_text()
     run = workspace.create_run()
     out = supervise(run)
@@ -75,6 +83,9 @@ def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path
     finished = _events(workspace, run, "run.finished")
     assert finished and finished[-1]["outcome"] == "done"
     assert _events(workspace, run, "policy.sandbox")[0]["namespace"] is True
+    if backend == "slurm":
+        assert {e["data"]["target"]["backend"] for e in workspace.events(run) if e["type"] == "agent.started"} \
+            == {"slurm"} and run.turn_file(1, 2, "sbatch").exists()
 
 
 def test_code_the_test_command_runs_cannot_reach_the_answers_or_outlive_it(workspace, tmp_path):

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from supervisor.verify.oracle import heldout_store, protect_references, run_oracle
+from supervisor.verify.oracle.exam import UNAVAILABLE, Exam, private_folder
 from supervisor.verify.oracle.integrity import sha256_of
 from tests.fixtures_oracle import all_text_under, oracle, perturb, spectrum, write_table
 
@@ -159,21 +160,23 @@ def test_heldout_values_never_reach_the_workspace_or_the_pushback(tmp_path):
     store = run_root / "references"
     protect_references(cfg, ws, store)
     out_dir = run_root / "shifts" / "1" / "t1.oracle"
-    out = run_oracle(cfg, ws, out_dir, store)
-    assert not out.passed and out.metrics["hidden"] == pytest_approx(10.0)
+    out = run_oracle(cfg, ws, out_dir, store, exam=Exam(claimed=True, private=private_folder(run_root)))
+    assert not out.passed and "hidden" not in out.metrics and out.heldout["evaluations"] == 1
     (ws / "out" / "h.dat").unlink()  # the agent's own output; everything else it can read is searched
     said = "\n".join([out.summary, *out.pushback, json.dumps(out.report)]) + all_text_under(ws)
     for value in secret.ravel():
         for text in (f"{value:.6g}", f"{value:.2e}", f"{value:.3e}", repr(float(value))):
             assert text not in said, text
     assert str(outside) not in said and "heldout.dat" not in said
-    assert "held-out hidden / secretcol: fails, worst error 10x its tolerance" in out.pushback
+    assert "held-out hidden: fails, within 100x its tolerance" in out.pushback
+    assert "10.0" not in said and "secretcol" not in said.replace('"secretcol"', "")  # no error, no column
     # the private copy and the unredacted report live outside the workspace, readable only by the user
     hdir = heldout_store(store)
     assert not hdir.resolve().is_relative_to(ws.resolve())
     assert oct(hdir.stat().st_mode & 0o777) == "0o700"
     private = json.loads((hdir / "reports" / "1-t1.oracle.json").read_text())
     assert private["comparisons"][0]["columns"][0]["points"] == 50
+    assert float(private["comparisons"][0]["ratio"]) == pytest_approx(10.0)  # the user's full figure
     # changing the original after the run started changes nothing: the private copy is compared
     write_table(ws / "out" / "h.dat", cand, "# 1:kk 2:secretcol", fmt="%.5f")
     write_table(outside, cand, "# 1:kk 2:secretcol")
@@ -185,9 +188,11 @@ def test_heldout_errors_about_the_reference_are_redacted(tmp_path):
     outside = tmp_path / "private" / "h.dat"
     write_table(outside, REF[:150], HEADER)
     held = {"name": "h", "candidate": "out/cl.dat", "reference": str(outside), "x": "l", "heldout": True}
-    out = run_oracle(oracle(held), ws, tmp_path / "o", None)
-    assert out.pushback == ["held-out h: the candidate's grid does not match the held-out grid (try interpolate)"]
+    out = run_oracle(oracle(held), ws, tmp_path / "o", None, exam=Exam(claimed=True))
+    assert out.pushback == ["held-out h: fails, by more than 100x its tolerance (or cannot be compared)"]
     assert "150" not in json.dumps(out.report["comparisons"]) + out.summary  # the held-out grid size
+    told = run_oracle(oracle(held), ws, tmp_path / "o", None)  # the user's own compare: the whole message
+    assert "150" in told.pushback[0]
 
 
 def test_a_missing_heldout_reference_fails_without_saying_where(tmp_path):
@@ -196,9 +201,29 @@ def test_a_missing_heldout_reference_fails_without_saying_where(tmp_path):
             "heldout": True}
     store = ws / ".nightshift" / "runs" / "r" / "references"
     protect_references(oracle(held), ws, store)
-    out = run_oracle(oracle(held), ws, tmp_path / "o", store)
-    assert not out.passed and out.pushback == ["held-out h: the held-out reference is unavailable"]
+    out = run_oracle(oracle(held), ws, tmp_path / "o", store, exam=Exam(claimed=True))
+    assert not out.passed and out.pushback == [f"held-out h: {UNAVAILABLE}"]
     assert "gone" not in json.dumps(out.report) + out.summary
+    assert "gone/h.dat" in out.heldout["unavailable"]["h"]  # for the pause the user reads
+
+
+def test_a_heldout_reference_that_vanished_from_the_store_is_named_with_its_fix(tmp_path):
+    ws = setup(tmp_path / "ws")
+    outside = tmp_path / "held" / "h.dat"
+    write_table(outside, REF, HEADER)
+    held = {"name": "h", "candidate": "out/cl.dat", "reference": str(outside), "x": "l", "heldout": True}
+    store = ws / ".nightshift" / "runs" / "r" / "references"
+    protect_references(oracle(held), ws, store)
+    for copy in (heldout_store(store)).glob("*-h.dat"):
+        copy.unlink()
+    healed = run_oracle(oracle(held), ws, tmp_path / "o", store, exam=Exam(claimed=True))
+    assert healed.heldout["evaluations"] == 1  # the intact original made the copy again
+    for copy in (heldout_store(store)).glob("*-h.dat"):
+        copy.unlink()
+    outside.unlink()
+    out = run_oracle(oracle(held), ws, tmp_path / "o", store, exam=Exam(claimed=False))
+    (why,) = out.heldout["unavailable"].values()
+    assert "\n" not in why and f"put the original file back at {outside}" in why
 
 
 def test_fast_oracle_runs_the_fast_subset_and_command(tmp_path):

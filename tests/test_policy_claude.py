@@ -30,13 +30,15 @@ def oracle_workspace(ws, tmp_path) -> tuple[str, str]:
     (ws / "reference" / "y.dat").write_text("# 1:x 2:y\n1 1\n2 4\n3 9\n")
     heldout = tmp_path / "heldout" / "y2.txt"  # .txt: the CLI's Read refuses a .dat as binary before any hook
     heldout.parent.mkdir()
-    heldout.write_text(f"# {SECRET}\n# 1:x 2:y\n4 16\n5 25\n")
+    # As the reference code printed it: the solver's x*x agrees to 1e-9 without being a copy (a held-out comparison
+    # may not allow an exact match: it would be an answer to guess).
+    heldout.write_text(f"# {SECRET}\n# 1:x 2:y\n4 16.000000000004\n5 25.000000000006\n")
     (ws / "solver.py").write_text("raise SystemExit('not written yet')\n")
     extra = (f'\n[oracle]\ncommand = "{sys.executable} solver.py"\n'
              '[[oracle.compare]]\nname = "y"\ncandidate = "out/y.dat"\nreference = "reference/y.dat"\nrtol = 1e-9\n'
              'allow_exact = true\n'  # y = x*x: an analytic reference the solver hits exactly, not a copy
              f'[[oracle.compare]]\nname = "y2"\ncandidate = "out/y2.dat"\nreference = "{heldout}"\nheldout = true\n'
-             'rtol = 1e-9\nallow_exact = true\n')
+             'rtol = 1e-9\n')
     return extra, str(heldout)
 
 
@@ -89,6 +91,8 @@ def assert_boundary_held(run, fake, pushback_marker: str) -> None:
     assert not [e for e in evs if e["type"] == "agent.waiting"]  # nothing ever waited for a human
     sandbox = next(e["data"] for e in evs if e["type"] == "policy.sandbox")
     assert sandbox["available"], sandbox  # bubblewrap and socat are part of `make test`'s tools
+    # Inside the namespace every call is decided by the turn's resident helper, not a hook interpreter per call.
+    assert {d["decided_by"] for d in denied} == {"helper"}, denied
     results = tool_results(fake)
     refused = [r for r in results if r["error"]]
     assert len(refused) == 5 and all("nightshift policy" in r["text"] for r in refused), results

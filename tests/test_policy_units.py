@@ -235,3 +235,21 @@ def test_a_wait_only_the_hook_saw_is_not_cleared_by_a_screen_without_known_promp
     clock[0] += 60
     sess.watch_screen("working...", lambda what: None)
     assert [k for k, _ in events] == ["agent.waiting", "agent.wait_answered"]
+
+
+def test_ticking_the_definition_of_done_is_not_changing_it(policy):
+    plan = Path(policy["plan"])
+    plan.write_text("# Goal\n\n## Definition of done\n\n- [ ] agree to 0.1%\n- [ ] tests pass\n\n## Plan\n- [ ] a\n")
+    assert rule(policy, "Edit", file_path=str(plan), old_string="- [ ] agree", new_string="- [x] agree") is None
+    assert rule(policy, "MultiEdit", file_path=str(plan), edits=[
+        {"old_string": "- [ ] agree", "new_string": "- [X] agree"}, {"old_string": "- [ ] tests", "new_string": "- [x] tests"},
+        {"old_string": "- [ ] a\n", "new_string": "- [x] a\n"}]) is None
+    ticked = plan.read_text().replace("- [ ]", "- [x]")
+    assert rule(policy, "Write", file_path=str(plan), content=ticked) is None
+    # a tick that carries other words with it is a change of the words
+    assert rule(policy, "Edit", file_path=str(plan), old_string="- [ ] agree to 0.1%", new_string="- [x] agree to 1%") \
+        == "definition_of_done"
+    assert rule(policy, "Edit", file_path=str(plan), old_string="- [ ] tests pass\n", new_string="") \
+        == "definition_of_done"
+    assert rule(policy, "Write", file_path=str(plan), content=ticked.replace("## Definition of done", "## Done")) \
+        == "definition_of_done"

@@ -4,7 +4,11 @@ and the screen follows events appended to the log."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from textual.css.query import NoMatches
@@ -193,16 +197,27 @@ async def test_attach_to_a_tmux_pane_hands_over_or_says_how(tui_home):
 
 
 async def test_start_run_in_a_folder_without_config_is_a_notice(tui_home, tmp_path):
+    """The notice's command pastes into a shell as it is, even for a path with a space and a quote."""
     home, runs = tui_home
+    folder = tmp_path / "my lab's run" / "ws"
+    folder.mkdir(parents=True)
     app = make_app(clock=fixed_clock, live=False)
     async with app.run_test() as pilot:
         await open_dashboard(app, pilot)
         await pilot.press("s")
         await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
         field = app.screen.query_one("#workspace")
-        field.value = str(tmp_path)
+        field.value = str(folder)
         await pilot.press("enter")
         await until(pilot, lambda: any("has no nightshift.toml" in m for m in notices(app)))
+    notice = next(m for m in notices(app) if "has no nightshift.toml" in m)
+    command = notice.split("`")[1]
+    assert command.startswith("nightshift init '")  # quoted, not `nightshift init /tmp/.../my lab's run/ws`
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # `nightshift` as this install has it
+    pasted = subprocess.run(["bash", "-c", command + " --yes --agent command"], capture_output=True, text=True,
+                            env={**os.environ, "PATH": path}, timeout=60)
+    assert pasted.returncode == 0, pasted.stderr
+    assert (folder / "nightshift.toml").is_file()
 
 
 async def test_help_screen_opens_and_closes(tui_home):

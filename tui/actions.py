@@ -6,6 +6,7 @@ worker; the supervisor's answer comes back as a notice.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -104,7 +105,7 @@ class RunActions:
             with self.suspend():
                 subprocess.run(argv, check=False, env=env)
         except SuspendNotSupported:
-            self.notify(f"cannot hand over this terminal; run: {' '.join(argv)}", severity="warning", timeout=10)
+            self.notify(f"cannot hand over this terminal; run: {shlex.join(argv)}", severity="warning", timeout=10)
         except OSError as exc:
             self.notify(f"could not run {argv[0]}: {exc.strerror}", severity="error")
 

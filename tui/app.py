@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from supervisor.run.paths import RunPaths
+from supervisor.run.registry import bad_lines_note
 from tui.actions import RunActions
 from tui.follow import RunFollower
 from tui.live import Batch, LiveFeed
@@ -59,6 +60,7 @@ class NightshiftApp(RunActions, App[int]):
         self.loaded = False
         self._explicit_runs = runs
         self._open_run = open_run
+        self._bad_lines: list[int] = []
         self.feed = LiveFeed(self.book.followers, use_registry=runs is None)
 
     def on_mount(self) -> None:
@@ -98,6 +100,13 @@ class NightshiftApp(RunActions, App[int]):
         for run_id, follower in batch.new_runs.items():
             self.book.add(run_id, follower)
             changed.add(run_id)
+        if batch.gone_runs:
+            self._drop_runs(batch.gone_runs)
+            changed |= batch.gone_runs
+        if batch.bad_lines is not None and batch.bad_lines != self._bad_lines:
+            self._bad_lines = batch.bad_lines  # said once, and again only when the registry's bad lines change
+            if batch.bad_lines:
+                self.notify(bad_lines_note(batch.bad_lines), severity="warning", timeout=10)
         flawed = [rid for rid, f in batch.new_runs.items() if f.warnings and not f.problem]
         if flawed:
             # One notice for all of them; the rows carry a "!" and the details.
@@ -125,6 +134,19 @@ class NightshiftApp(RunActions, App[int]):
             refresh = getattr(screen, "runs_changed", None)
             if refresh is not None:
                 refresh(changed)
+
+    def _drop_runs(self, gone: set[str]) -> None:
+        """Runs dropped from the registry leave the dashboard; a screen open on one closes with it."""
+        from tui.screens.run_screen import RunScreen
+
+        shown = [i for i, s in enumerate(self.screen_stack) if isinstance(s, RunScreen) and s.run_id in gone]
+        if shown:
+            for _ in range(len(self.screen_stack) - shown[0]):
+                self.pop_screen()
+            if not any(isinstance(s, DashboardScreen) for s in self.screen_stack):
+                self.push_screen(DashboardScreen())
+        for run_id in gone:
+            self.book.remove(run_id)
 
     def poll_now(self) -> None:
         """Look at the logs right away (tests and the `g` key): the same path as a live tick."""

@@ -24,9 +24,11 @@ SAFETY_INTERVAL = 5.0  # with inotify, a look now and then anyway (clock-driven 
 class Batch:
     updates: dict[str, Update] = field(default_factory=dict)
     new_runs: dict[str, RunFollower] = field(default_factory=dict)
+    gone_runs: set[str] = field(default_factory=set)  # dropped from the registry (`nightshift forget`, `ls --prune`)
+    bad_lines: list[int] | None = None  # the registry's unreadable lines, when it was read again
 
     def __bool__(self) -> bool:
-        return bool(self.updates or self.new_runs)
+        return bool(self.updates or self.new_runs or self.gone_runs or self.bad_lines)
 
 
 class LiveFeed:
@@ -38,6 +40,7 @@ class LiveFeed:
         self.wake = threading.Event()
         self.polling = False
         self._registry_mtime: float | None = None
+        self.from_registry: set[str] = set()
         self._observer = None
         self._watched: set[Path] = set()
 
@@ -56,10 +59,16 @@ class LiveFeed:
         if not force and mtime == self._registry_mtime:
             return batch
         self._registry_mtime = mtime
-        for entry in registry.entries():
-            run_id = str(entry.get("run_id"))
+        found = registry.read_registry()
+        batch.bad_lines = found.bad
+        listed = {entry["run_id"] for entry in found.runs}
+        for entry in found.runs:
+            run_id = entry["run_id"]
             if run_id not in self.followers and run_id not in batch.new_runs:
-                batch.new_runs[run_id] = RunFollower(RunPaths(Path(str(entry.get("run_dir")))))
+                batch.new_runs[run_id] = RunFollower(RunPaths(Path(entry["run_dir"])))
+        # Only a run the registry gave is taken away by it; a run opened by its folder stays.
+        batch.gone_runs = {run_id for run_id in self.from_registry - listed if run_id in self.followers}
+        self.from_registry = listed
         return batch
 
     def tick(self) -> Batch:

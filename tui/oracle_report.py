@@ -89,7 +89,17 @@ def rows_from_report(report: Any) -> list[OracleRow]:
     return rows
 
 
-def load_report(path: Path | None) -> tuple[list[OracleRow], str]:
+def with_private(report: Any, private: dict[str, Any] | None) -> Any:
+    """The report with its held-out entries (what the agent may see) replaced by the user's full figures, kept in
+    the private store the agent's namespace hides (supervisor/verify/oracle/exam.py)."""
+    if not private or not isinstance(report, dict):
+        return report
+    full = {e.get("name"): e for e in private.get("comparisons", []) if isinstance(e, dict)}
+    return {**report, "comparisons": [full.get(c.get("name"), c) if isinstance(c, dict) else c
+                                      for c in _comparisons(report)]}
+
+
+def load_report(path: Path | None, private: dict[str, Any] | None = None) -> tuple[list[OracleRow], str]:
     """(rows, note): the note says why there are no rows (no verdict yet, unreadable report...)."""
     if path is None:
         return [], "no verdict yet"
@@ -99,7 +109,7 @@ def load_report(path: Path | None) -> tuple[list[OracleRow], str]:
         return [], f"no oracle report at {path.parent.name}/{path.name}"
     except (OSError, ValueError) as exc:
         return [], f"oracle report {path.name} unreadable: {exc}"
-    rows = rows_from_report(report)
+    rows = rows_from_report(with_private(report, private))
     return rows, "" if rows else "the oracle report has no comparisons"
 
 

@@ -151,6 +151,11 @@ class RunBook:
             self.order.append(run_id)
         return self.followers[run_id]
 
+    def remove(self, run_id: str) -> None:
+        self.followers.pop(run_id, None)
+        if run_id in self.order:
+            self.order.remove(run_id)
+
     def rows(self) -> list[RunRow]:
         now = self.clock()
         # Newest first: the run a user started last is the one they look for.

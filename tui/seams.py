@@ -9,6 +9,7 @@ first used: the TUI opens even where a part of the supervisor is missing.
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -50,7 +51,8 @@ def start_run(workspace: Path) -> tuple[RunPaths, str]:
     if not workspace.is_dir():
         raise ActionError(f"workspace {workspace} does not exist; give an existing folder")
     if not (workspace / "nightshift.toml").is_file():
-        raise ActionError(f"{workspace} has no nightshift.toml; run `nightshift init {workspace}` first")
+        init = shlex.join(["nightshift", "init", str(workspace)])  # a path with spaces or quotes pastes as one word
+        raise ActionError(f"{workspace} has no nightshift.toml; run `{init}` first")
     try:
         from supervisor.errors import is_user_error
         from supervisor.shift.launcher import create_run, resolve_config, start_detached

@@ -32,6 +32,14 @@ def hook_command(module: str, *args: str) -> str:
     return f"{shlex.quote(sys.executable)} -S -E -P -c {shlex.quote(code)}" + (f" {tail}" if tail else "")
 
 
+def pretool_command() -> str:
+    """The PreToolUse hook: the turn's resident decision helper when its socket is there (a shell and socat, a few
+    ms; see shift/pretool_server.py), else the hook itself. socat exits non-zero before reading the payload when it
+    cannot connect, so the hook still reads it whole."""
+    return ('[ -S "${NIGHTSHIFT_PRETOOL_SOCKET:-/-}" ] && socat -t 30 - "UNIX-CONNECT:$NIGHTSHIFT_PRETOOL_SOCKET" '
+            f'2>/dev/null && exit 0; {hook_command("supervisor.shift.pretool")}')
+
+
 def _abs_rule(tool: str, path: str) -> str:
     return f"{tool}(/{path})" if path.startswith("/") else f"{tool}({path})"  # "//abs" is absolute
 
@@ -47,7 +55,7 @@ def claude_settings(policy: dict[str, Any] | None, hook_timeout: int | None, ext
     if policy is None:
         return {"hooks": hooks}
     hooks["PreToolUse"] = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 30,
-                                                       "command": hook_command("supervisor.shift.pretool")}]}]
+                                                       "command": pretool_command()}]}]
     hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 30,
                                                               "command": hook_command("supervisor.shift.waits")}]}]
     ws, sandbox, network = policy["workspace"], bool(policy.get("sandbox")), bool(policy.get("network", True))

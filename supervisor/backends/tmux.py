@@ -74,7 +74,8 @@ class TmuxBackend:
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
         if proc.returncode != 0 or len(proc.stdout.split()) < 2:
             raise TmuxMissing(f"tmux could not start turn {spec.name} on socket {self.socket_name}: "
-                              f"{proc.stderr.strip() or 'no pane'}; check `tmux -L {self.socket_name} ls`")
+                              f"{proc.stderr.strip() or 'no pane'}; "
+                              f"check `{shlex.join(['tmux', '-L', self.socket_name, 'ls'])}`")
         pane_id, pane_pid = proc.stdout.split()[:2]
         return {**self._target(spec.name, pane_id), "pane_pid": int(pane_pid)}
 

@@ -7,6 +7,7 @@ it back; it switches to RK4, records the failed approach, and the run ends verif
 from __future__ import annotations
 
 import math
+import shlex
 import shutil
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
         start_detached(run, config)
         code = _follow(run, alive=lambda: supervisor_status(run.supervisor)["alive"])
     print(f"demo finished in {time.monotonic() - started:.0f}s: {'VERIFIED DONE' if code == 0 else 'not done'}"
-          f"\n  workspace: {workspace}\n  history:   git -C {workspace} log --oneline"
+          f"\n  workspace: {workspace}\n  history:   {shlex.join(['git', '-C', str(workspace), 'log', '--oneline'])}"
           f"\n  events:    nightshift log {run.run_id}")
     if backend == "tmux":
         subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], capture_output=True)
@@ -132,7 +133,8 @@ def _require_pytest() -> None:
     if proc.returncode != 0:
         missing = (proc.stderr.strip().splitlines() or ["import failed"])[-1]
         raise UserError(f"nightshift demo needs pytest and numpy in {sys.executable} ({missing}); "
-                        f"`{sys.executable} -m pip install pytest numpy`, then `nightshift demo` again")
+                        f"`{shlex.join([sys.executable, '-m', 'pip', 'install', 'pytest', 'numpy'])}`, then "
+                        "`nightshift demo` again")
 
 
 def _follow(run, alive) -> int:

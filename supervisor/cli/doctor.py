@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from supervisor.agents.credentials import find_credentials
 from supervisor.run.watch import NETWORK_FS, filesystem_type
 
 PACKAGES = ("textual", "libtmux", "git", "watchdog", "anthropic", "pydantic", "numpy")
@@ -35,14 +36,9 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     for name in PACKAGES:
         found = importlib.util.find_spec(name) is not None
         rows.append((found, f"python: {name}", "installed" if found else "missing: pip install -e . in the repo"))
-    keys = [k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN") if os.environ.get(k)]
-    config_dir = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    logged_in = (config_dir / ".credentials.json").exists()
-    rows.append((bool(keys) or logged_in, "credentials", f"{', '.join(keys)} set (value not shown)" if keys else
-                 "a Claude login is present" if logged_in else
-                 "no API key in the environment and no Claude login: export ANTHROPIC_API_KEY or run `claude` once"))
-    api = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-    rows.append((True, "judge (via auto)", "through the API (a key is set)" if api else
+    credentials = find_credentials()
+    rows.append((bool(credentials), "credentials", credentials.describe()))
+    rows.append((True, "judge (via auto)", "through the API (a key is set)" if credentials.api else
                  "through the claude CLI: a CLI login is enough" if claude else
                  "unavailable: no API key and no claude CLI (never counted as a pass)"))
     fs = filesystem_type(workspace)

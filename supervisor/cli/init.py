@@ -43,6 +43,9 @@ class InitOptions:
     plan: list[str] = field(default_factory=list)
     oracle_block: str = ""  # a ready [oracle] section (the demo supplies its own)
     force: bool = False
+    holdout: str = ""  # --holdout NAME[,NAME] or N: data sets moved into nightshift's private store
+    moves: dict[str, Path] = field(default_factory=dict)  # what --holdout moves (file -> its private place)
+    notes: list[str] = field(default_factory=list)  # what the user should know about what init did
 
 
 def _toml(value: object) -> str:
@@ -52,9 +55,14 @@ def _toml(value: object) -> str:
 def survey_for(workspace: Path, opts: InitOptions) -> Survey | None:
     """What the reference folder holds; InitError when it holds no data file at all."""
     if not opts.reference_dir:
+        if opts.holdout:
+            raise InitError("--holdout needs --reference-dir DIR: the data sets to hold out are chosen from it")
         return None
     if opts.survey is not None:
         return opts.survey
+    if opts.holdout and not (workspace / opts.reference_dir).is_dir():
+        raise InitError(f"--holdout needs --reference-dir: {opts.reference_dir or '(none given)'} is not a folder "
+                        f"of {workspace}")
     if not (workspace / opts.reference_dir).is_dir():
         raise InitError(f"--reference-dir {opts.reference_dir}: no such folder in {workspace}")
     survey = survey_references(workspace, opts.reference_dir, opts.candidate_dir, opts.goal)
@@ -62,6 +70,9 @@ def survey_for(workspace: Path, opts: InitOptions) -> Survey | None:
         skipped = "; ".join(f"{rel} ({why})" for rel, why in survey.skipped[:4]) or "it is empty"
         raise InitError(f"--reference-dir {opts.reference_dir}: no data file to compare ({skipped}); the oracle "
                         "needs reference outputs: text tables, CSV/TSV, .npy/.npz, HDF5 or JSON")
+    if opts.holdout:
+        from supervisor.cli.init_holdout import choose, plan
+        opts.moves = plan(workspace, survey, choose(survey, opts.holdout, opts.reference_dir))
     return survey
 
 
@@ -87,6 +98,9 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     if existing and not opts.force:
         raise InitError(f"{workspace / existing[0]} already exists; use --force to overwrite it")
     repo = gitops.open_repo(workspace, create=True)
+    if opts.moves:  # last, after every check that can refuse: the held-out references leave the workspace
+        from supervisor.cli.init_holdout import move
+        opts.notes += move(workspace, opts.moves)
     for name, text in files.items():
         (workspace / name).write_text(text, encoding="utf-8")
     gitignore = workspace / ".gitignore"

@@ -85,6 +85,7 @@ class Comparison:
     columns: list[str | int]
     rows_seen: int
     notes: list[str] = field(default_factory=list)
+    heldout: bool = False  # --holdout: the reference moved to nightshift's private store (cli/init_holdout.py)
 
 
 @dataclass
@@ -167,6 +168,8 @@ def oracle_section(survey: Survey) -> str:
         if comp.x is not None:
             out.append(f"x = {_toml(comp.x)}" + " " * max(1, 24 - len(_toml(comp.x))) + "# the monotonic column\n")
         out.append(f"columns = {_toml(comp.columns)}\nrtol = {tol.rtol:g}\n")
+        if comp.heldout:
+            out.append("heldout = true            # the agent learns only pass or a coarse band, at a claim of done\n")
         if tol.atol:
             out.append(f"atol = {tol.atol:g}\n")
         if comp.x is not None:
@@ -180,7 +183,8 @@ def describe(survey: Survey) -> list[str]:
     for comp in survey.comparisons:
         x = f"x = {comp.x}" if comp.x is not None else "row by row"
         cols = ", ".join(str(c) for c in comp.columns[:8]) + (" ..." if len(comp.columns) > 8 else "")
-        lines.append(f"  compare  {comp.reference}: {x}; columns {cols}  (candidate {comp.candidate})")
+        verb = "held out" if comp.heldout else "compare "
+        lines.append(f"  {verb} {comp.reference}: {x}; columns {cols}  (candidate {comp.candidate})")
         lines += [f"    note   {note}" for note in comp.notes]
     lines += [f"  skip     {rel}: {why}" for rel, why in survey.skipped]
     lines.append(f"  {survey.tolerance.comment()}: rtol = {survey.tolerance.rtol:g}"

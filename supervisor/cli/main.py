@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--verify-command", action="append", default=[], dest="verify_commands")
     s.add_argument("--reference-dir", default="", help="the reference outputs: one comparison per data set")
     s.add_argument("--candidate-dir", default="out", help="where the oracle command writes the candidates")
+    s.add_argument("--holdout", metavar="NAME|N", help="hold out these data sets (names, comma-separated) or N of "
+                   "them: moved out of the workspace; the agent learns only pass or a coarse band at a claim")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask; write what was found")
     s.add_argument("--agent", choices=["claude", "command", "demo"], default="claude")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
@@ -52,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run")
     s.add_argument("--foreground", action="store_true")
 
-    sub.add_parser("ls", help="list your runs")
+    s = sub.add_parser("ls", help="list your runs")
+    s.add_argument("--prune", action="store_true", help="drop runs whose folder is gone from the list (asks first)")
+    s.add_argument("-y", "--yes", action="store_true", help="with --prune: do not ask (scripts)")
+    s = sub.add_parser("forget", help="drop a run whose folder is gone from your list of runs")
+    s.add_argument("run")
     s = sub.add_parser("status", help="where a run stands")
     s.add_argument("run", nargs="?")
     s.add_argument("--json", action="store_true")
@@ -91,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="the morning report: one self-contained HTML file and a summary")
     s.add_argument("run", nargs="?", help="run id, or the path of a run directory (e.g. copied from a cluster)")
-    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html)")
+    s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html; for a run with held-out comparisons, beside their private copies, outside the workspace)")
     s.add_argument("--open", action="store_true", help="open it in a browser")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")
@@ -150,6 +156,9 @@ def dispatch(args: argparse.Namespace) -> int:
         make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
         found = None if args.no_check else preflight_for_start(Path(args.dir))
         return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found))
+    if verb in ("ls", "forget"):
+        from supervisor.cli import registry_verbs
+        return getattr(registry_verbs, f"cmd_{verb}")(args)
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)
 

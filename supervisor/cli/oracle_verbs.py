@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 import tempfile
@@ -25,6 +26,7 @@ def _fail(verb: str, message: str) -> int:
 def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
     from supervisor.config.schema import ConfigError, load_config
     from supervisor.verify.oracle.check import run_oracle
+    from supervisor.verify.oracle.exam import AT_CLAIM
 
     try:
         config = load_config(Path(workspace))
@@ -34,9 +36,18 @@ def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
     if oracle is None or not (oracle.compare or oracle.command):
         return _fail("compare", f"{Path(workspace) / 'nightshift.toml'} has no [oracle] comparisons; add "
                      "[[oracle.compare]] entries (see README, 'Oracle')")
+    # Inside a run (the agent's turn) a held-out comparison says only that it is evaluated at a claim of done;
+    # the user's own compare, outside a run, shows everything.
+    inside = bool(os.environ.get("NIGHTSHIFT_RUN_DIR") or os.environ.get("NIGHTSHIFT_NAMESPACE"))
+    later = [c.name for c in oracle.compare if c.heldout] if inside else []
+    if later:  # not even read here (the namespace hides them): each is named with when it is evaluated
+        oracle = oracle.model_copy(update={"compare": [c for c in oracle.compare if not c.heldout]})
     with tempfile.TemporaryDirectory(prefix="nightshift-compare-") as tmp:
         outcome = run_oracle(oracle, Path(workspace).resolve(), Path(tmp), None, full=full)
         report = dict(outcome.report)
+        report["comparisons"] = report["comparisons"] + [
+            {"name": name, "heldout": True, "result": AT_CLAIM, "passed": None} for name in later]
+        report["summary"] += f" ({len(later)} held-out: {AT_CLAIM})" if later else ""
         if report.get("command"):  # the temporary logs vanish with this process: keep their tail only
             report["command"] = {k: v for k, v in report["command"].items() if k not in ("stdout", "stderr")}
     if as_json:
@@ -52,17 +63,16 @@ def render_table(report: dict) -> str:
     rows = [head]
     for entry in report["comparisons"]:
         name = ("held-out " if entry.get("heldout") else "") + entry["name"]
+        if "result" in entry:  # held-out, as the agent may see it
+            rows.append((name, "-", "-", "-", "-", "-", "-", "-", "-", "-", entry["result"]))
+            continue
         if entry.get("error"):
             rows.append((name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "ERROR"))
             continue
         for col in entry.get("columns", []):
             verdict = "pass" if col["passed"] else "FAIL"
-            if entry.get("heldout"):
-                rows.append((name, col["column"], "-", "-", "-", "-", "-", "-", "-", fmt(float(col["ratio"])),
-                             verdict))
-                continue
             rows.append((name, col["column"], str(col["points"]), str(col["failing"]),
-                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"])),
+                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"]), col.get("row_max_rel")),
                          fmt(float(col["max_abs"])), fmt(float(col["median_rel"])), fmt(float(col["p95_rel"])),
                          fmt(float(col["ratio"])), verdict))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
@@ -94,32 +104,21 @@ def load_history(run_root: Path) -> list[tuple[int, int, dict]]:
     return sorted(out, key=lambda item: item[:2])
 
 
-def _rtols(run_root: Path) -> dict[str, float]:
-    """Each comparison's rtol from the run's frozen config (held-out reports carry no tolerances)."""
-    try:
-        from supervisor.config.schema import parse_config
-        oracle = parse_config((Path(run_root) / "config.toml").read_text()).oracle
-    except Exception:  # noqa: BLE001 - the plot still draws visible comparisons without it
-        return {}
-    return {c.name: c.rtol for c in oracle.compare} if oracle else {}
-
-
 def history_series(run_root: Path) -> tuple[list[str], dict[str, list[float]], dict[str, float]]:
     """(verdict labels, worst relative error per comparison per verdict, tolerance line per comparison)."""
+    from supervisor.verify.oracle.exam import read_private
+
     history = load_history(run_root)
-    rtols = _rtols(run_root)
     labels = [f"s{s}t{t}" if s else "before" for s, t, _ in history]
     series: dict[str, list[float]] = {}
     tolerance: dict[str, float] = {}
-    for n, (_, _, report) in enumerate(history):
+    for n, (shift, turn, report) in enumerate(history):
+        full = {e["name"]: e for e in (read_private(run_root, shift, turn) or {}).get("comparisons", [])}
         for entry in report.get("comparisons", []):
+            entry = full.get(entry["name"], entry)  # held-out: the user's full figures, kept privately
             name, cols = entry["name"], entry.get("columns") or []
             values = series.setdefault(name, [math.nan] * len(history))
-            if entry.get("heldout"):
-                if name in rtols and entry.get("ratio") is not None:
-                    values[n] = float(entry["ratio"]) * rtols[name]
-                    tolerance[name] = rtols[name]
-            elif cols:
+            if cols:
                 values[n] = max(float(c["max_rel"]) for c in cols)
                 tolerance[name] = min(float(c["rtol"]) for c in cols)
     return labels, series, tolerance

@@ -41,7 +41,7 @@ def outcome_code(state: dict[str, Any]) -> int | None:
     kind = pause_kind(state)
     if kind in ("blocked", "budget", "breaker"):
         return {"blocked": BLOCKED, "budget": BUDGET, "breaker": BREAKER}[kind]
-    if kind in ("dialog", "cannot_start"):
+    if kind in ("dialog", "cannot_start", "heldout"):
         return NEEDS_PERSON
     return None  # working, or paused by a person who will resume it
 
@@ -93,8 +93,9 @@ def verdict_commit(state: dict[str, Any]) -> str | None:
     return state.get("accepted_base")
 
 
-def trust_line(state: dict[str, Any]) -> str:
-    """One line: may I trust this run's answer? The verdict, its commit, the judge, refused rules."""
+def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
+    """One line: may I trust this run's answer? The verdict, its commit, the judge, refused rules, and (``heldout``
+    False) that nothing is held out, so a memorised answer would pass."""
     verdict = state.get("last_verdict") or {}
     sha = (verdict_commit(state) or "")[:10] or "no commit"
     code = outcome_code(state)
@@ -119,4 +120,8 @@ def trust_line(state: dict[str, Any]) -> str:
     refused = int(state.get("refusals") or 0)  # counted by the fold: no pass over the log
     rules = "no rule refused during the run" if not refused else \
         f"{refused} action{'s' if refused != 1 else ''} refused by the policy during the run (see `nightshift report`)"
-    return f"trust      {head}; {judged}; {rules}"
+    line = f"trust      {head}; {judged}; {rules}"
+    if heldout is False:
+        from supervisor.cli.heldout_views import NOTHING_HELD
+        line += f"; {NOTHING_HELD}"
+    return line

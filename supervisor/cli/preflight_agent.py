@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from supervisor.agents.credentials import find_credentials
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 
-CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 TURN_PROMPT = "This is a start-up check by nightshift. Reply with the single word: ready. Do not use any tool."
 TURN_TIMEOUT = 180.0
 
@@ -32,14 +32,8 @@ def _version(argv: list[str]) -> str | None:
 
 
 def credentials_line() -> Line:
-    keys = [k for k in CREDENTIAL_VARS if os.environ.get(k)]
-    config_dir = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    if keys:
-        return Line(OK, "credentials", f"{', '.join(keys)} set (value not shown)")
-    if (config_dir / ".credentials.json").exists():
-        return Line(OK, "credentials", f"a Claude login is present in {config_dir}")
-    return Line(FAIL, "credentials", "no ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / CLAUDE_CODE_OAUTH_TOKEN in the "
-                                     "environment and no Claude login: export one, or run `claude` once and log in")
+    found = find_credentials()
+    return Line(OK if found else FAIL, "credentials", found.describe())
 
 
 def _trust_line(workspace: Path) -> Line:

@@ -7,9 +7,11 @@ reference that cannot be read, a comparison that cannot fail.
 """
 from __future__ import annotations
 
+import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
+from supervisor.verify.oracle.report import x_label
 
 
 def _comparisons(ctx: PreflightContext):
@@ -34,8 +36,8 @@ def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
                                  workspace_state_dir(ctx.workspace) / "references")
     for rel, what in changed:
         yield Line(FAIL, "references", f"{rel} was {what} after `nightshift init`: the run will put back the init-time "
-                                       f"version; restore it (git checkout -- {rel}) or, if the new file is right, "
-                                       "`rm -r .nightshift/references` so the run hashes it afresh")
+                                       f"version; restore it (git checkout -- {shlex.quote(rel)}) or, if the new file "
+                                       "is right, `rm -r .nightshift/references` so the run hashes it afresh")
     if not missing and not changed:
         yield Line(OK, "references", f"{len(files)} reference file(s) present, unchanged since init")
 
@@ -67,9 +69,11 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
     from supervisor.verify.oracle import run_oracle
+    from supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
-    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True)
+    # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
+    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam())
     line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
     if line:
         yield line
@@ -77,10 +81,16 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
                     "report": str(ctx.out_dir / "oracle" / "oracle.json")}
     for entry in outcome.report["comparisons"]:
         yield _gap_line(entry, command_ok, oracle.command)
+    if not any(c.heldout for c in oracle.compare):
+        from supervisor.cli.heldout_views import NOTHING_HELD
+        yield Line(NOTE, "held-out", NOTHING_HELD)
 
 
 def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
     name, error = entry["name"], entry.get("error")
+    if "result" in entry:
+        return Line(NOTE, "gap today", f"held-out {name}: not measured before the run (the agent learns only pass "
+                                       "or a coarse band, at a claim of done; `nightshift compare` shows you all)")
     if error:
         side = entry.get("error_side")
         if side == "reference":
@@ -93,7 +103,8 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
         return Line(NOTE, "gap today", f"{name}: already within tolerance (worst {entry['ratio']:.3g} x tol); is "
                                        "this part of the goal already met?")
     worst = max(entry.get("columns") or [{}], key=lambda c: c.get("ratio", 0))
-    where = f" at {entry.get('x') or 'row'}={worst.get('x_worst'):.6g}" if worst.get("x_worst") is not None else ""
+    where = f" at {x_label(entry, worst['x_worst'], worst.get('row_worst'))}" if worst.get("x_worst") is not None \
+        else ""
     return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}, "
                                    f"max rel {worst.get('max_rel', float('nan')):.3g}{where})")
 

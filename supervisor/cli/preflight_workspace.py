@@ -2,11 +2,10 @@
 and (for Slurm runs) whether the cluster accepts the job's resources."""
 from __future__ import annotations
 
-import re
-import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.verify import definition_of_done as dod
 
 
 def config_lines(ctx: PreflightContext) -> Iterable[Line]:
@@ -32,9 +31,8 @@ def plan_lines(ctx: PreflightContext) -> Iterable[Line]:
                                  "done the agent works to)")
         return
     text = path.read_text(encoding="utf-8", errors="replace")
-    match = re.search(r"^##\s+Definition of done\s*$(.*?)(?=^##\s|\Z)", text, flags=re.M | re.S)
-    body = [l for l in (match.group(1).splitlines() if match else []) if l.strip() and not l.startswith("<!--")]
-    if not match:
+    body = dod.body_lines(text)
+    if dod.span(text) is None:
         yield Line(FAIL, "plan", "CLAUDE.md has no '## Definition of done' section: add one listing what must hold "
                                  "(the agent's claim is checked against it)")
     elif not body:
@@ -44,17 +42,17 @@ def plan_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 
 def test_lines(ctx: PreflightContext) -> Iterable[Line]:
-    from supervisor.verify.checks import parse_junit, run_shell
+    from supervisor.sandbox.boundary import boundary_for
+    from supervisor.verify.checks import run_tests
 
     cfg = ctx.config.verify
     if not cfg.test_command.strip():
         yield Line(NOTE, "tests", "no test command ([verify] test_command): the test ratchet has nothing to keep")
         return
-    command = cfg.test_command
-    junit_file = ctx.out_dir / "junit.xml"
-    if cfg.junit and re.search(r"\bpytest\b", command):
-        command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
-    status, output = run_shell(command, ctx.workspace, cfg.timeout, ctx.out_dir / "tests.log")
+    # In the namespace a run gives it (the test command runs the agent's code): what passes here passes there.
+    ran = run_tests(cfg.test_command, ctx.workspace, cfg.timeout, ctx.out_dir, cfg.junit,
+                    boundary_for(ctx.workspace, ctx.config))
+    status, output, results = ran.status, ran.output, ran.results
     tail = " | ".join([l for l in output.strip().splitlines() if l.strip()][-2:])
     if status is None:
         yield Line(FAIL, "tests", f"`{cfg.test_command}` did not finish within [verify] timeout ({cfg.timeout:g} s) "
@@ -64,7 +62,6 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(FAIL, "tests", f"`{cfg.test_command}` cannot run ({tail or f'exit status {status}'}): install the "
                                   "runner or fix [verify] test_command")
         return
-    results = parse_junit(junit_file) if junit_file.exists() else {}
     if results:
         passed = sum(r["outcome"] == "passed" for r in results.values())
         failing = sum(r["outcome"] in ("failed", "error") for r in results.values())

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from supervisor.cli.heldout_views import default_report_path, report_lines
 from supervisor.cli.report_data import Report, gather
 from supervisor.cli.report_html import render_html, verdict_line
 from supervisor.cli.report_timeline import timeline_png
@@ -28,9 +29,11 @@ def build_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Report]:
     if not run_dir.is_dir():
         raise UserError(f"{run_dir} is not a run directory; give a run id or path (see `nightshift ls`)")
     report = gather(run_dir)
+    out = Path(out) if out else default_report_path(run_dir, bool(report.heldout))
+    workspace = run_dir.resolve().parent.parent.parent
+    report.heldout_lines = report_lines(report, full=not out.resolve().is_relative_to(workspace))
     png, why = timeline_png(report.timeline, report.start_gap, report.heldout,
                             f"run {report.run_id}: worst error over tolerance per verdict")
-    out = Path(out) if out else run_dir / "report.html"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -57,7 +60,7 @@ def summary(report: Report, path: Path) -> str:
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
     from supervisor.cli.report_lanes import summary_lines
     lines += summary_lines(report.run_dir)
-    lines += [f"  {b}" for b in report.budget]
+    lines += [f"  {b}" for b in report.budget + report.heldout_lines]
     lines += [f"  missing: {m}" for m in report.missing]
     return "\n".join(lines)
 

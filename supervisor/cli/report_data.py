@@ -49,6 +49,8 @@ class Report:
     timeline: list[dict[str, Any]] = field(default_factory=list)  # {label, shift, turn, values{name: ratio}, tests}
     start_gap: dict[str, float] = field(default_factory=dict)
     heldout: set[str] = field(default_factory=set)
+    has_oracle: bool = False
+    heldout_lines: list[str] = field(default_factory=list)  # the exam's account; its figures only outside the workspace
     failed_approaches: list[str] = field(default_factory=list)
     failed_note: str = ""
     human: list[dict[str, Any]] = field(default_factory=list)     # {ts, shift, kind, text}
@@ -86,6 +88,7 @@ def gather(run_dir: Path) -> Report:
     config = _config(run_dir, report.missing)
     if config is not None and config.oracle is not None:
         report.heldout = {c.name for c in config.oracle.compare if getattr(c, "heldout", False)}
+        report.has_oracle = bool(config.oracle.compare)
     elif config is not None:
         report.missing.append("no oracle configured: no accuracy timeline (tests and verdicts only)")
     report.timeline = _timeline(state, scan)

@@ -141,5 +141,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 {_judge(report)}
 <h2>Budget</h2>
 {_list(report.budget, 'no budget figures')}
+<h2>Held-out exam</h2>
+{_list(report.heldout_lines, 'no oracle configured')}
 </body></html>
 """

@@ -68,7 +68,7 @@ def start_run(workspace: Path, checked=None):
 
 
 def report(run):
-    """The morning report of ``run`` (`nightshift report`), written to <run dir>/report.html."""
+    """The morning report of ``run`` (`nightshift report`), written where `nightshift report` writes by default."""
     from supervisor.cli.report import build_report
     return build_report(run.root)[0]
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from supervisor.errors import UserError
-from supervisor.run.registry import entries, find_run
+from supervisor.run.registry import find_run
 
 
 def cmd_init(args) -> int:
@@ -25,7 +25,7 @@ def cmd_init(args) -> int:
         goal = input("The goal (what must be true, measured how, e.g. 'agree with CLASS to 0.1%'): ").strip()
     opts = InitOptions(goal=goal, test_command=args.test_command, verify_commands=args.verify_commands,
                        reference_dir=args.reference_dir, candidate_dir=args.candidate_dir, agent=args.agent,
-                       force=args.force)
+                       force=args.force, holdout=args.holdout or "")
     if args.reference_dir and ws.resolve().is_dir():
         opts.survey = survey_for(ws.resolve(), opts)
         print(f"nightshift: in {args.reference_dir}/ found:")
@@ -35,6 +35,10 @@ def cmd_init(args) -> int:
             return 1
     written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
+    for rel, dest in opts.moves.items():
+        print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
+    for note in opts.notes:
+        print(f"nightshift: note: {note}")
     if args.trust:
         _record_trust(ws)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
@@ -185,33 +189,6 @@ def _age(ts: str | None) -> str:
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"
 
 
-def cmd_ls(args) -> int:
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.paths import RunPaths
-    from supervisor.run.state import load_state
-
-    rows = entries()
-    if not rows:
-        print("no runs yet; start one with `nightshift run` in a workspace")
-        return 0
-    print(f"{'RUN':24} {'STATUS':12} {'SHIFT':>5} {'COST':>8} {'AGE':>6}  WORKSPACE")
-    for entry in rows:
-        if not entry["exists"]:
-            print(f"{entry['run_id']:24} {'missing':12} {'':>5} {'':>8} {'':>6}  {entry['workspace']} (run dir gone)")
-            continue
-        run = RunPaths(Path(entry["run_dir"]))
-        state, _, _ = load_state(run.root)
-        status = "WAITING" if state.get("waiting_for") else state["status"]
-        if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
-            status = ("crashed" if crash_reason(run, state) else status) + "*"
-        from supervisor.fleet.state import lane_rows
-        lanes = lane_rows(run.root)
-        print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
-              f"{_age(state['last_event_ts']):>6}  {entry['workspace']}" + (f" ({len(lanes)} lanes)" if lanes else ""))
-    print("* no live supervisor: `nightshift resume RUN`")
-    return 0
-
-
 def crash_reason(run, state) -> str | None:
     """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
     from supervisor.shift.crash import read_last_word
@@ -265,8 +242,11 @@ def cmd_status(args) -> int:
         print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
+    from supervisor.cli.heldout_views import holds_out, status_lines
     from supervisor.cli.outcome import trust_line
-    print(trust_line(state))
+    for line in status_lines(run.root, state):
+        print(line)
+    print(trust_line(state, holds_out(run)))
     return 0
 
 
@@ -296,6 +276,7 @@ def slurm_status_lines(run, state) -> str:
 
 
 def cmd_log(args) -> int:
+    from supervisor.cli.heldout_views import log_lines
     from supervisor.run.events import read_events
     from supervisor.run.story import describe
 
@@ -308,6 +289,9 @@ def cmd_log(args) -> int:
             line = json.dumps(event) if args.raw else describe(event)
             if line:
                 print(line if args.raw else f"{event['ts'][11:19]}  {line}", flush=True)
+            if line and not args.raw:  # the user's own view: held-out figures in full, from the private store
+                for full in log_lines(run.root, event):
+                    print(f"          {full}", flush=True)
         if not args.follow or any(e["type"] == "run.finished" for e in result.events):
             return 0
         time.sleep(0.3)

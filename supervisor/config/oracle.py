@@ -65,6 +65,13 @@ class CompareConfig(Section):
     def _scale_ok(cls, value: Scale) -> Scale:
         return _valid_scale(value)
 
+    @model_validator(mode="after")
+    def _heldout_not_exact(self) -> "CompareConfig":
+        if self.heldout and self.allow_exact:
+            raise ValueError(f"comparison {self.name!r} is both heldout and allow_exact: a held-out reference the "
+                             "solver can hit exactly is an answer it can guess; drop allow_exact, or make it visible")
+        return self
+
     @field_validator("range")
     @classmethod
     def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -90,6 +97,18 @@ class OracleConfig(Section):
     # A file of the workspace (outside the references) that holds this many of a reference's values in a row, at
     # full printed precision, is a finding: the answers were pasted into the code. 0 turns the scan off.
     embedded_run: int = Field(20, ge=0)
+    # The most a run may tell the agent about its held-out comparisons, in bits (verify/oracle/exam.py): each claim
+    # of done costs log2 of the answers it could give; past the budget a claim is answered with nothing.
+    heldout_budget: float = 32.0
+
+    @field_validator("heldout_budget")
+    @classmethod
+    def _budget_positive(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError("must be more than 0 bits (it caps what the agent may learn about held-out "
+                             "comparisons; with 0 it could never learn that one passes); leave it out for the "
+                             "default 32")
+        return value
 
     @field_validator("compare")
     @classmethod

@@ -23,8 +23,7 @@ from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
 from supervisor.fleet.reverify import reverify
-from supervisor.fleet.state import (apply_fleet, best_shown, empty_fleet, heldout_names, heldout_word, lane_run,
-                                    shown)
+from supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
 from supervisor.run import inbox
 from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
@@ -190,11 +189,13 @@ class FleetSupervisor:
         sha = repo.git.rev_parse(lane["branch"])
         if not any(v["sha"] == sha for v in lane["verified"]):
             self.say(f"lane {k}: claims done at {sha[:10]}; checking it in a clean checkout")
-            verdict = reverify(self.run_paths, self.config, k, sha, run, self.fleet["planned"]["base"])
+            verdict, exam = reverify(self.run_paths, self.config, k, sha, run, self.fleet["planned"]["base"])
             cheats = sorted(set(watch.lane_cheats(run)) | set(cheats_from(verdict)))
             held = heldout_names(self.config)
-            self.emit("lane.verified", lane=k, sha=sha, passed=verdict.passed, metric=verdict.metric,
-                      shown=shown(verdict.metrics, held), heldout=heldout_word(verdict.metrics, held),
+            ranked = [x for x in (verdict.metric, (exam or {}).get("worst")) if x is not None]
+            self.emit("lane.verified", lane=k, sha=sha, passed=verdict.passed, metric=max(ranked) if ranked else None,
+                      shown=shown(verdict.metrics, held),
+                      heldout=None if exam is None else "pass" if exam["passed"] else "fail",
                       metrics=verdict.metrics, cost_usd=state["cost_usd"], summary=verdict.summary[:1500],
                       cheats=cheats)
         last = self.fleet["lanes"][str(k)]["verified"][-1]

@@ -15,7 +15,8 @@ from typing import Any
 
 from supervisor import gitops
 from supervisor.config.schema import Config
-from supervisor.run.paths import RunPaths
+from supervisor.run.heldout import private_folder, read_private
+from supervisor.run.paths import RunPaths, make_private_dir
 from supervisor.verify.oracle.integrity import heldout_store
 from supervisor.verify.pipeline import StopContext, Verdict, verify_stop
 
@@ -39,8 +40,11 @@ def check_folder(fleet: RunPaths, lane: int, sha: str) -> Path:
     return fleet.root / "checks" / f"lane-{lane}-{sha[:12]}"
 
 
-def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: RunPaths, base: str) -> Verdict:
-    """The verdict of a clean checkout of ``sha`` (made afresh: a crash mid-check checks again from scratch)."""
+def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: RunPaths,
+             base: str) -> tuple[Verdict, dict[str, Any] | None]:
+    """The verdict of a clean checkout of ``sha`` (made afresh: a crash mid-check checks again from scratch), and
+    its held-out comparisons as the fleet ranks them ({passed, worst}; None without any). The verdict carries no
+    held-out figure (the exam keeps them private); the full ones are kept beside the fleet's own held-out copies."""
     folder = check_folder(fleet, lane, sha)
     repo = gitops.open_repo(fleet.workspace)
     if folder.exists():
@@ -53,16 +57,28 @@ def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: Run
     run = RunPaths.for_run(ws, "check").create()
     _copy_stores(fleet, run)
     try:
-        return verify_stop(StopContext(
+        verdict = verify_stop(StopContext(
             run=run, config=config, shift=1, turn=1, claim={"status": "done", "summary": "re-verified by the fleet"},
             shift_base=base, accepted_base=base, passed_before=set(_record(lane_run, "tests-passed.json", [])),
             plan_known=_record(lane_run, "plan-known.json", {}) or {}))
+        return verdict, _held(run, fleet, folder.name)
     finally:
         # The checkout goes (its verdict and oracle report stay in the fleet's run directory).
         keep = folder / "verdict"
         shutil.copytree(run.shift_dir(1), keep, dirs_exist_ok=True)
         repo.git.worktree("remove", "--force", str(ws))
         shutil.rmtree(heldout_store(run.references), ignore_errors=True)
+
+
+def _held(run: RunPaths, fleet: RunPaths, name: str) -> dict[str, Any] | None:
+    """The check's full held-out figures: kept in the fleet's private folder (outside the workspace), summed up."""
+    private = read_private(run.root, 1, 1)
+    if not private or not private.get("comparisons"):
+        return None
+    keep = make_private_dir(private_folder(fleet.root)) / f"{name}.oracle.json"
+    keep.write_text(json.dumps(private))
+    ratios = [float(c.get("ratio", 0)) for e in private["comparisons"] for c in e.get("columns") or []]
+    return {"passed": all(e.get("passed") for e in private["comparisons"]), "worst": max(ratios) if ratios else None}
 
 
 def _copy_stores(fleet: RunPaths, run: RunPaths) -> None:

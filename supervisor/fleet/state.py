@@ -108,13 +108,6 @@ def best_shown(state: dict[str, Any] | None, held: set[str] | None) -> float | N
     return min(found) if found else None
 
 
-def heldout_word(values: dict[str, Any] | None, held: set[str]) -> str | None:
-    ratios = [v for k, v in (values or {}).items() if k in held]
-    if not ratios:
-        return None
-    return "pass" if all(isinstance(v, (int, float)) and v <= 1 for v in ratios) else "fail"
-
-
 def lane_run(lane: dict[str, Any]) -> RunPaths:
     return RunPaths.for_run(Path(lane["worktree"]), lane["run_id"])
 

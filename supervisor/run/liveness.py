@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from supervisor.run.private import write_private_json
+
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 45.0
 
@@ -60,11 +62,7 @@ def lock_held(lock: Path) -> bool:
 def write_supervisor_info(path: Path, **extra: Any) -> None:
     info = {"host": os.uname().nodename, "pid": os.getpid(), "pidns": pid_namespace(), "started": time.time(),
             **extra}
-    tmp = path.with_name(".supervisor.json.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(info, fh)
-    os.replace(tmp, path)
+    write_private_json(path, info)
 
 
 def beat(path: Path) -> None:

@@ -5,6 +5,7 @@ A run lives in ``<workspace>/.nightshift/runs/<run-id>/``; the user registry of 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import time
@@ -28,6 +29,14 @@ def user_state_dir() -> Path:
 def registry_path() -> Path:
     """The user registry: one JSON line per run, so `nightshift ls` finds runs from any login node."""
     return user_state_dir() / "runs.jsonl"
+
+
+def heldout_store(store: Path) -> Path:
+    """The private folder, outside the workspace, of a run's held-out references (``store``: the run's reference
+    store) and of the full figures the oracle measured against them."""
+    resolved = Path(store).resolve()
+    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+    return user_state_dir() / "heldout" / f"{resolved.parent.name}-{key}"
 
 
 def workspace_state_dir(workspace: Path) -> Path:

@@ -8,6 +8,7 @@ shift.started    (shift=n) token base prompt_file
 agent.started    (shift) turn target            agent.adopted (shift) turn target
 agent.waiting    (shift) until reason           agent.stopped (shift) turn reason exit_code claim cost_usd
 verify.started   (shift) turn                   verify.finished (shift) turn passed claimed summary checks metrics
+                                                heldout (evaluations bits best withheld: what the held-out exam released)
 commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
 pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
@@ -45,6 +46,7 @@ def empty_state() -> dict[str, Any]:
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
         "pause_kind": None, "crash": None, "branch": None, "slurm_jobs": 0, "slurm_end": None,
         "slurm_first_start": None, "core_hours": 0.0, "gpu_hours": 0.0, "accounting": [],
+        "heldout": {"evaluations": 0, "bits": 0.0, "best": {}, "withheld": 0},
     }
 
 # Slurm job states after which a job will not run again (hpc/jobs.py has the full vocabulary; run/ imports none).
@@ -126,6 +128,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
                                  "values": data.get("metrics") or {}})
         if metric is not None and (state["best_metric"] is None or metric < state["best_metric"]):
             state["best_metric"] = metric
+        _fold_heldout(state, data.get("heldout"))
     elif kind in ("commit.created", "commit.skipped"):
         state["phase"] = "committed"
         if kind == "commit.created":
@@ -171,6 +174,18 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
                      status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
+
+
+def _fold_heldout(state: dict[str, Any], released: dict[str, Any] | None) -> None:
+    """The held-out exam's account (verify/oracle/exam.py): evaluations and bits released, the Ladder's best band
+    per comparison, claims answered with nothing. Folded from the log, so a kill -9 loses none of it."""
+    if not released:
+        return
+    held = state.setdefault("heldout", {"evaluations": 0, "bits": 0.0, "best": {}, "withheld": 0})
+    held["evaluations"] = int(held.get("evaluations") or 0) + int(released.get("evaluations") or 0)
+    held["bits"] = float(held.get("bits") or 0.0) + float(released.get("bits") or 0.0)
+    held["best"] = {**(held.get("best") or {}), **(released.get("best") or {})}
+    held["withheld"] = int(held.get("withheld") or 0) + bool(released.get("withheld"))
 
 
 def _fold_slurm(state: dict[str, Any], data: dict[str, Any], ts: str | None) -> None:

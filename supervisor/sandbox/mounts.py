@@ -84,4 +84,5 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     for path in ns.writable:
         if path.is_relative_to(ws) and path.exists() and not _within(path, empty_folders):
             argv += ["--bind", str(path), str(path)]
-    return argv + ["--setenv", "TMPDIR", "/tmp", "--chdir", str(ws), "--"]
+    # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
+    return argv + ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws), "--"]

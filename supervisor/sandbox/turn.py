@@ -13,6 +13,7 @@ to the turn's ``leftovers`` file (and end with the namespace).
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,9 +49,10 @@ class TurnNamespace:
 
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
-                   protected: list[Path] = ()) -> TurnNamespace:
+                   protected: list[Path] = (), decisions: bool = False) -> TurnNamespace:
     """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
-    workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only."""
+    workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only; ``decisions``: run
+    the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code)."""
     problem = boundary.problem
     if problem is not None:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
@@ -66,6 +68,8 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp))
     out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
+    if decisions and shutil.which("socat"):
+        _decision_helper(out, tmp.parent / f"{name}.hook")
     if not boundary.network:
         socket = tmp / ".api.sock"
         out.prologue = (f"{python_line('supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
@@ -78,6 +82,20 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                       'esac\n')
         out.epilogue = "kill $ns_proxy 2>/dev/null\n"
     return out
+
+
+def _decision_helper(out: TurnNamespace, folder: Path) -> None:
+    """The resident PreToolUse helper (shift/pretool_server.py), outside; its socket's folder read-only inside at
+    /tmp/.pretool (the agent can neither replace the socket nor end the helper). The agent starts only once the
+    socket is there; where it never comes, the hook decides alone (the variable stays unset)."""
+    folder.mkdir(exist_ok=True, mode=0o700)
+    sock = folder / "s"
+    sock.unlink(missing_ok=True)
+    out.argv[-1:-1] = ["--ro-bind", str(folder), "/tmp/.pretool"]
+    out.prologue += (f"{python_line('supervisor.shift.pretool_server', str(sock))} &\nns_pretool=$!\n"
+                     f"for i in $(seq 200); do [ -S {shlex.quote(str(sock))} ] && break; sleep 0.02; done\n")
+    out.inside = "[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + out.inside
+    out.epilogue += "kill $ns_pretool 2>/dev/null\n"
 
 
 def _empty(tmp: Path) -> Path:

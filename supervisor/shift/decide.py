@@ -25,6 +25,12 @@ def decide(sup) -> None:
         return sup.finish("done", (stop.get("claim") or {}).get("summary", "verified"))
     if s["paused"]:
         return sup.wait_while_paused()
+    gone = (verdict.get("heldout") or {}).get("unavailable")
+    if gone:
+        sup.session.release()
+        return sup.pause("heldout", "; ".join(gone.values()))
+    if claim == "done" and (verdict.get("heldout") or {}).get("withheld"):
+        return pause_for_heldout(sup)
     if claim == "blocked":
         sup.session.release()
         return sup.pause("blocked", f"the agent is blocked: {(stop.get('claim') or {}).get('summary', '')}")
@@ -51,6 +57,19 @@ def decide(sup) -> None:
     sup.session.release()
     sup.emit("shift.ended", s["shift"], reason=shift_end_reason(s, sup.config.agent, stop))
     sup.start_shift()
+
+
+def pause_for_heldout(sup) -> None:
+    """A claim of done past the held-out budget that does not pass: the agent is told nothing more; a person
+    looks at the work, and may raise the budget."""
+    s, budget = sup.state, sup.config.oracle.heldout_budget
+    bits = round(float((s.get("heldout") or {}).get("bits") or 0.0), 3)
+    sup.emit("budget.exceeded", s["shift"], what="heldout_budget", limit=budget, value=bits)
+    sup.session.release()
+    sup.pause("budget", f"held-out budget spent: {bits:g} bits released (limit {budget:g}) and the claim of done "
+                        f"does not pass; look at the work (`nightshift report {sup.run_paths.run_id}`), raise "
+                        f"[oracle] heldout_budget in {sup.run_paths.config} to tell the agent more, and "
+                        f"`nightshift resume {sup.run_paths.run_id}`")
 
 
 def findings(verdict: dict[str, Any]) -> str:

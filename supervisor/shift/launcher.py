@@ -144,7 +144,7 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
                                "-c", str(run.workspace), command], capture_output=True, text=True)
         if proc.returncode != 0:
             raise LaunchError(f"tmux could not start the supervisor: {proc.stderr.strip()}")
-        where = f"tmux -L {sock} (session 'supervisor')"
+        where = f"{shlex.join(['tmux', '-L', sock, 'attach', '-t', 'supervisor'])} (its session)"
     else:
         with open(os.devnull, "wb") as null:
             subprocess.Popen(supervise_argv(run), cwd=run.workspace, stdout=null, stderr=null,

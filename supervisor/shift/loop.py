@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import time
 from typing import Any
@@ -34,7 +35,7 @@ from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
 from supervisor.verify.pipeline import StopContext, verify_stop
 
-OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start")
+OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout")
 
 
 class LeftOnPause(Exception):
@@ -200,7 +201,8 @@ class Supervisor:
         verdict = verify_stop(StopContext(
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
-            passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent()))
+            passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
+            state=self.state))
         before = ledger.passed_tests()
         ledger.remember_verdict(verdict)
         if ledger.passed_tests() - before:  # newly passed tests are protected at once, not from the next launch
@@ -232,8 +234,9 @@ class Supervisor:
         message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
         branch = gitops.branch_name(self.repo)
         if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
+            switch = shlex.join(["git", "-C", str(self.run_paths.workspace), "switch", self.state["branch"]])
             return self.hold_commit(f"HEAD was detached during the run (it was on {self.state['branch']}); "
-                                    f"`git switch {self.state['branch']}` (or a new branch), then "
+                                    f"`{switch}` (or a new branch), then "
                                     f"`nightshift resume {self.run_paths.run_id}`")
         try:
             sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())

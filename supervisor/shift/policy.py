@@ -8,7 +8,6 @@ into ``policy.denied`` events (the hook never writes the event log: only the sup
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from supervisor.config.schema import CONFIG_NAME, Config
 from supervisor.run.paths import RunPaths, user_state_dir
+from supervisor.run.private import write_private_json
 from supervisor.verify.boundary import test_files
 from supervisor.sandbox.probe import bwrap_problem
 
@@ -70,11 +70,7 @@ def heldout_paths(workspace: Path, config: Config) -> list[Path]:
 
 def write_policy(run: RunPaths, doc: dict[str, Any]) -> Path:
     path = run.root / "policy.json"
-    tmp = path.with_name(".policy.json.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(doc, fh)
-    os.replace(tmp, path)
+    write_private_json(path, doc)
     return path
 
 

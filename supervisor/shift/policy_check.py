@@ -8,15 +8,16 @@ see (a clever shell command) the sandbox holds where it runs, and the integrity 
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import time
 
+from supervisor.run.private import write_private_json
+from supervisor.verify.definition_of_done import same_words
+
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read", "NotebookRead", "Grep", "Glob", "LS")
 WEB_TOOLS = ("WebFetch", "WebSearch")
-DOD = "## Definition of done"
 # Shell words that change files: a protected path named with one of these is a write attempt.
 WRITERS = re.compile(r"(^|[\s;&|(])(>>?|tee|sed\s+-i|perl\s+-[a-z]*i|cp|mv|rm|truncate|dd|install|rsync|ln|chmod|"
                      r"touch|git\s+(checkout|restore|rm|mv)|python3?\s+-c|patch)(\s|$)")
@@ -99,14 +100,6 @@ def _write(policy, workspace: str, tool: str, tool_input: dict, cwd: str) -> tup
     return None
 
 
-def _section(text: str) -> str:
-    start = text.find(DOD)
-    if start < 0:
-        return ""
-    end = text.find("\n## ", start + len(DOD))
-    return text[start: end if end >= 0 else len(text)].strip()
-
-
 def _changes_definition_of_done(path: str, tool: str, tool_input: dict) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -122,7 +115,7 @@ def _changes_definition_of_done(path: str, tool: str, tool_input: dict) -> bool:
             old, new = str(edit.get("old_string") or ""), str(edit.get("new_string") or "")
             if old:
                 after = after.replace(old, new) if edit.get("replace_all") else after.replace(old, new, 1)
-    return _section(before) != _section(after)
+    return not same_words(before, after)  # ticking its boxes is reporting progress, not rewriting it
 
 
 def _bash(policy: dict, command: str, cwd: str) -> tuple[str, str] | None:
@@ -160,8 +153,4 @@ def record_refusal(run_dir: str, record: dict) -> None:
     folder = os.path.join(run_dir, "refusals")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}.json"  # sorts in the order they were made
-    tmp = os.path.join(folder, f".{name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(record, fh)
-    os.replace(tmp, os.path.join(folder, name))
+    write_private_json(os.path.join(folder, name), record)

@@ -29,27 +29,42 @@ def short_input(tool: str, tool_input: dict) -> str:
 
 def main(argv: list[str]) -> int:
     found = supervised_input()
-    if found is None or not isinstance(found[2].get("tool_input"), dict):
+    if found is None:
         return 0  # not a session nightshift started (never touched), or garbage
     run_dir, token, payload = found
+    out = answer(run_dir, token, payload, os.environ.get("NIGHTSHIFT_SHIFT"), load_policy(run_dir))
+    if out:
+        print(out)
+    return 0
+
+
+def load_policy(run_dir: str) -> dict | None:
     try:
         with open(os.path.join(run_dir, "policy.json"), encoding="utf-8") as fh:
-            policy = json.load(fh)
+            return json.load(fh)
     except (ValueError, OSError):
-        return 0  # no compiled policy: Claude Code's own rules and the integrity check still hold
+        return None  # no compiled policy: Claude Code's own rules and the integrity check still hold
+
+
+def answer(run_dir: str, token: str, payload: dict, shift: str | None, policy: dict | None,
+           decided_by: str = "hook") -> str:
+    """What the hook prints for one call: Claude Code's deny decision (and the refusal recorded), or nothing.
+    Shared by the hook process and the resident helper (pretool_server.py)."""
+    if policy is None or not isinstance(payload.get("tool_input"), dict):
+        return ""
     tool, tool_input = str(payload.get("tool_name") or ""), payload["tool_input"]
     refused = decide(policy, tool, tool_input, str(payload.get("cwd") or ""))
     if refused is None:
-        return 0
+        return ""
     rule, message = refused
     try:
         record_refusal(run_dir, {"tool": tool, "input": short_input(tool, tool_input), "rule": rule,
-                                 "message": message, "shift": os.environ.get("NIGHTSHIFT_SHIFT"), "token": token})
+                                 "message": message, "shift": shift, "token": token,
+                                 "decided_by": decided_by})
     except OSError:
         pass  # the refusal holds even when it cannot be recorded
-    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                             "permissionDecisionReason": f"nightshift policy ({rule}): {message}"}}))
-    return 0
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                              "permissionDecisionReason": f"nightshift policy ({rule}): {message}"}})
 
 
 if __name__ == "__main__":  # by hand; the hook itself runs main() through agents/claude_settings.hook_command

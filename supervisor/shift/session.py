@@ -206,7 +206,8 @@ class AgentSession:
         shift = self.state["shift"] or None
         for refusal in take_refusals(self.run_paths):
             self.ledger.emit("policy.denied", shift, tool=refusal.get("tool"), input=refusal.get("input"),
-                             rule=refusal.get("rule"), message=refusal.get("message"))
+                             rule=refusal.get("rule"), message=refusal.get("message"),
+                             decided_by=refusal.get("decided_by"))
         for wait in take_waits(self.run_paths.root):
             if wait.get("token") == self.state["token"]:
                 self.start_waiting(str(wait.get("what") or "a human"), "hook", on_waiting)

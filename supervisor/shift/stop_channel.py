@@ -9,25 +9,18 @@ the hook runs at every stop of the agent.
 from __future__ import annotations
 
 import json
-import os
 import time
 import secrets
 from pathlib import Path
 from typing import Any
 
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, path)
+from supervisor.run.private import write_private_json
 
 
 def post_request(stops_dir: Path, payload: dict[str, Any]) -> str:
     """Hook side: record a stop; returns the request id."""
     req_id = f"{time.time():.6f}-{secrets.token_hex(4)}"
-    _write_json(stops_dir / f"{req_id}.req.json", {**payload, "id": req_id, "ts": time.time()})
+    write_private_json(stops_dir / f"{req_id}.req.json", {**payload, "id": req_id, "ts": time.time()})
     return req_id
 
 
@@ -52,7 +45,7 @@ def wait_answer(stops_dir: Path, req_id: str, timeout: float, alive=lambda: True
 
 def release(stops_dir: Path, req_id: str, why: str) -> None:
     """Hook side: say that the agent was let go without an answer."""
-    _write_json(stops_dir / f"{req_id}.released.json", {"id": req_id, "why": why, "ts": time.time()})
+    write_private_json(stops_dir / f"{req_id}.released.json", {"id": req_id, "why": why, "ts": time.time()})
 
 
 def pending(stops_dir: Path) -> list[dict[str, Any]]:
@@ -82,7 +75,7 @@ def released(stops_dir: Path) -> list[dict[str, Any]]:
 
 def answer(stops_dir: Path, req_id: str, decision: str, reason: str = "") -> None:
     """Supervisor side: ``decision`` is "block" (with the push-back as reason) or "allow"."""
-    _write_json(stops_dir / f"{req_id}.ans.json", {"decision": decision, "reason": reason})
+    write_private_json(stops_dir / f"{req_id}.ans.json", {"decision": decision, "reason": reason})
 
 
 def was_released(stops_dir: Path, req_id: str) -> bool:

@@ -56,7 +56,7 @@ class TurnBoundary:
         ws = self.run.workspace
         b = self.boundary(passed)
         ns = turn_namespace(b, self.run, spec.shift, spec.name, self.agent.state_paths(),
-                            sorted(test_files(ws, passed)))
+                            sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude")
         if not ns.argv:
             return
         inner = spec.wrapper.with_name(f"t{spec.turn}.inner.sh")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from supervisor.run.private import write_private_bytes
+from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
 
-DOD = "## Definition of done"
 MANIFEST = "manifest.json"
 
 
@@ -42,14 +42,6 @@ def _manifest(store: Path) -> dict[str, str]:
         return {}
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
 def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
     """Keep each path not kept yet (the state it is accepted in), and CLAUDE.md's Definition of done."""
     store.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -62,16 +54,16 @@ def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
         if rel in kept or not path.is_file():
             continue
         key = hashlib.sha256(rel.encode()).hexdigest()[:20]
-        _write(store / key, path.read_bytes())
+        write_private_bytes(store / key, path.read_bytes())
         kept[rel] = key
     plan = ws / "CLAUDE.md"
     if "CLAUDE.md#dod" not in kept and plan.is_file():
         text = plan.read_text(encoding="utf-8", errors="replace")
-        span = _section(text)
+        span = dod.span(text)
         if span:
-            _write(store / "definition_of_done", text[span[0]:span[1]].encode())
+            write_private_bytes(store / "definition_of_done", text[span[0]:span[1]].encode())
             kept["CLAUDE.md#dod"] = "definition_of_done"
-    _write(store / MANIFEST, json.dumps(kept).encode())
+    write_private_bytes(store / MANIFEST, json.dumps(kept).encode())
 
 
 def protected_at_start(workspace: Path, protect: list[str]) -> set[Path]:
@@ -101,20 +93,27 @@ def check_boundary(workspace: Path, store: Path) -> Check:
     return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
 
 
-def _section(text: str) -> tuple[int, int] | None:
-    start = text.find(DOD)
-    if start < 0:
-        return None
-    end = text.find("\n## ", start + len(DOD))
-    return start, end + 1 if end >= 0 else len(text)
-
-
 def _definition_of_done(ws: Path, kept: str) -> list[str]:
+    """Put the kept section back when its words changed; ticking or unticking its boxes is the agent's to do."""
     plan = ws / "CLAUDE.md"
     now = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
-    span = _section(now)
-    if span is not None and now[span[0]:span[1]] == kept:
+    span = dod.span(now)
+    if span is not None and dod.words(now[span[0]:span[1]]) == dod.words(kept):
         return []
+    found = now[span[0]:span[1]] if span is not None else ""
     fixed = now[:span[0]] + kept + now[span[1]:] if span is not None else kept + "\n" + now
     plan.write_text(fixed, encoding="utf-8")
-    return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"]
+    return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"
+            + _first_change(dod.words(kept), dod.words(found))]
+
+
+def _first_change(kept: str, found: str) -> str:
+    """The first line the agent changed, quoted short, so the push-back names what was undone."""
+    kept_lines, found_lines = kept.splitlines(), found.splitlines()
+    for i in range(max(len(kept_lines), len(found_lines))):
+        was = kept_lines[i] if i < len(kept_lines) else ""
+        now = found_lines[i] if i < len(found_lines) else ""
+        if was.strip() != now.strip():
+            shown = now.strip() or "(removed) " + was.strip()
+            return f" (first changed line: {shown[:120]!r})"
+    return ""

@@ -38,7 +38,7 @@ class Check:
 
 
 def run_shell(command: str, cwd: Path, timeout: float, log: Path, boundary: Boundary | None = None,
-              kind: str = "tests", notes: list[str] | None = None) -> tuple[int | None, str]:
+              kind: str = "test", notes: list[str] | None = None) -> tuple[int | None, str]:
     """Run ``command`` in its own process group, inside the run's namespace when ``boundary`` is given (the command
     runs the agent's code); returns (exit status or None on timeout, output). What the namespace ended or refused
     (processes left running, a network it does not have) is added to ``notes``."""
@@ -85,16 +85,32 @@ def parse_junit(path: Path) -> dict[str, dict[str, str]]:
     return results
 
 
-def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool,
-                passed_before: set[str], boundary: Boundary | None = None) -> Check:
+@dataclass
+class RanTests:
+    status: int | None  # None: timed out (and stopped)
+    output: str
+    results: dict[str, dict[str, str]]  # per test, from JUnit XML; empty where the runner gives none
+
+
+def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, boundary: Boundary | None = None,
+              notes: list[str] | None = None) -> RanTests:
+    """The test command once, with per-test results where the runner is pytest (asked for JUnit XML in
+    ``out_dir``): the one way the verdict's ratchet and the preflight's starting set run the tests."""
     junit_file = out_dir / "junit.xml"
     if junit and re.search(r"\bpytest\b", command):
         command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
-    notes: list[str] = []
     status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
+    results = parse_junit(junit_file) if status is not None and junit_file.exists() else {}
+    return RanTests(status, output, results)
+
+
+def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool,
+                passed_before: set[str], boundary: Boundary | None = None) -> Check:
+    notes: list[str] = []
+    ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes)
+    status, output, results = ran.status, ran.output, ran.results
     if status is None:
         return Check("tests", False, f"tests: timed out after {timeout:.0f}s", notes + _tail(output))
-    results = parse_junit(junit_file) if junit_file.exists() else {}
     passed_now = {t for t, r in results.items() if r["outcome"] == "passed"}
     failing = {t: r for t, r in results.items() if r["outcome"] in ("failed", "error")}
     regressed = sorted(passed_before - passed_now)

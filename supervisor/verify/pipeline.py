@@ -33,11 +33,13 @@ class Verdict:
     plan: dict[str, bool] = field(default_factory=dict)
     judge: dict[str, Any] | None = None
     judge_cost_usd: float = 0.0
+    heldout: dict[str, Any] | None = None  # what this verdict released about held-out comparisons (oracle/exam.py)
 
     def event_data(self, turn: int) -> dict[str, Any]:
+        """What verify.finished and verdict.json hold: readable to the agent, so no held-out figure is here."""
         return {"turn": turn, "passed": self.passed, "claimed": self.claimed, "summary": self.summary,
                 "checks": [c.to_dict() for c in self.checks], "metric": self.metric, "metrics": self.metrics,
-                "judge": self.judge, "judge_cost_usd": self.judge_cost_usd}
+                "judge": self.judge, "judge_cost_usd": self.judge_cost_usd, "heldout": self.heldout}
 
     def findings(self) -> str:
         """The measured failures, as the push-back quotes them."""
@@ -63,6 +65,7 @@ class StopContext:
     passed_before: set[str]
     plan_known: dict[str, bool]
     judge_spent_usd: float = 0.0
+    state: dict[str, Any] | None = None  # the run's fold: the held-out exam's Ladder and bits released so far
 
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
@@ -72,11 +75,14 @@ class StopContext:
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     from supervisor.verify.oracle import run_oracle
+    from supervisor.verify.oracle.exam import Exam, private_folder
 
     out_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "oracle")
     out_dir.mkdir(parents=True, exist_ok=True)
+    claimed = bool(ctx.claim and ctx.claim.get("status") == "done")
+    exam = Exam.from_state(ctx.state, claimed, ctx.config.oracle.heldout_budget, private_folder(ctx.run.root))
     outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full,
-                         boundary=ctx.boundary())
+                         boundary=ctx.boundary(), exam=exam)
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
@@ -121,14 +127,14 @@ def verify_stop(ctx: StopContext) -> Verdict:
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = (ctx.claim or {}).get("status")
     checks: list[Check] = [_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))]
-    metric, metrics, report = None, {}, None
+    metric, metrics, report, heldout = None, {}, None, None
     if cfg.oracle is not None:
         found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
         if isinstance(found, Check):
             checks.append(found)
         else:
             checks.append(found[0])
-            metric, metrics, report = found[1].metric, found[1].metrics, found[1].report
+            metric, metrics, report, heldout = found[1].metric, found[1].metrics, found[1].report, found[1].heldout
     passed_tests: list[str] = []
     if cfg.verify.test_command:
         def tests() -> Check:
@@ -166,7 +172,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)
     verdict = Verdict(passed, claimed, summary, checks, metric, metrics, passed_tests,
-                      plan.data.get("items", {}), judge or None, judge_cost)
+                      plan.data.get("items", {}), judge or None, judge_cost, heldout)
     path = ctx.run.turn_file(ctx.shift, ctx.turn, "verdict.json")
     path.write_text(json.dumps(verdict.event_data(ctx.turn), indent=1, default=str))
     return verdict

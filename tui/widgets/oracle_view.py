@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from supervisor.run.paths import RunPaths
+from supervisor.run.heldout import budget_line, read_private
 from tui import fmt
 from tui.follow import latest_turn_file
 from tui.oracle_report import OracleRow, history, load_report, num
@@ -70,14 +71,18 @@ class OracleView(Vertical):
             return
         self._shown = key
         self.query_one(OracleHistoryPlot).set_series(history(metrics, state.get("baseline")))
-        self.load(report_path(self.run, state), metrics[-1] if metrics else None, state.get("best_metric"))
+        self.load(report_path(self.run, state), metrics[-1] if metrics else None, state.get("best_metric"),
+                  budget_line(state.get("heldout")))
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="oracle")
-    def load(self, path, last: dict[str, Any] | None, best: Any) -> None:
-        rows, note = load_report(path)
-        self.app.call_from_thread(self._paint, rows, note, last, best)
+    def load(self, path, last: dict[str, Any] | None, best: Any, exam: str | None = None) -> None:
+        # the user's view: held-out comparisons with their full figures, from the private store
+        private = read_private(self.run.root, last.get("shift"), last.get("turn")) if last else None
+        rows, note = load_report(path, private)
+        self.app.call_from_thread(self._paint, rows, note, last, best, exam)
 
-    def _paint(self, rows: list[OracleRow], note: str, last: dict[str, Any] | None, best: Any) -> None:
+    def _paint(self, rows: list[OracleRow], note: str, last: dict[str, Any] | None, best: Any,
+               exam: str | None = None) -> None:
         head = Text()
         if last is not None:
             fails = sum(1 for r in rows if r.passed is False)
@@ -85,6 +90,8 @@ class OracleView(Vertical):
                         f" (best {fmt.metric(best)}; under 1 passes)  ")
             if rows:
                 head.append(f"{fails} FAILING" if fails else "all passing", style="bold red" if fails else "green")
+        if exam:
+            head.append(f"\n{exam}", style="bold")
         if note:
             head.append(("\n" if last is not None else "") + note, style="dim")
         self.query_one("#oracle-head", Static).update(head)

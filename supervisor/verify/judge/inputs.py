@@ -15,9 +15,9 @@ from pathlib import Path
 import git
 
 from supervisor.config.judge import JudgeConfig
+from supervisor.verify import definition_of_done as dod
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s*)?(.*\S)\s*$")
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)")
 
 
@@ -47,22 +47,9 @@ def gather_inputs(workspace: Path, cfg: JudgeConfig, since_commit: str | None, o
 def definition_of_done(claude_md: Path) -> list[str]:
     """The list items under the "Definition of done" heading of CLAUDE.md, checkboxes stripped."""
     try:
-        lines = claude_md.read_text(encoding="utf-8", errors="replace").splitlines()
+        return dod.items(claude_md.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return []
-    items: list[str] = []
-    inside = False
-    for line in lines:
-        heading = re.match(r"^(#+)\s+(.*)", line)
-        if heading:
-            if inside:
-                break
-            inside = "definition of done" in heading.group(2).lower()
-            continue
-        match = _CHECKBOX.match(line) if inside else None
-        if match:
-            items.append(match.group(1))
-    return items
 
 
 def newest_changelog_entry(changelog: Path) -> str:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.compare import _tolerances, compare_tables, point_tolerance
+from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables, point_tolerance
+from supervisor.verify.oracle.report import x_label
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -79,7 +80,7 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
         at = int(usable[len(usable) // 2])
         moved = values.copy()
         moved[at] += FACTOR * tol[at]
-        _expect_caught(cfg, found, ref, index, moved, name, x[at])
+        _expect_caught(cfg, found, ref, index, moved, name, x[at], at)
         _expect_constant_fails(cfg, found, ref, index, values, name, inside)
     if found.ok:
         found.checked.append(f"{FACTOR:g}x the tolerance at one point is caught there; a constant fails")
@@ -90,18 +91,22 @@ def _column_result(result: dict, name: str) -> dict:
     return next(c for c in result["columns"] if c["column"] == name)
 
 
-def _expect_caught(cfg, found: Calibration, ref: Table, index: int, moved: np.ndarray, name: str, x_at: float):
+def _expect_caught(cfg, found: Calibration, ref: Table, index: int, moved: np.ndarray, name: str, x_at: float,
+                   row: int):
     try:
+        entry = {"x": cfg.x, "x_name": _x_name(cfg, ref)}  # how the push-back names a point (report.x_label)
+        where = x_label(entry, x_at, row)
         result = _column_result(compare_tables(cfg, _with(ref, index, moved), ref), name)
     except OracleInputError as exc:
         found.problems.append(f"{cfg.name} {name}: a perturbed copy could not be compared: {exc}")
         return
     if result["passed"]:
         found.problems.append(f"{cfg.name} {name}: cannot fail: a change of {FACTOR:g}x the tolerance at "
-                              f"{cfg.x or 'row'}={x_at:.6g} passed")
+                              f"{where} passed")
     elif result["failing"] != 1 or not np.isclose(result["x_worst"], x_at):
-        found.problems.append(f"{cfg.name} {name}: a change at {cfg.x or 'row'}={x_at:.6g} was reported at "
-                              f"{result['x_worst']:.6g} ({result['failing']} points failing)")
+        found.problems.append(f"{cfg.name} {name}: a change at {where} was reported at "
+                              f"{x_label(entry, result['x_worst'], result.get('row_worst'))} ({result['failing']} "
+                              "points failing)")
 
 
 def _expect_constant_fails(cfg, found: Calibration, ref: Table, index: int, values: np.ndarray, name: str,

@@ -18,16 +18,17 @@ from pathlib import Path
 
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.config.oracle import CompareConfig, OracleConfig
-from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, heldout_store, resolve,
+from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
-from supervisor.verify.oracle.copies import copy_findings
+from supervisor.verify.oracle.copies import copy_findings, start_scan
+from supervisor.verify.oracle.embedded import Scan
+from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
 from supervisor.verify.oracle.readers import read_table, split_part
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
-from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line, visible
+from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
 from supervisor.verify.oracle.table import OracleInputError
-from supervisor.run.paths import make_private_dir
 
 
 @dataclass
@@ -37,8 +38,9 @@ class OracleOutcome:
     pushback: list[str]
     metrics: dict[str, float]  # per comparison: worst error over its tolerance (<= 1 passes; inf: not measured)
     metric: float | None  # the max of metrics, lower is better
-    report: dict  # what oracle.json holds (held-out entries redacted)
+    report: dict  # what oracle.json holds (held-out entries as the agent may see them)
     tampered: list[str] = field(default_factory=list)
+    heldout: dict | None = None  # the held-out release of this verdict (exam.release), None: nothing released
 
 
 def run_command(argv: list[str], command: str, workspace: Path, timeout: float, out_dir: Path) -> dict:
@@ -87,7 +89,7 @@ def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
             path.unlink()
 
 
-def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
+def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None) -> dict:
     entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
                    "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
                    "range": list(comp.range) if comp.range else None, "error": None}
@@ -105,6 +107,8 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None) -> dict:
             if problem:
                 raise OracleInputError(problem, "reference", "missing file")
         ref = read_table(path, ref_part)
+        if scan is not None:  # the embedded-values scan uses the values just parsed, not a second read
+            scan.take(path, ref)
         side = "both"
         entry.update(compare_tables(comp, cand, ref))
     except OracleInputError as exc:
@@ -155,15 +159,17 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
                       f"the oracle command ran ({problem})")
     if not seal.heldout_protected:
-        seal.notes.append(f"held-out references were NOT hidden from the oracle command on this machine ({problem}): a "
-                          "solver run by the same user could read them; bubblewrap (or a store readable only by "
-                          "another account) would protect them")
+        seal.warnings.append(f"held-out references were NOT hidden from the oracle command on this machine "
+                             f"({problem}): a solver run by the same user could read them; bubblewrap (or a store "
+                             "readable only by another account) would protect them")
     return result, seal
 
 
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None,
-               full: bool = True, boundary: Boundary | None = None) -> OracleOutcome:
-    """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults."""
+               full: bool = True, boundary: Boundary | None = None, exam: Exam | None = None) -> OracleOutcome:
+    """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
+    ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for the user's own
+    `nightshift compare` outside a run, which shows everything."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -183,16 +189,23 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
             setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
     started = time.monotonic()
-    results = [_one(comp, workspace, store) for comp in entries]
+    refs = _reference_files(cfg, workspace, store)
+    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
+    results = [_one(comp, workspace, store, scan) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
-    seal_notes = seal.notes + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    problems += copy_findings(entries, results, workspace, _reference_files(cfg, workspace, store), cfg.embedded_run)
-    metrics = {e["name"]: float(e["ratio"]) for e in results}
-    shown = visible(results)
-    passed = not problems and all(e["passed"] for e in results)
+    seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    problems += copy_findings(entries, results, workspace, scan, refs)
+    words, record = release(results, exam) if exam is not None else ({}, None)
+    private = [p for p in problems if "held-out" in p] if exam is not None else []
+    shown = [agent_entry(e, words[e["name"]]) if e["name"] in words else e for e in results]
+    counted = [e for e in results if e["name"] not in words or record is not None]  # what this verdict answers
+    metrics = {e["name"]: float(e["ratio"]) for e in results if e["name"] not in words}  # no held-out figure
+    passed = not [p for p in problems if p not in private or record] and all(e["passed"] for e in counted)
+    problems = [p for p in problems if p not in private] + \
+        ["a held-out comparison has a finding (shown to the user)"] * bool(private and record)
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
     if not seal.heldout_protected and any(e["heldout"] for e in results):
@@ -201,15 +214,15 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
               "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
               "command": result, "tampered": tampered, "problems": problems, "seal": seal_notes,
               "sealed": seal.how, "heldout_protected": seal.heldout_protected,
-              "compare_seconds": time.monotonic() - started, "comparisons": shown}
+              "compare_seconds": time.monotonic() - started, "scan_seconds": scan.seconds, "comparisons": shown}
     report = strict_json(report)
     _write_json(out_dir / "oracle.json", report)
-    if store is not None and any(e["heldout"] for e in results):
-        _keep_private_report(store, out_dir, results)
-    warnings = [n for n in seal.notes if "NOT hidden" in n] + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
+    if exam is not None and exam.private is not None and words:
+        write_private(exam.private, out_dir, results, private, record)
+    warnings = seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + [f"note: {n}" for n in warnings]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
-                         report, tampered)
+                         report, tampered, record)
 
 
 def _visible_refs(cfg: OracleConfig, workspace: Path) -> list[Path]:
@@ -223,13 +236,6 @@ def _reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> 
         path = resolve(workspace, split_part(comp.reference)[0])
         out[comp.name] = heldout_reference(store, comp.name, path)[0] if comp.heldout else path
     return out
-
-
-def _keep_private_report(store: Path, out_dir: Path, results: list[dict]) -> None:
-    """The unredacted held-out numbers, for the human only: beside the held-out copies, outside the workspace."""
-    reports = make_private_dir(heldout_store(store) / "reports")
-    name = f"{out_dir.parent.name}-{out_dir.name}.json"
-    _write_json(reports / name, strict_json({"comparisons": [e for e in results if e["heldout"]]}))
 
 
 def load_report(path: Path) -> dict:

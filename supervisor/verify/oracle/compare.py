@@ -35,22 +35,25 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     keep = np.ones(len(xr), dtype=bool)
     if cfg.range is not None:
         keep = (xr >= cfg.range[0]) & (xr <= cfg.range[1])
-    result: dict = {"points_outside_range": int((~keep).sum()), "uncovered": None, "note": None}
+    result: dict = {"points_outside_range": int((~keep).sum()), "uncovered": None, "note": None,
+                    "x_name": _x_name(cfg, ref)}
     if cfg.interpolate == "none":
-        cand_rows = _same_grid(cfg, xc, xr, keep)
+        cand_rows = _same_grid(cfg, xc, xr, keep, result["x_name"])
         at = np.flatnonzero(keep)
         if len(at) == len(xr) and len(cand_rows) == len(xc):
             at = cand_rows = slice(None)  # every row on both sides: views, not copies of big tables
         values = [cand.columns[i][cand_rows] for i in cand_idx]
     else:
-        at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep)
+        at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep,
+                                                                        result["x_name"])
     x_at = xr[at]
     if len(x_at) == 0:
         where = f" inside the range {list(cfg.range)}" if cfg.range else ""
         raise OracleInputError(f"no reference points to compare{where}", "reference", "empty range")
     lookup = _reference_lookup(ref, at)
+    rows = None if isinstance(at, slice) else at  # the reference's row of each compared point
     jobs = [(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
-             np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup) for n, ri in enumerate(ref_idx)]
+             np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup, rows) for n, ri in enumerate(ref_idx)]
     if len(jobs) > 1 and len(x_at) >= PARALLEL_ROWS:
         # numpy releases the GIL in its loops and in partition: big columns are measured side by side
         with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
@@ -63,6 +66,11 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     result.update(columns=columns, ratio=ratio,
                   passed=bool(ratio <= 1 and all(c["passed"] for c in columns) and not result["uncovered"]))
     return result
+
+
+def _x_name(cfg: CompareConfig, ref: Table) -> str | None:
+    """The x column's name in the reference's header: what a user reads ("at z=2.5"); None without one."""
+    return ref.names[ref.index_of(cfg.x, "reference")] if cfg.x is not None else None
 
 
 def _x(cfg: CompareConfig, table: Table, side: str) -> np.ndarray:
@@ -78,7 +86,12 @@ def _column_keys(cfg: CompareConfig, ref: Table) -> list[str | int]:
     return [ref.names[i] if ref.names[i] is not None else i for i in range(len(ref.columns)) if i != skip]
 
 
-def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def _x_words(cfg: CompareConfig, name: str | None) -> str:
+    return name if name is not None else f"x (column {cfg.x})"
+
+
+def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndarray,
+               x_name: str | None = None) -> np.ndarray:
     """Candidate row numbers matching the reference rows kept; the grids must agree (else: interpolate)."""
     cand_keep = (xc >= cfg.range[0]) & (xc <= cfg.range[1]) if cfg.range is not None \
         else np.ones(len(xc), dtype=bool)
@@ -93,14 +106,15 @@ def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndar
             off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
         if off.any():
             i = int(np.flatnonzero(off)[0])
-            raise OracleInputError(f"the x grids differ first at row {i} (candidate {cfg.x} = {a[i]:.10g}, "
+            raise OracleInputError(f"the x grids differ first at row {i} (candidate {_x_words(cfg, x_name)} = "
+                                   f"{a[i]:.10g}, "
                                    f"reference {b[i]:.10g}); set interpolate = 'linear' or 'loglog'",
                                    "both", "grids differ")
     return rows
 
 
 def _interpolated(cfg: CompareConfig, cand: Table, cand_idx: list[int], xc: np.ndarray, xr: np.ndarray,
-                  keep: np.ndarray):
+                  keep: np.ndarray, x_name: str | None = None):
     ok = np.isfinite(xc)
     order = np.argsort(xc[ok], kind="stable")
     xs = xc[ok][order]
@@ -110,12 +124,15 @@ def _interpolated(cfg: CompareConfig, cand: Table, cand_idx: list[int], xc: np.n
     inside = keep & (xr >= xs[0]) & (xr <= xs[-1])
     outside = keep & ~inside
     if not inside.any():
-        raise OracleInputError(f"the x ranges do not overlap: candidate {cfg.x} in [{xs[0]:.6g}, {xs[-1]:.6g}], "
+        raise OracleInputError(f"the x ranges do not overlap: candidate {_x_words(cfg, x_name)} in "
+                               f"[{xs[0]:.6g}, {xs[-1]:.6g}], "
                                f"reference in [{np.nanmin(xr):.6g}, {np.nanmax(xr):.6g}]", "both", "no overlap")
     uncovered = None
     if outside.any():
-        uncovered = {"count": int(outside.sum()), "x_min": float(xr[outside].min()),
-                     "x_max": float(xr[outside].max()), "candidate_x": [float(xs[0]), float(xs[-1])]}
+        out_rows = np.flatnonzero(outside)
+        low, high = out_rows[np.argmin(xr[out_rows])], out_rows[np.argmax(xr[out_rows])]
+        uncovered = {"count": int(outside.sum()), "x_min": float(xr[low]), "x_max": float(xr[high]),
+                     "row_min": int(low), "row_max": int(high), "candidate_x": [float(xs[0]), float(xs[-1])]}
     at = np.flatnonzero(inside)
     xq = xr[at]
     notes = []
@@ -194,7 +211,8 @@ def _over(num: np.ndarray, den: np.ndarray, into_den: bool = False) -> np.ndarra
 
 
 def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, ref: np.ndarray, x: np.ndarray,
-             lookup) -> dict:
+             lookup, rows: np.ndarray | None = None) -> dict:
+    row = (lambda i: int(rows[i])) if rows is not None else int
     rtol, atol, scale = _tolerances(cfg, key, name)
     scale_at = scale_values(scale, ref, lookup)
     with np.errstate(all="ignore"):
@@ -206,17 +224,20 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
     failing = int((ratio > 1).sum())
     found = {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
              "points": int(len(ref)), "failing": failing, "nonfinite": _nonfinite(cand),
-             "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]),
-             "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "passed": failing == 0}
+             "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]), "row_max_abs": row(i_abs),
+             "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "row_worst": row(worst),
+             "passed": failing == 0}
     if found["nonfinite"]:  # NaN is named as NaN, with where it first appears (not folded into "inf")
         nan_at = np.flatnonzero(np.isnan(cand))
         found.update(nan=int(len(nan_at)), x_first_nan=float(x[nan_at[0]]) if len(nan_at) else None,
+                     row_first_nan=row(nan_at[0]) if len(nan_at) else None,
                      worst_is_nan=bool(np.isnan(cand[worst])))
     del ratio
     rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
     _nan_to_inf(rel)
     i_rel = int(np.argmax(rel))
-    found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), rel_worst=float(rel[worst]))
+    found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), row_max_rel=row(i_rel),
+                 rel_worst=float(rel[worst]))
     found["median_rel"], found["p95_rel"] = _percentiles(rel)  # last use of rel: partitioned in place
     return found
 

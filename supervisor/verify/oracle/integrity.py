@@ -16,7 +16,8 @@ from pathlib import Path
 
 from supervisor.config.oracle import OracleConfig
 from supervisor.verify.oracle.readers import split_part
-from supervisor.run.paths import make_private_dir, user_state_dir
+from supervisor.run.paths import heldout_store, make_private_dir  # noqa: F401 - heldout_store: callers import it here
+from supervisor.run.private import write_private_json
 
 MANIFEST = "manifest.json"
 
@@ -26,19 +27,8 @@ def sha256_of(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def heldout_store(store: Path) -> Path:
-    """The private folder, outside the workspace, of a run's held-out references."""
-    resolved = Path(store).resolve()
-    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
-    return user_state_dir() / "heldout" / f"{resolved.parent.name}-{key}"
-
-
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(tmp, path)
+    write_private_json(path, data, indent=1)
 
 
 def _read_json(path: Path) -> dict | None:
@@ -129,6 +119,12 @@ def heldout_reference(store: Path | None, name: str, configured: Path) -> tuple[
     if entry is None:
         return configured, None
     copy = hdir / entry["copy"]
-    if not copy.is_file() or sha256_of(copy) != entry["sha256"]:
-        return configured, f"the private copy of held-out reference {name!r} was changed or removed"
-    return copy, None
+    if copy.is_file() and sha256_of(copy) == entry["sha256"]:
+        return copy, None
+    if configured.is_file() and sha256_of(configured) == entry["sha256"]:
+        _private_copy(configured, copy)  # the original is intact: the private copy is made again from it
+        return copy, None
+    state = "is missing" if not configured.exists() else "differs from the file the run began with"
+    return configured, (f"held-out reference {name!r} is unavailable: its private copy in {hdir} was changed or "
+                        f"removed and {configured} {state}; put the original file back at {configured}, then "
+                        "`nightshift resume`")

@@ -1,19 +1,12 @@
 """Words and JSON for a verdict's oracle results: the one-line summary, the push-back lines quoting the worst
-offenders, held-out redaction, and strict JSON (non-finite numbers written as "inf"/"nan" strings).
+offenders, and strict JSON (non-finite numbers written as "inf"/"nan" strings).
 
-A held-out entry keeps only its name, columns, pass/fail and the size of the miss (error over tolerance):
-never values, x locations, grid sizes, or what the reference file says.
+A held-out entry as the agent sees it (verify/oracle/exam.py) has only its name and its word (``result``): pass,
+a coarse band, or that it is evaluated at a claim of done; no figure of it is ever quoted here.
 """
 from __future__ import annotations
 
 import math
-
-HELDOUT_KINDS = {  # what a held-out error may say about the reference, by OracleInputError.kind
-    "missing file": "the held-out reference is unavailable",
-    "grids differ": "the candidate's grid does not match the held-out grid (try interpolate)",
-    "no overlap": "the candidate's x range does not overlap the held-out one",
-}
-
 
 def fmt(value: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -31,36 +24,26 @@ def fmt_ratio(value: float) -> str:
     return fmt(value)
 
 
-def x_label(entry: dict, x: float) -> str:
-    return f"{entry.get('x')}={x:.6g}" if entry.get("x") is not None else f"row {int(x)}"
-
-
-def redact(entry: dict) -> dict:
-    """The part of a held-out comparison the agent may see."""
-    out = {"name": entry["name"], "heldout": True, "passed": entry["passed"], "ratio": entry.get("ratio")}
-    if entry.get("error"):
-        out["error"] = entry["error"] if entry.get("error_side") == "candidate" else \
-            HELDOUT_KINDS.get(entry.get("error_kind"), f"held-out comparison failed: {entry.get('error_kind')}")
-    if entry.get("uncovered"):
-        out["problem"] = "the candidate does not cover the whole held-out x range"
-    out["columns"] = [{"column": c["column"], "passed": c["passed"], "ratio": c["ratio"]}
-                      for c in entry.get("columns", [])]
-    return out
-
-
-def visible(entries: list[dict]) -> list[dict]:
-    return [redact(e) if e.get("heldout") else e for e in entries]
+def x_label(entry: dict, x: float, row: int | None = None) -> str:
+    """Where a point is, in the words of the file: "z=2.5" by the x column's header name; "row 101 (x=2.5)" where
+    x is a column without a name (rows count from 0, as numpy does); "row 101" without an x column."""
+    if entry.get("x") is None:
+        return f"row {int(x)}"
+    name = entry.get("x_name", entry["x"] if isinstance(entry["x"], str) and not entry["x"].isdigit() else None)
+    if name is not None:
+        return f"{name}={x:.6g}"
+    return f"row {row} (x={x:.6g})" if row is not None else f"x={x:.6g}"
 
 
 def _column_line(entry: dict, col: dict) -> str:
     head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']} / {col['column']}"
-    if entry.get("heldout"):
-        return f"{head}: fails, worst error {fmt_ratio(col['ratio'])}x its tolerance"
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     if col.get("worst_is_nan"):
-        return (f"{head}: NaN in the candidate at {x_label(entry, col['x_first_nan'])} ({col['nan']} NaN "
+        where = x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
+        return (f"{head}: NaN in the candidate at {where} ({col['nan']} NaN "
                 f"value{'s' if col['nan'] != 1 else ''}); {col['failing']} of {col['points']} points fail vs {tol}")
-    line = (f"{head}: worst at {x_label(entry, col['x_worst'])}: rel err {fmt(col['rel_worst'])} vs {tol} "
+    line = (f"{head}: worst at {x_label(entry, col['x_worst'], col.get('row_worst'))}: rel err "
+            f"{fmt(col['rel_worst'])} vs {tol} "
             f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
     if col["nonfinite"]:
         line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
@@ -69,14 +52,16 @@ def _column_line(entry: dict, col: dict) -> str:
 
 def _entry_lines(entry: dict) -> list[str]:
     prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if "result" in entry:  # a held-out comparison: its word only
+        return [f"{prefix}: {entry['result']}" + (f" ({entry['error']})" if entry.get("error") else "")]
     if entry.get("error"):
         return [f"{prefix}: {entry['error']}"]
     lines = []
-    unc = entry.get("uncovered") or entry.get("problem")
+    unc = entry.get("uncovered")
     if unc:
-        lines.append(f"{prefix}: {entry['problem']}" if entry.get("heldout") else
-                     f"{prefix}: {unc['count']} reference points are not covered by the candidate "
-                     f"({x_label(entry, unc['x_min'])} to {x_label(entry, unc['x_max'])}; the candidate spans "
+        lines.append(f"{prefix}: {unc['count']} reference points are not covered by the candidate "
+                     f"({x_label(entry, unc['x_min'], unc.get('row_min'))} to "
+                     f"{x_label(entry, unc['x_max'], unc.get('row_max'))}; the candidate spans "
                      f"{unc['candidate_x'][0]:.6g} to {unc['candidate_x'][1]:.6g})")
     failing = sorted((c for c in entry.get("columns", []) if not c["passed"]), key=lambda c: -c["ratio"])
     return lines + [_column_line(entry, c) for c in failing]
@@ -84,7 +69,7 @@ def _entry_lines(entry: dict) -> list[str]:
 
 def pushback_lines(entries: list[dict], limit: int = 6) -> list[str]:
     """The worst offenders first; ``entries`` are already redacted (see ``visible``)."""
-    failing = sorted((e for e in entries if not e["passed"]), key=lambda e: -_ratio(e))
+    failing = sorted((e for e in entries if e["passed"] is False), key=lambda e: -_ratio(e))
     lines = [line for e in failing for line in _entry_lines(e)]
     if len(lines) > limit:
         lines = lines[:limit] + [f"... and {len(lines) - limit} more (see the oracle report)"]
@@ -92,29 +77,36 @@ def pushback_lines(entries: list[dict], limit: int = 6) -> list[str]:
 
 
 def _ratio(entry: dict) -> float:
+    if "result" in entry:  # held-out: ordered after every measured comparison, whatever its band
+        return -1.0
     value = entry.get("ratio")
     return math.inf if value is None else float(value)
 
 
 def _worst_phrase(entry: dict) -> str:
     prefix = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    if "result" in entry:
+        return f"{prefix} {entry['result']}"
     if entry.get("error"):
         return f"{prefix}: {entry['error']}"
     cols = entry.get("columns") or []
     if not cols:
         return prefix
     col = max(cols, key=lambda c: c["ratio"])
-    if entry.get("heldout"):
-        return f"{prefix} {col['column']} {fmt_ratio(col['ratio'])}x its tolerance"
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
     return (f"{prefix} {col['column']} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at "
-            f"{x_label(entry, col['x_worst'])}")
+            f"{x_label(entry, col['x_worst'], col.get('row_worst'))}")
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
+    later = [e for e in entries if e["passed"] is None]  # held-out, told only at a claim of done
+    entries = [e for e in entries if e["passed"] is not None]
     failing = [e for e in entries if not e["passed"]]
+    tail = f" ({len(later)} held-out: {later[0]['result']})" if later else ""
+    if not entries and later:
+        return f"oracle: {len(later)} held-out comparison(s), {later[0]['result']}" + "".join(f"; {p}" for p in problems)
     if not entries:
         text = "oracle: no comparisons configured"
     elif failing:
@@ -123,7 +115,7 @@ def summary_line(entries: list[dict], problems: list[str]) -> str:
     else:
         worst = max(entries, key=_ratio)
         text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
-    return text + "".join(f"; {p}" for p in problems)
+    return text + tail + "".join(f"; {p}" for p in problems)
 
 
 def strict_json(value):

@@ -20,7 +20,8 @@ class Seal:
     """How far the references were out of the oracle command's reach: carried as data (not in note wording)."""
     how: str  # "namespace" | "moved" | "none"
     heldout_protected: bool = True  # False: held-out references were readable to the command
-    notes: list[str] = field(default_factory=list)  # how it held, for the verdict
+    notes: list[str] = field(default_factory=list)  # how it held, for the verdict's report
+    warnings: list[str] = field(default_factory=list)  # doors left open: in the report and told to the agent
     leftovers: list[str] = field(default_factory=list)  # processes the command left running (ended with it)
 
 
