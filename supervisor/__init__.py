@@ -2,6 +2,7 @@
 import, and tests/test_layers.py holds every module to it):
 
     cli/       the face: CLI verbs, init, doctor, demo; the composition root (wires hpc/ in, starts tui/)
+    fleet/     several lanes (runs in their own worktrees) on one goal, each claim re-verified, the best kept
     shift/     the shift state machine, turns and prompts, the hooks' channel to the agent, launching a run
     sandbox/   the boundary: the one namespace (bubblewrap) around every process of the agent and its code
     verify/    the verdict: the check pipeline, plan / notes / test checks, oracle/, judge/

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=["tmux", "local", "slurm"])
     s.add_argument("--agent", choices=["claude", "command", "demo"])
     s.add_argument("--no-check", action="store_true", help="skip the preflight (the run's log says so)")
+    s.add_argument("--lanes", type=int, help="several agents on the goal, each in its own worktree ([fleet] lanes)")
 
     s = sub.add_parser("check", help="the preflight: what would make a run fail, each with its fix")
     s.add_argument("dir", nargs="?", default=".")

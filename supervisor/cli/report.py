@@ -58,6 +58,8 @@ def summary(report: Report, path: Path) -> str:
         lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
     lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
+    from supervisor.cli.report_lanes import summary_lines
+    lines += summary_lines(report.run_dir)
     lines += [f"  {b}" for b in report.budget + report.heldout_lines]
     lines += [f"  missing: {m}" for m in report.missing]
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from supervisor.cli.report_lanes import lanes_html
 from supervisor.cli.report_data import Report, Row
 
 CSS = """
@@ -127,6 +128,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 <p>Last verdict: {_e(report.final.get('summary') or '-')}<br>Judge on the last verdict: {'ran' if judge_ran else 'did not run'}</p>
 {repro}
 {('<h2>What is missing from this report</h2>' + _list(report.missing, '', 'missing')) if report.missing else ''}
+{lanes_html(report.run_dir)}
 <h2>Accuracy timeline</h2>
 {image}
 <h2>Shifts and turns</h2>

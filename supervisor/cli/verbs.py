@@ -55,28 +55,33 @@ def _record_trust(ws: Path) -> int:
 
 
 def cmd_run(args) -> int:
-    from supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
+    from supervisor.shift.launcher import create_run, resolve_config, start_detached
 
     ws = Path(args.dir).resolve()
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
+    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, with_lanes
     from supervisor.shift.workspace_lock import launch_lock
+    config = with_lanes(config, getattr(args, "lanes", None))
     with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
+        fleet_id = refuse_fleet_now(ws, config) if is_fleet(config) else None  # before the preflight runs anything
         found = None
         if not args.no_check:
             from supervisor.cli.check import preflight_for_start
             from supervisor.shift.launcher import refuse_to_start
             refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
             found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
-        run = create_run(ws, config)
-        print(f"run {run.run_id} created in {run.root}")
+        run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
+        lanes = f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""
+        print(f"run {run.run_id} created in {run.root}{lanes}")
         from supervisor.cli.check import record_preflight
         record_preflight(run, found)
         if not args.foreground:
             where = start_detached(run, config)  # returns once the supervisor holds the workspace
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
+        from supervisor.fleet.launch import supervise_any
+        return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
     return 0
@@ -112,7 +117,8 @@ def cmd_resume(args) -> int:
         state, offset, _ = load_state(run.root)
         write_snapshot(run.snapshot, state, offset)
     if args.foreground:
-        return _foreground_outcome(run, run_foreground(run, leave_on_outcome=True))
+        from supervisor.fleet.launch import supervise_any
+        return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
     return 0
 
@@ -208,8 +214,9 @@ def cmd_status(args) -> int:
     sup = supervisor_status(run.supervisor)
     crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
+        from supervisor.fleet.state import lane_rows
         print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
-                          "crashed": crash}, default=str))
+                          "crashed": crash, "lanes": lane_rows(run.root)}, default=str))
         return 0
     verdict = (state["last_verdict"] or {}).get("summary", "-")
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
@@ -221,6 +228,14 @@ def cmd_status(args) -> int:
               f"`nightshift deny {run.run_id}`")
     if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
+    from supervisor.fleet.state import lane_rows
+    lanes = lane_rows(run.root) or []
+    if lanes:
+        print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f} together")
+    for lane in lanes:
+        metric = "-" if lane["metric"] is None else f"{lane['metric']:.3g}"
+        print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
+              f"{lane['approach'] or '(own choice)'}{'  WINNER' if lane['winner'] else ''}")
     if state["paused"]:
         print(f"paused     {state['pause_reason']}")
     if state.get("refusals"):
@@ -327,7 +342,8 @@ def cmd_supervise(args) -> int:
         print(stamped, flush=True)
         log.write(stamped + "\n")
     try:
-        return run_foreground(run, say=say)
+        from supervisor.fleet.launch import supervise_any
+        return supervise_any(run, say=say)
     except Exception as exc:
         from supervisor.errors import UserError, is_user_error
         if getattr(exc, "nightshift_recorded", False):

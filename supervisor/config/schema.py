@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
+from supervisor.config.fleet import FleetConfig
 from supervisor.config.oracle import OracleConfig
 from supervisor.config.policy import PolicyConfig
 from supervisor.errors import UserError
@@ -88,6 +89,7 @@ class Config(Section):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:

@@ -157,8 +157,10 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
         where = f"a background process on {socket.gethostname()}"
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if run.supervisor.exists() and run.supervisor.stat().st_mtime > before and supervisor_status(run.supervisor)["alive"]:
-            return where
+        if run.supervisor.exists() and run.supervisor.stat().st_mtime > before:
+            started = supervisor_status(run.supervisor)
+            if started["alive"] or started.get("stopped"):  # or it started and already ended (a run with one step left)
+                return where
         time.sleep(0.1)
     tail = run.supervisor_log.read_text().strip().splitlines()[-1:] if run.supervisor_log.exists() else []
     raise LaunchError(f"the supervisor did not start: {tail[0] if tail else 'no output'}; see {run.supervisor_log}")

@@ -1,4 +1,5 @@
-"""One run in tabs: Agent, Plan, Lab notes, Oracle, Shifts, Events; the action keys act on this run.
+"""One run in tabs: Agent, Plan, Lab notes, Oracle, Shifts, Events, and for a fleet Lanes (its leaderboard); the
+action keys act on this run.
 
 The screen reads its run's follower (kept by the app, advanced by the live worker) and redraws the visible
 tab when the run changes; nothing here reads the whole event log.
@@ -13,12 +14,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from supervisor.fleet.state import is_fleet_dir, lane_rows
 from tui import fmt
 from tui.runs import orphaned, read_supervisor, run_limits, status_label, where_it_runs
 from tui.slurm_view import slurm_lines
 from tui.widgets.agent_tail import AgentTail
 from tui.widgets.doc_view import DocView
 from tui.widgets.events_view import EventsView
+from tui.widgets.lanes_table import LanesTable
 from tui.widgets.oracle_view import OracleView
 from tui.widgets.shifts_table import ShiftsTable
 
@@ -33,6 +36,7 @@ class RunScreen(Screen):
         ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),
         Binding("y", "app.approve", "Approve", show=False), Binding("N", "app.deny", "Deny", show=False),
         Binding("slash", "filter", "Filter", show=False), Binding("o", "app.report", "Report", show=False),
+        Binding("l", "tab('lanes')", "Lanes", show=False),
     ] + [Binding(str(i + 1), f"tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(zip(TABS, TAB_LABELS))]
 
     DEFAULT_CSS = """
@@ -72,14 +76,18 @@ class RunScreen(Screen):
 
     async def ensure_tab(self, tab: str) -> None:
         """Build a tab's content the first time it is shown."""
-        if tab in self._built:
+        if tab in self._built or tab not in TABS:  # "lanes" is built at mount, for a fleet only
             return
         self._built.add(tab)
         await self.query_one(f"#{tab}", TabPane).mount(self._tab_widget(tab))
 
-    def on_mount(self) -> None:
-        self._ready = True
+    async def on_mount(self) -> None:
         self._built = {"agent"}
+        if is_fleet_dir(self.follower.run.root):  # a fleet's run: its lanes as a leaderboard, in a tab of their own
+            await self.query_one("#run-tabs", TabbedContent).add_pane(
+                TabPane("Lanes", LanesTable(id="lanes-table"), id="lanes"))
+            self._built.add("lanes")
+        self._ready = True
         self.runs_changed({self.run_id})
 
     def run_id_in_focus(self) -> str:
@@ -161,16 +169,20 @@ class RunScreen(Screen):
             self.query_one(ShiftsTable).show_state(state, self.app.clock())
         elif tab == "events":
             self.query_one(EventsView).show_events(follower.recent_events())
+        elif tab == "lanes":
+            self.query_one(LanesTable).show_lanes(lane_rows(follower.run.root) or [])
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         await self.ensure_tab(event.pane.id or "")
         self.refresh_tab(event.pane.id or "")
 
     async def action_tab(self, tab: str) -> None:
+        if tab not in TABS and tab not in self._built:
+            return  # Lanes, on a run that is not a fleet
         self.query_one("#run-tabs", TabbedContent).active = tab
         await self.ensure_tab(tab)
         # Keys then go to the tab's content (up/down/Enter in a table) rather than to the tab bar.
-        content = {"shifts": ShiftsTable, "oracle": "#oracle-table", "agent": AgentTail}.get(tab)
+        content = {"shifts": ShiftsTable, "oracle": "#oracle-table", "agent": AgentTail, "lanes": LanesTable}.get(tab)
         if content is not None:
             self.query_one(content).focus()
 
