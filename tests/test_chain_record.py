@@ -52,6 +52,10 @@ def test_the_allocation_and_the_tui_read_the_record_through_the_same_reader(tmp_
     assert chain_line(read_chain(tmp_path), now=1000.0 + 1800).startswith("chain: job 1 of the chain (11) on n1")
     append_record(tmp_path, "submitted", job_id=12, by="job 11")
     assert "successor 12 queued" in chain_line(read_chain(tmp_path), now=1000.0 + 1800)
+    append_record(tmp_path, "stopping", by="nightshift stop")
+    append_record(tmp_path, "cancelled", job_ids=[12], why="nightshift stop")
+    line = chain_line(read_chain(tmp_path), now=1000.0 + 1800)
+    assert "stopping (nightshift stop): no job continues it" in line and "successor" not in line
     append_record(tmp_path, "finished", job_id=11, outcome="done")
     assert chain_usage(tmp_path, now=1000.0 + 1800)[1] == 0  # its job is counted up to its end, and runs no more
     assert "finished the run" in chain_line(read_chain(tmp_path), now=1000.0 + 1800)

@@ -86,6 +86,8 @@ def chain_line(records: list[dict[str, Any]], now: float | None = None) -> str |
     successors = [j for j in submitted if j > int(current.get("job_id") or 0)]
     if current.get("job_id") in finished:
         text += " · finished the run"
+    elif any(r.get("what") == "stopping" for r in records):  # hpc/chain.py STOPPING: nothing is queued after it
+        text += " · stopping (nightshift stop): no job continues it"
     elif successors:
         text += f" · successor {successors[-1]} queued"
     if len(started) > 1:
