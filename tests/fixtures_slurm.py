@@ -70,16 +70,17 @@ def slurm_client(request, slurm_cluster):
     return make_client(request.param, backoff=QUICK)
 
 
-def wait_for(predicate, timeout: float = 150, every: float = 0.5, what: str = "condition"):
+def wait_for(predicate, timeout: float = 150, every: float = 0.5, what="condition"):
     """Poll until predicate() is truthy; its value. Waiting has a bound, never a timing assertion: a generous one,
-    since the scheduler on a shared CI machine under the whole suite has taken over 60 s to start a job."""
+    since the scheduler on a shared CI machine under the whole suite has taken over 60 s to start a job. ``what``
+    may be a callable, asked only on failure (to say what was last seen)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(every)
-    raise AssertionError(f"gave up waiting for {what} after {timeout:.0f}s")
+    raise AssertionError(f"gave up waiting for {what() if callable(what) else what} after {timeout:.0f}s")
 
 
 def start_if_pending(client, job_id: int, job) -> None:
