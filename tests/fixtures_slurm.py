@@ -86,13 +86,24 @@ def wait_for(predicate, timeout: float = 150, every: float = 0.5, what="conditio
 def start_if_pending(client, job_id: int, job) -> None:
     """Ask Slurm to start a requeued job now, again while it waits: a requeued job gets a begin time while its
     first run is still being cleaned up, and Slurm can set it again after an early StartTime=now (seen under the
-    whole suite). The job may start, or end, between the look and the ask; that is what was wanted."""
-    if job is not None and job.pending:
-        try:
-            client.start_now(job_id)
-        except SlurmCommandFailed as exc:
-            if "no longer pending" not in str(exc) and "already finished" not in str(exc):
-                raise
+    whole suite). The job may start, or end, between the look and the ask; that is what was wanted.
+
+    Not in the second the job was first seen waiting: the requeue revoked the job's credential on the node, and
+    slurmd refuses a credential made in the same second (``cred->ctime <= revoked``, whole seconds): the rerun then
+    fails at once (FAILED, exit 1, no output), about one fresh cluster in five with the quick pyslurm client."""
+    if job is None or not job.pending:
+        return
+    first_seen = _pending_since.setdefault((job_id, job.restarts), time.time())
+    if int(time.time()) <= int(first_seen):  # the revocation happened in this second or before
+        return
+    try:
+        client.start_now(job_id)
+    except SlurmCommandFailed as exc:
+        if "no longer pending" not in str(exc) and "already finished" not in str(exc):
+            raise
+
+
+_pending_since: dict[tuple[int, int], float] = {}  # (job, restarts) -> when it was first seen waiting
 
 
 def batch_job(tmp_path: Path, name: str, work: str, forward_usr1: bool = False) -> BatchJob:
