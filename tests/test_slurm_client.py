@@ -64,7 +64,7 @@ def test_requeue_keeps_the_log_and_counts_restarts(slurm_client, tmp_path):
     slurm_client.requeue(job_id)
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.pending, what="the job to be pending again")
 
-    seen = []  # what the client saw of the job, for the failure message (the pyslurm case timed out twice in 14)
+    seen = []  # what the client saw of the job: the failure message says it
 
     def rerun():
         j = slurm_client.query().get(job_id)
