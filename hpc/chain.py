@@ -5,22 +5,31 @@ Every job of a run's chain has the same name, ``ns-<run id>-sup``, and is submit
 two live supervisors. Each job queues its successor as soon as it starts; the successor waits until the current
 job ends, however it ends (finished, killed at the limit with or without the USR1 warning handled, node
 failure), and resumes from the event log. A job whose run has finished cancels its successor.
+
+`nightshift stop` and a job queuing its continuation are serialized by a lock in the chain's folder: stop marks
+the chain ("stopping") and cancels the queued jobs under it, and a job queues a continuation only under it and only
+while the chain is not marked. So a job that hears its walltime warning, or is requeued, after a stop queues
+nothing (it did once, under load: a third job after the stop had cancelled the second).
 """
 from __future__ import annotations
 
-import json
+import contextlib
+import fcntl
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hpc.interface import SlurmClient, SubmitOptions
 from supervisor.config.slurm import SlurmConfig
 from hpc.jobs import JobInfo
 from hpc.script import BatchJob, write_script
+from supervisor.run.chain_record import append_record, read_chain, record_path
 from supervisor.run.paths import RunPaths
+from supervisor.run.state import load_state
+
+STOPPING = "stopping"  # the record's mark of `nightshift stop`: no continuation is queued after it
 
 
 def chain_name(run: RunPaths) -> str:
@@ -54,17 +63,33 @@ def write_chain_script(run: RunPaths, slurm: SlurmConfig) -> Path:
 
 def record(run: RunPaths, what: str, **data: Any) -> None:
     """One line in slurm/chain.jsonl: the chain's own history (submitted, started, continued, cancelled)."""
-    line = json.dumps({"ts": time.time(), "what": what, **data})
-    fd = os.open(chain_files(run)["record"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a") as fh:
-        fh.write(line + "\n")
+    append_record(run.root, what, **data)
 
 
 def read_record(run: RunPaths) -> list[dict[str, Any]]:
+    return read_chain(run.root)
+
+
+@contextlib.contextmanager
+def chain_lock(run: RunPaths) -> Iterator[None]:
+    """Held while the chain changes shape: a job queuing its continuation, `nightshift stop` cancelling them.
+    flock reaches across hosts on NFS; where the file system has no locks, ensure_successor's check after its
+    submit still cancels what a concurrent stop could not see."""
+    fd = os.open(chain_dir(run) / "chain.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        return [json.loads(line) for line in chain_files(run)["record"].read_text().splitlines() if line.strip()]
-    except FileNotFoundError:
-        return []
+        with contextlib.suppress(OSError):  # ENOLCK / EOPNOTSUPP: go on unlocked (see above)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def withheld(run: RunPaths) -> str | None:
+    """Why the chain must not be continued now (None when it may): a stop marked it, or the run has ended."""
+    if any(r.get("what") == STOPPING for r in read_record(run)):
+        return "nightshift stop"
+    state = load_state(run.root)[0]
+    return f"the run finished ({state.get('outcome')})" if state["phase"] == "finished" else None
 
 
 def chain_jobs(run: RunPaths, client: SlurmClient) -> list[JobInfo]:
@@ -80,12 +105,22 @@ def submit_link(run: RunPaths, client: SlurmClient, by: str) -> int:
     return job_id
 
 
-def ensure_successor(run: RunPaths, client: SlurmClient, me: int) -> int:
-    """The queued successor of job ``me``, submitted when there is none yet."""
-    waiting = [j for j in chain_jobs(run, client) if j.job_id != me and not j.terminal]
-    if waiting:
-        return waiting[-1].job_id
-    return submit_link(run, client, by=f"job {me}")
+def ensure_successor(run: RunPaths, client: SlurmClient, me: int) -> int | None:
+    """The queued successor of job ``me``, submitted when there is none yet; None when the chain must not go on
+    (see withheld): then nothing is queued, and the record says why."""
+    with chain_lock(run):
+        why = withheld(run)
+        if why:
+            record(run, "not_continued", job_id=me, why=why)
+            return None
+        waiting = [j for j in chain_jobs(run, client) if j.job_id != me and not j.terminal]
+        if waiting:
+            return waiting[-1].job_id
+        successor = submit_link(run, client, by=f"job {me}")
+    if withheld(run):  # a stop the lock could not hold off (no locks on this file system): undo our submit
+        cancel_chain(run, client, keep=me, why="nightshift stop (after a concurrent continuation)")
+        return None
+    return successor
 
 
 def cancel_chain(run: RunPaths, client: SlurmClient, keep: int | None = None, why: str = "stopped") -> list[int]:
@@ -102,15 +137,18 @@ def cancel_chain(run: RunPaths, client: SlurmClient, keep: int | None = None, wh
 
 def has_chain(run: RunPaths) -> bool:
     """Was this run submitted as a chain of batch jobs (`nightshift submit`)?"""
-    return (run.root / "slurm" / "chain.jsonl").exists()
+    return record_path(run.root).exists()
 
 
 def stop_chain(run: RunPaths, client: SlurmClient) -> tuple[list[int], int | None]:
-    """`nightshift stop` on a submitted run: cancel the queued jobs so no continuation starts, and leave the
-    running one (if any) to finish the run on the stop command; (cancelled ids, running job id or None)."""
-    running = [j.job_id for j in chain_jobs(run, client) if j.running]
-    keep = running[-1] if running else None
-    return cancel_chain(run, client, keep=keep, why="nightshift stop"), keep
+    """`nightshift stop` on a submitted run: mark the chain stopped and cancel the queued jobs, so no
+    continuation starts or is queued again, and leave the running one (if any) to finish the run on the stop
+    command; (cancelled ids, running job id or None)."""
+    with chain_lock(run):
+        record(run, STOPPING, by="nightshift stop")
+        running = [j.job_id for j in chain_jobs(run, client) if j.running]
+        keep = running[-1] if running else None
+        return cancel_chain(run, client, keep=keep, why="nightshift stop"), keep
 
 
 def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:

@@ -43,6 +43,17 @@ def own_record(client, me: int) -> dict:
     return {"start": info.start, "time_limit": info.time_limit, "cpus": info.cpus} if info else {}
 
 
+def continue_chain(run: RunPaths, client, me: int, say: str) -> None:
+    """Make sure a job continues the run after this one, unless the run is stopped or over; says which."""
+    try:
+        successor = ensure_successor(run, client, me)
+    except SlurmError as exc:  # the run still goes on in this job; only its continuation is at risk
+        print(f"nightshift: could not queue the continuation job: {exc}", flush=True)
+        return
+    then = f"job {successor} continues it" if successor else "no job continues it (the run is stopped or over)"
+    print(f"nightshift: {say}; {then}", flush=True)
+
+
 def main(argv: list[str]) -> int:
     run = RunPaths(Path(argv[0]))
     config = frozen_config(run)
@@ -50,11 +61,7 @@ def main(argv: list[str]) -> int:
     me = int(os.environ.get("SLURM_JOB_ID", "0"))
     record(run, "started", job_id=me, node=socket.gethostname(), restart=int(os.environ.get("SLURM_RESTART_COUNT", 0)),
            **own_record(client, me))
-    try:
-        successor = ensure_successor(run, client, me)
-        print(f"nightshift: job {me} supervises run {run.run_id}; job {successor} continues it", flush=True)
-    except SlurmError as exc:  # the run still goes on in this job; only its continuation is at risk
-        print(f"nightshift: could not queue the continuation job: {exc}", flush=True)
+    continue_chain(run, client, me, say=f"job {me} supervises run {run.run_id}")
     warned: list[float] = []
     signal.signal(signal.SIGUSR1, lambda *_: warned.append(time.time()))
     child = subprocess.Popen(supervise_argv(run), cwd=run.workspace)
@@ -74,10 +81,7 @@ def main(argv: list[str]) -> int:
             told = True
             record(run, "walltime_warning", job_id=me)
             inbox.send_command(run, "nudge", message=WRAPUP.format(grace=int(config.slurm.grace)))
-            try:
-                ensure_successor(run, client, me)
-            except SlurmError as exc:
-                print(f"nightshift: could not queue the continuation job: {exc}", flush=True)
+            continue_chain(run, client, me, say=f"job {me} reaches its walltime")
         time.sleep(0.5)
     state, _, _ = load_state(run.root)
     if state["phase"] == "finished":

@@ -192,7 +192,17 @@ def _parse_line(line: str) -> JobInfo | None:
                    time_left=left, time_limit=limit, restarts=int(f.get("Restarts", "0") or 0),
                    start=_epoch(f.get("StartTime")) if started else None, run_time=run_time,
                    cpus=int(f["NumCPUs"]) if f.get("NumCPUs", "").isdigit() else None,
-                   gpus=gpus_in(f.get("TRES") or f.get("TresPerNode") or ""))
+                   gpus=_gpus(f))
+
+
+def _gpus(f: dict[str, str]) -> int:
+    """The job's GPUs: what it was given (AllocTRES since Slurm 23.02, TRES before), else what it asked for
+    (ReqTRES, TresPerNode), as a waiting job's AllocTRES is "(null)" and its TRES may leave the GPUs out."""
+    for key in ("AllocTRES", "TRES", "ReqTRES", "TresPerNode"):
+        count = gpus_in(f.get(key, ""))
+        if count:
+            return count
+    return 0
 
 
 def _epoch(stamp: str | None) -> float | None:

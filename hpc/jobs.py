@@ -85,12 +85,12 @@ class JobInfo:
 
 
 def gpus_in(tres: str) -> int:
-    """GPUs in a TRES/gres string: "cpu=4,mem=8G,gres/gpu=2" or "gpu:a100:2" -> 2 (0 when none).
+    """GPUs in a TRES/gres string: "cpu=4,mem=8G,gres/gpu=2", "gres:gpu:2" or "gpu:a100:2" -> 2 (0 when none).
 
     A TRES string may list the same GPUs twice (``gres/gpu=2,gres/gpu:a100=2``): the untyped count wins."""
     untyped, typed = 0, 0
     for part in re.split(r"[,\s]+", tres or ""):
-        match = re.fullmatch(r"(?:gres/)?gpu((?::[\w.-]+)*)[=:](\d+)", part.strip())
+        match = re.fullmatch(r"(?:gres[/:])?gpu((?::[\w.-]+)*)[=:](\d+)", part.strip())
         if match and match.group(1):
             typed += int(match.group(2))
         elif match:

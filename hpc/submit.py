@@ -20,20 +20,11 @@ from hpc.script import render_script
 def submit_run(workspace: Path, backend: str | None = None, on_created=None) -> tuple[str, int]:
     """Create the run and queue the first job of its chain; (run id, job id). ``on_created(run)`` is called
     once the run exists, before its job is queued (the face records the preflight there)."""
-    from supervisor.shift.launcher import create_run, finish_unsupervised, resolve_config
+    from supervisor.shift.launcher import resolve_config
 
-    backend = backend or ("tmux" if shutil.which("tmux") else "local")
-    config = resolve_config(workspace, backend=backend)
+    config = resolve_config(workspace, backend=_backend(backend))
     client = make_client(config.slurm.client)  # fails early, before a run exists, when Slurm is missing
-    run = create_run(workspace, config)
-    if on_created is not None:
-        on_created(run)
-    write_chain_script(run, config.slurm)
-    try:
-        return run.run_id, submit_link(run, client, by="nightshift submit")
-    except SlurmError as exc:  # the run stays on record, ended with Slurm's own words
-        finish_unsupervised(run, "failed", f"Slurm did not take the first job: {exc}")
-        raise
+    return _queue_chain(workspace, config, client, by="nightshift submit", on_created=on_created)
 
 
 @dataclass(frozen=True)
@@ -49,25 +40,25 @@ class SubmitPlan:
 
 def plan_submit(workspace: Path, backend: str | None = None) -> SubmitPlan:
     """Render the first job of a run's chain from nightshift.toml without creating anything."""
-    from supervisor.run.paths import RunPaths, new_run_id
+    from supervisor.run.paths import new_run_id
     from supervisor.shift.launcher import resolve_config
 
     workspace = Path(workspace).expanduser().resolve()
-    backend = backend or ("tmux" if shutil.which("tmux") else "local")
+    backend = _backend(backend)
     config = resolve_config(workspace, backend=backend)
-    run = RunPaths.for_run(workspace, new_run_id())  # not created: a preview leaves no trace
-    script = render_script(config.slurm, chain_job(run))
+    run_id = new_run_id()  # the run is not created: a preview leaves no trace
+    script = render_script(config.slurm, chain_job(_paths(workspace, run_id)))
     settings = [line for line in script.splitlines() if line.startswith("#SBATCH")]
-    return SubmitPlan(workspace, run.run_id, backend, settings, script)
+    return SubmitPlan(workspace, run_id, backend, settings, script)
 
 
 def submit_plan(plan: SubmitPlan) -> tuple[str, int]:
     """Send what the plan showed. Slurm checks the script first (``sbatch --test-only`` queues nothing), so a
     refusal (a partition or account the cluster refuses) creates no run; sbatch's words come back verbatim."""
-    from supervisor.shift.launcher import create_run, finish_unsupervised, resolve_config
+    from supervisor.shift.launcher import resolve_config
 
     config = resolve_config(plan.workspace, backend=plan.backend)
-    if render_script(config.slurm, chain_job(_paths(plan))) != plan.script:
+    if render_script(config.slurm, chain_job(_paths(plan.workspace, plan.run_id))) != plan.script:
         raise SlurmError("nightshift.toml changed since the preview; look at the new script, then submit again")
     client = make_client(config.slurm.client)
     check = getattr(client, "check", None)  # the CLI client; pyslurm has no dry run
@@ -76,19 +67,36 @@ def submit_plan(plan: SubmitPlan) -> tuple[str, int]:
             script = Path(tmp) / "first-job.sbatch"
             script.write_text(plan.script)
             check(script)
-    run = create_run(plan.workspace, config, run_id=plan.run_id)
+    return _queue_chain(plan.workspace, config, client, by="nightshift tui (submit form)", run_id=plan.run_id)
+
+
+def _queue_chain(workspace: Path, config, client, by: str, run_id: str | None = None,
+                 on_created=None) -> tuple[str, int]:
+    """What both ways of submitting share: create the run, write its chain's script, queue the first job. A
+    refusal after the run exists (no check before it, or the cluster changed since) ends the run on record, with
+    Slurm's own words."""
+    from supervisor.shift.launcher import create_run, finish_unsupervised
+
+    run = create_run(workspace, config, run_id=run_id)
+    if on_created is not None:
+        on_created(run)
     write_chain_script(run, config.slurm)
     try:
-        return run.run_id, submit_link(run, client, by="nightshift tui (submit form)")
-    except SlurmError as exc:  # refused after the check passed (the cluster changed): the run says so
+        return run.run_id, submit_link(run, client, by=by)
+    except SlurmError as exc:
         finish_unsupervised(run, "failed", f"Slurm did not take the first job: {exc}")
         raise
 
 
-def _paths(plan: SubmitPlan):
+def _backend(backend: str | None) -> str:
+    """Where the agent runs inside the job: tmux where it is installed (so `attach` reaches it), else a child."""
+    return backend or ("tmux" if shutil.which("tmux") else "local")
+
+
+def _paths(workspace: Path, run_id: str):
     from supervisor.run.paths import RunPaths
 
-    return RunPaths.for_run(plan.workspace, plan.run_id)
+    return RunPaths.for_run(workspace, run_id)
 
 
 def submit_main(workspace: Path, backend: str | None = None, on_created=None) -> int:

@@ -21,7 +21,8 @@ def test_without_sbatch_the_slurm_line_names_the_fix(ready, tmp_path):
     ws = slurm_workspace(ready)
     out = check(ws, env=without_slurm(tmp_path))
     assert out.returncode == 1
-    assert any(l.startswith("FAIL  slurm") and "sbatch not found" in l for l in out.stdout.splitlines()), out.stdout
+    assert any(l.startswith("FAIL  slurm") and "Slurm commands not found (sbatch" in l and "--backend tmux" in l
+               for l in out.stdout.splitlines()), out.stdout
 
 
 @pytest.mark.slurm
@@ -46,3 +47,17 @@ def test_check_job_reports_what_the_jobs_environment_lacks(slurm_cluster, ready)
     assert claude.startswith("FAIL") and "not on the job's PATH" in claude, out.stdout
     assert any(l.startswith("ok") and "in the job: git" in l for l in out.stdout.splitlines()), out.stdout
     assert out.returncode == 1
+
+
+def test_the_preflight_asks_about_the_real_script_and_never_writes_a_secret_into_it(ready, tmp_path):
+    """The question to the cluster is rendered by the batch script's own code: a [slurm] extra line holding the
+    value of a secret variable is refused there, before anything reaches Slurm (or a file)."""
+    ws = slurm_workspace(ready)
+    secret = "s3cr3t-value-of-the-token"
+    edit_toml(ws, '[slurm]\n', f'[slurm]\nextra = ["--comment={secret}"]\n')
+    out = check(ws, env={**without_slurm(tmp_path), "LAB_API_TOKEN": secret})
+    line = next(l for l in out.stdout.splitlines() if l.startswith("FAIL  slurm"))
+    assert "the batch script cannot be written" in line and "$LAB_API_TOKEN" in line and secret not in line
+    assert out.returncode == 1
+    assert not [p for p in ws.rglob("*") if p.is_file() and p.name != "nightshift.toml"
+                and secret in p.read_text(errors="replace")]

@@ -98,3 +98,41 @@ def test_a_submitted_runs_allocation_from_its_chain_record(tmp_path):
     assert chain_usage(tmp_path, now=4600.0 + 1800) == (2.0 + 2.0, 4, 1000.0)  # job 2: half an hour on 4 CPUs
     alloc = allocation(empty_state(), 4600.0 + 1800, tmp_path)
     assert alloc.core_hours == 4.0 and alloc.cores_now == 4 and alloc.accounting == CHAIN_SOURCE
+
+
+# `scontrol -o show job` lines as Slurm prints them (shortened): 22.05 says TRES= (what the job holds) and, for a
+# GPU request, TresPerNode=; 23.02 and later say ReqTRES= and AllocTRES= (the latter "(null)" while it waits).
+SCONTROL_2205_RUNNING = (
+    "JobId=41 JobName=ns-a-t1 UserId=ana(1000) GroupId=ana(1000) JobState=RUNNING Reason=None Dependency=(null) "
+    "Requeue=1 Restarts=0 BatchFlag=1 ExitCode=0:0 RunTime=00:10:00 TimeLimit=01:00:00 "
+    "StartTime=2026-11-20T10:00:00 Partition=gpu NodeList=g7 BatchHost=g7 NumNodes=1 NumCPUs=8 NumTasks=1 "
+    "CPUs/Task=8 TRES=cpu=8,mem=32G,node=1,billing=8,gres/gpu=2 TresPerNode=gres:gpu:2")
+SCONTROL_2205_PENDING = (
+    "JobId=42 JobName=ns-a-t2 UserId=ana(1000) JobState=PENDING Reason=Resources Dependency=(null) "
+    "RunTime=00:00:00 TimeLimit=01:00:00 StartTime=Unknown Partition=gpu NodeList=(null) NumNodes=1 NumCPUs=8 "
+    "TRES=cpu=8,mem=32G,node=1,billing=8 TresPerNode=gres:gpu:a100:3")
+SCONTROL_2311_RUNNING = (
+    "JobId=51 JobName=ns-b-t1 UserId=ana(1000) GroupId=ana(1000) JobState=RUNNING Reason=None Dependency=(null) "
+    "RunTime=03:55:39 TimeLimit=3-00:00:00 StartTime=2026-11-20T10:00:00 Partition=a100 NodeList=gpu14 "
+    "BatchHost=gpu14 NumNodes=1 NumCPUs=12 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* "
+    "ReqTRES=cpu=1,mem=4000M,node=1,billing=12,gres/gpu=1 "
+    "AllocTRES=cpu=12,mem=48000M,node=1,billing=12,gres/gpu=4,gres/gpu:a100=4 Socks/Node=* TresPerNode=gres/gpu:1")
+SCONTROL_2311_PENDING = (
+    "JobId=52 JobName=ns-b-t2 UserId=ana(1000) JobState=PENDING Reason=Priority Dependency=(null) "
+    "RunTime=00:00:00 TimeLimit=11:00:00 StartTime=Unknown Partition=gpu NodeList=(null) NumNodes=1 NumCPUs=8 "
+    "ReqTRES=cpu=8,mem=32G,node=1,billing=8,gres/gpu=2 AllocTRES=(null)")
+SCONTROL_2311_CPU_ONLY = (
+    "JobId=53 JobName=ns-b-t3 UserId=ana(1000) JobState=RUNNING Reason=None RunTime=00:01:00 TimeLimit=01:00:00 "
+    "StartTime=2026-11-20T10:00:00 NodeList=c1 BatchHost=c1 NumCPUs=4 ReqTRES=cpu=4,mem=8G,node=1,billing=4 "
+    "AllocTRES=cpu=4,mem=8G,node=1,billing=4")
+
+
+def test_gpu_counts_from_scontrol_lines_of_old_and_new_slurm():
+    from hpc.cli_client import _parse_line
+
+    assert _parse_line(SCONTROL_2205_RUNNING).gpus == 2
+    assert _parse_line(SCONTROL_2205_PENDING).gpus == 3  # what it asks for, while it waits
+    running = _parse_line(SCONTROL_2311_RUNNING)
+    assert running.gpus == 4 and running.cpus == 12  # what it was given, not the 1 it asked for
+    assert _parse_line(SCONTROL_2311_PENDING).gpus == 2  # AllocTRES is "(null)" until it runs
+    assert _parse_line(SCONTROL_2311_CPU_ONLY).gpus == 0

@@ -64,12 +64,15 @@ def test_requeue_keeps_the_log_and_counts_restarts(slurm_client, tmp_path):
     slurm_client.requeue(job_id)
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.pending, what="the job to be pending again")
 
+    seen = []  # what the client saw of the job: the failure message says it
+
     def rerun():
         j = slurm_client.query().get(job_id)
+        seen.append(j and (j.state, j.reason))
         start_if_pending(slurm_client, job_id, j)
         return j and j.running and j
 
-    again = wait_for(rerun, every=2, what="the rerun")
+    again = wait_for(rerun, every=2, what=lambda: f"the rerun (seen first {seen[:3]}, last {seen[-3:]})")
     assert again.restarts == 1
     log = wait_for(lambda: "restart 1" in job.log_file.read_text() and job.log_file.read_text(), what="rerun log")
     assert "restart 0" in log  # --open-mode=append: the first run's output is still there

@@ -1,17 +1,18 @@
 """What the TUI shows of a Slurm run, from what the supervisor recorded and nothing else: the fold of its
 ``slurm.job_changed`` events (job id, state with Slurm's reason, node, start, time limit, CPUs, what each ended
 job spent) and, for a run submitted as a chain (`nightshift submit`), the chain's own record
-(``slurm/chain.jsonl``). The TUI never asks slurmctld: a dashboard of twenty runs costs the controller nothing.
+(``slurm/chain.jsonl``, read incrementally through supervisor/run/chain_record.py, the one parser of it). The TUI
+never asks slurmctld: a dashboard of twenty runs costs the controller nothing.
 
 Pure functions of the state and a clock, so the snapshot tests are deterministic.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from supervisor.run.allocation import allocation, describe
+from supervisor.run.chain_record import read_chain
 
 RUNNING = ("RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "RESIZING")
 # What the loop does after a batch turn's job ended by itself (supervisor/shift/decide.py SESSION_ENDERS).
@@ -65,20 +66,6 @@ def where_cell(state: dict[str, Any], now: float) -> str:
     return text + (f" {hms(left)[:-3]} left" if left is not None else "")  # h:mm: the cell stays short
 
 
-def read_chain(run_root: Path) -> list[dict[str, Any]]:
-    try:
-        lines = (Path(run_root) / "slurm" / "chain.jsonl").read_text().splitlines()
-    except OSError:
-        return []
-    records = []
-    for line in lines:
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line while the job writes it
-    return records
-
-
 def chain_line(records: list[dict[str, Any]], now: float | None = None) -> str | None:
     """'chain: job 3 of the chain (412) on node7 · 0:20:00 left · successor 413 queued · job 411 reached its
     walltime; ...'."""
@@ -99,6 +86,8 @@ def chain_line(records: list[dict[str, Any]], now: float | None = None) -> str |
     successors = [j for j in submitted if j > int(current.get("job_id") or 0)]
     if current.get("job_id") in finished:
         text += " · finished the run"
+    elif any(r.get("what") == "stopping" for r in records):  # hpc/chain.py STOPPING: nothing is queued after it
+        text += " · stopping (nightshift stop): no job continues it"
     elif successors:
         text += f" · successor {successors[-1]} queued"
     if len(started) > 1:

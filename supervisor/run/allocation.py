@@ -5,11 +5,11 @@ say the same figure; none of them asks Slurm.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from supervisor.run.chain_record import read_chain
 from supervisor.run.state import SLURM_ENDS
 
 
@@ -35,16 +35,7 @@ def chain_usage(run_root: Path, now: float) -> tuple[float, int, float | None]:
     chain's own record, where each job writes its start, limit and CPUs when it starts. A job of the chain ends
     before the next starts (they share a name, --dependency=singleton), so each is counted up to the next one's
     start, its "finished" line, or now."""
-    try:
-        lines = (Path(run_root) / "slurm" / "chain.jsonl").read_text().splitlines()
-    except OSError:
-        return 0.0, 0, None
-    records = []
-    for line in lines:
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line
+    records = read_chain(run_root)
     started = [r for r in records if r.get("what") == "started" and r.get("start") and r.get("cpus")]
     ends = {r.get("job_id"): float(r["ts"]) for r in records if r.get("what") == "finished" and r.get("ts")}
     core, cores_now = 0.0, 0
