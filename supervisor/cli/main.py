@@ -167,6 +167,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb in ("ls", "forget"):
         from supervisor.cli import registry_verbs
         return getattr(registry_verbs, f"cmd_{verb}")(args)
+    if verb == "status":
+        from supervisor.cli.status_verb import cmd_status
+        return cmd_status(args)
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)
 

@@ -1,5 +1,5 @@
-"""The bodies of the run-management verbs: init, run, resume, ls, status, log, pause, stop, nudge, attach,
-claim, and the internal `supervise`."""
+"""The bodies of the run-management verbs: init, run, resume, log, pause, stop, nudge, attach, claim, and the
+internal `supervise` (`status` is in status_verb.py, `ls` and `forget` in registry_verbs.py)."""
 from __future__ import annotations
 
 import json
@@ -88,8 +88,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    from supervisor.run.inbox import send_command, wait_ack
-    from supervisor.shift.launcher import run_foreground, start_detached
+    from supervisor.run.inbox import send_command
+    from supervisor.shift.launcher import start_detached
     from supervisor.run.liveness import supervisor_status
     from supervisor.run.state import load_state
 
@@ -205,82 +205,6 @@ def crash_reason(run, state) -> str | None:
     return reason(run, state)
 
 
-def cmd_status(args) -> int:
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.state import load_state
-
-    run = find_run(args.run)
-    state, _, warnings = load_state(run.root)
-    sup = supervisor_status(run.supervisor)
-    crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
-    if args.json:
-        from supervisor.fleet.state import lane_rows
-        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
-                          "crashed": crash, "lanes": lane_rows(run.root)}, default=str))
-        return 0
-    verdict = (state["last_verdict"] or {}).get("summary", "-")
-    print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
-          f"workspace  {state['workspace']}\ngoal       {state['goal']}\n"
-          f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
-          f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
-    if state.get("waiting_for"):
-        print(f"WAITING    for {state['waiting_for']}: `nightshift approve {run.run_id}` or "
-              f"`nightshift deny {run.run_id}`")
-    if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
-        print(slurm_status_lines(run, state))
-    from supervisor.fleet.state import lane_rows
-    lanes = lane_rows(run.root) or []
-    if lanes:
-        print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f} together")
-    for lane in lanes:
-        metric = "-" if lane["metric"] is None else f"{lane['metric']:.3g}"
-        print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
-              f"{lane['approach'] or '(own choice)'}{'  WINNER' if lane['winner'] else ''}")
-    if state["paused"]:
-        print(f"paused     {state['pause_reason']}")
-    if state.get("refusals"):
-        last = (state.get("recent_refusals") or [{}])[-1]
-        print(f"refused    {state['refusals']} tool call(s) by the run's policy"
-              + (f"; last: {last.get('tool')} {last.get('input')} ({last.get('rule')})" if last else ""))
-    if state["outcome"]:
-        print(f"finished   {state['outcome']}: {state['finish_reason']}")
-    if crash:
-        print(f"crashed    {crash}")
-    for warning in warnings:
-        print(f"warning    {warning}")
-    from supervisor.cli.heldout_views import holds_out, status_lines
-    from supervisor.cli.outcome import trust_line
-    for line in status_lines(run.root, state):
-        print(line)
-    print(trust_line(state, holds_out(run)))
-    return 0
-
-
-def slurm_status_lines(run, state) -> str:
-    """The job and the allocation spent, beside the model cost, from what the supervisor recorded."""
-    import time
-
-    from supervisor.errors import UserError
-    from supervisor.run.allocation import allocation, describe
-    from supervisor.shift.launcher import frozen_config
-
-    job = state.get("slurm") or {}
-    try:
-        limits = frozen_config(run).limits
-        caps = (limits.max_core_hours, limits.max_gpu_hours)
-    except (OSError, UserError):  # a run without a readable frozen config still shows what it spent
-        caps = (0.0, 0.0)
-    lines = []
-    if job:
-        line = f"slurm job  {job.get('job_id')} {job.get('summary') or job.get('state') or 'submitted'}"
-        end = state.get("slurm_end") or {}
-        if end and end.get("job_id") != job.get("job_id"):
-            line += f"   last ended: job {end.get('job_id')} {end.get('state')}"
-        lines.append(line)
-    lines.append(f"allocation {describe(allocation(state, time.time(), run.root), *caps)}")
-    return "\n".join(lines)
-
-
 def cmd_log(args) -> int:
     from supervisor.cli.heldout_views import log_lines
     from supervisor.run.events import read_events
@@ -330,7 +254,6 @@ def cmd_claim(args) -> int:
 
 
 def cmd_supervise(args) -> int:
-    from supervisor.shift.launcher import run_foreground
     from supervisor.run.paths import RunPaths
 
     run = RunPaths(Path(args.run_dir))

@@ -10,7 +10,6 @@ import json
 import os
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from supervisor.run.events import read_events

@@ -43,9 +43,7 @@ def wait_for_judge(sup, ctx: StopContext, verdict: Verdict) -> Verdict:
                  error=verdict.judge.get("error"), deadline=deadline)
         sup.say(f"shift {ctx.shift}: the judge is unavailable ({verdict.judge.get('error')}); asking again at "
                 f"{time.strftime('%H:%M:%S', time.localtime(until))}")
-        while time.time() < until and not sup.stop_requested:
-            sup.tick()
-            sup.sleep()
+        sup.sleep_until(until)
         if sup.stop_requested:
             break
         verdict = rejudge(ctx, verdict)

@@ -140,6 +140,12 @@ class Supervisor:
     def sleep(self) -> None:
         self.waker.wait(self.waker.interval)
 
+    def sleep_until(self, until: float) -> None:
+        """Wait (an API limit, a judge that is down) with the heartbeat kept and the inbox read; a stop ends it."""
+        while time.time() < until and not self.stop_requested:
+            self.tick()
+            self.sleep()
+
     def tick(self) -> None:
         self.ledger.beat()
         self.session.answer_foreign_stops()
@@ -226,9 +232,7 @@ class Supervisor:
         self.emit("agent.waiting", ctx.shift, until=until, reason=stop.get("error", "API limit"))
         self.say(f"shift {ctx.shift}: API limit ({stop.get('error')}); waiting until "
                  f"{time.strftime('%H:%M:%S', time.localtime(until))}")
-        while time.time() < until and not self.stop_requested:
-            self.tick()
-            self.sleep()
+        self.sleep_until(until)
         if self.stop_requested:
             return self.finish("stopped", "stopped by the user")
         nxt = ctx.turn + 1
