@@ -8,10 +8,12 @@ tmpfs with every other entry bound back. A PID namespace ends everything the pro
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HOST_TMP = Path("/tmp")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 @dataclass
@@ -64,6 +66,15 @@ def hide_argv(ns: Namespace) -> tuple[list[str], list[Path]]:
     return argv, folders
 
 
+def _installation_in_tmp() -> list[Path]:
+    """This installation's Python and package where they live under the host's /tmp (a clone made there, as a
+    developer checks a change): inside, /tmp is private, so the helpers and hooks nightshift starts there would not
+    be found. Read-only, like the rest of the system."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent, PACKAGE_ROOT}
+    found = sorted(p for p in paths if p.is_relative_to(HOST_TMP) and p != HOST_TMP and p.exists())
+    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+
+
 def bwrap_argv(ns: Namespace) -> list[str]:
     """bubblewrap's argv up to and including ``--``. Order matters: later mounts cover earlier ones."""
     ws = ns.workspace
@@ -71,7 +82,10 @@ def bwrap_argv(ns: Namespace) -> list[str]:
             "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
     if not ns.network:
         argv.append("--unshare-net")
-    argv += ["--bind", str(ns.tmp), str(HOST_TMP), "--bind", str(ws), str(ws)]
+    argv += ["--bind", str(ns.tmp), str(HOST_TMP)]
+    for path in _installation_in_tmp():  # nightshift and its Python, installed under /tmp (a clone there)
+        argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--bind", str(ws), str(ws)]
     outside = [p for p in ns.writable if not p.is_relative_to(ws) and p.exists()]
     for path in outside:
         argv += ["--bind", str(path), str(path)]
