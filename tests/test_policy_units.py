@@ -171,7 +171,7 @@ def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
     from supervisor.cli.doctor import boundary_checks
     # This test is about the bypass setting a user might add. IS_SANDBOX is removed because some containers (this
     # CI machine's among them) export it, and a login node does not: the user's environment is what is tested.
-    monkeypatch.delenv("IS_SANDBOX", raising=False)
+    monkeypatch.delenv("IS_SANDBOX", raising=False)  # removed, never added: not a default
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run([sys.executable, "-m", "supervisor.cli.main", "init", str(tmp_path), "--goal", "g"], check=True,
                    capture_output=True)
