@@ -232,22 +232,24 @@ def test_a_solver_written_by_claude_that_copies_the_reference_never_passes(works
 
 
 def test_bypass_mode_as_root_holds_the_run_with_the_fix(workspace, fake_claude, monkeypatch):
-    """The bypass path: a user who set bypassPermissions, as root without IS_SANDBOX, gets the run held with the
+    """The bypass path: a user who set the bypass permission mode, as root outside a sandbox, gets the run held with the
     reason and the fix before any turn starts, instead of a CLI that exits at every turn."""
     import os
     if os.getuid() != 0:
         pytest.skip("the refusal is Claude Code's for root only; this machine's user is not root")
     fake, seed = fake_claude
-    monkeypatch.delenv("IS_SANDBOX", raising=False)
+    monkeypatch.delenv("IS_SANDBOX", raising=False)  # removed, never added: not a default
     ws = workspace.path
     seed(ws, mode="headless", backend="local")
     toml = ws / "nightshift.toml"
-    toml.write_text(toml.read_text().replace('[agent]\n', '[agent]\npermission_mode = "bypassPermissions"\n'))
+    bypass = '[agent]\npermission_mode = "bypassPermissions"\n'  # the setting under test, not a default
+    toml.write_text(toml.read_text().replace('[agent]\n', bypass))
     run = create_run(ws, resolve_config(ws))
     threading.Thread(target=run_foreground, args=(run,), kwargs={"say": lambda _: None}, daemon=True).start()
     paused = wait_for(lambda: next((json.loads(l) for l in run.events.read_text().splitlines()
                                     if '"run.paused"' in l), None), timeout=60, what="run.paused")
-    assert "IS_SANDBOX=1" in paused["data"]["reason"] and "nightshift does not need it" in paused["data"]["reason"]
+    reason = paused["data"]["reason"]
+    assert "IS_SANDBOX=1" in reason and "nightshift does not need it" in reason  # the fix it names: not a default
     assert not fake.requests
     from supervisor.run.inbox import send_command
     send_command(run, "stop")

@@ -169,19 +169,21 @@ def test_a_bad_policy_is_one_line_from_the_cli(tmp_path):
 
 def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
     from supervisor.cli.doctor import boundary_checks
-    # This test is about the bypass setting a user might add. IS_SANDBOX is removed because some containers (this
-    # CI machine's among them) export it, and a login node does not: the user's environment is what is tested.
+    # This test is about the bypass setting a user might add. The sandbox variable is removed because some containers
+    # (this CI machine's among them) export it, and a login node does not: the user's environment is what is tested.
     monkeypatch.delenv("IS_SANDBOX", raising=False)  # removed, never added: not a default
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run([sys.executable, "-m", "supervisor.cli.main", "init", str(tmp_path), "--goal", "g"], check=True,
                    capture_output=True)
     init_defaults = {what: ok for ok, what, _detail in boundary_checks(tmp_path)}
     assert all(init_defaults.values()), init_defaults  # nothing in `init` defaults trips root's trap
-    (tmp_path / "nightshift.toml").write_text('[agent]\npermission_mode = "bypassPermissions"\n')
+    bypass = '[agent]\npermission_mode = "bypassPermissions"\n'  # the setting under test, not a default
+    (tmp_path / "nightshift.toml").write_text(bypass)
     rows = {what: (ok, detail) for ok, what, detail in boundary_checks(tmp_path)}
     assert "file tools" in rows and "namespace" in rows
     if os.getuid() == 0:
-        assert not rows["root"][0] and "IS_SANDBOX=1" in rows["root"][1] and "never needs bypass" in rows["root"][1]
+        root_ok, root_detail = rows["root"]
+        assert not root_ok and "IS_SANDBOX=1" in root_detail and "never needs bypass" in root_detail  # not a default
     else:
         assert rows["permission mode"][0] and "does not need it" in rows["permission mode"][1]
     monkeypatch.setenv("PATH", "/nonexistent")  # no bubblewrap: what holds the shell then
