@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 SCRIPT = "# made the references below\nimport numpy as np\nprint('done')\n"
 # Stands in for a solver: writes to out/ the tables it "computed" (kept in data/, since the references are hidden
@@ -57,3 +58,14 @@ def make_reference_folder(workspace: Path, name: str = "reference") -> Path:
         group["phiphi"] = 1e-7 / ell ** 2
     (ref / "make_refs.py").write_text(SCRIPT)
     return ref
+
+
+@pytest.fixture
+def reference_ws(tmp_path):
+    """A git-less folder "ws" holding a reference folder of every kind `init --reference-dir` reads."""
+    from tests.fixtures_core import require_tool
+    require_tool("git")
+    path = tmp_path / "ws"
+    path.mkdir()
+    make_reference_folder(path)
+    return path

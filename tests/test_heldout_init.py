@@ -8,18 +8,14 @@ from pathlib import Path
 import pytest
 
 from supervisor.config.schema import load_config
-from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
-from tests.fixtures_references import make_reference_folder
+from tests.fixtures_core import nightshift, workspace  # noqa: F401
+from tests.fixtures_references import reference_ws  # noqa: F401
 from tests.test_bad_input import one_line_error
 
 
 @pytest.fixture
-def ws(tmp_path):
-    require_tool("git")
-    path = tmp_path / "ws"
-    path.mkdir()
-    make_reference_folder(path)
-    return path
+def ws(reference_ws):
+    return reference_ws
 
 
 def test_holdout_by_name_moves_the_data_set_out_of_the_workspace_and_writes_it_held_out(ws):

@@ -10,19 +10,15 @@ import pytest
 from supervisor.cli.init_references import tolerance_from_goal
 from supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift, require_tool
-from tests.fixtures_references import CANDIDATE_MAKER, make_reference_folder
+from tests.fixtures_references import CANDIDATE_MAKER, make_reference_folder, reference_ws  # noqa: F401
 from tests.test_bad_input import one_line_error
 
 GOAL = "agree with CLASS to 0.1%"
 
 
 @pytest.fixture
-def ws(tmp_path):
-    require_tool("git")
-    path = tmp_path / "ws"
-    path.mkdir()
-    make_reference_folder(path)
-    return path
+def ws(reference_ws):
+    return reference_ws
 
 
 def test_init_writes_one_comparison_per_data_set_with_its_x_and_named_columns(ws):
