@@ -27,6 +27,7 @@ from bench._common import against_goal, info  # noqa: E402
 from supervisor.config.oracle import OracleConfig  # noqa: E402
 from supervisor.verify.oracle import protect_references  # noqa: E402
 from supervisor.verify.oracle.check import _sealed_command, run_command  # noqa: E402
+from supervisor.sandbox.boundary import boundary_for_oracle  # noqa: E402
 from supervisor.sandbox.probe import bwrap_problem  # noqa: E402
 
 SOLVER = ("import pathlib, shutil\npathlib.Path('out').mkdir(exist_ok=True)\n"
@@ -72,14 +73,14 @@ def main() -> int:
         size = sum(p.stat().st_size for p in (ws / "reference").iterdir()) / 1e6
         out = root / "o"
         out.mkdir()
-        entries = list(cfg.compare)
-        plain = timed(lambda: run_command(cfg.command, ws, 600, out), repeat)
+        plain = timed(lambda: run_command(["bash", "-c", cfg.command], cfg.command, ws, 600, out), repeat)
         print(f" {label}: {size:.1f} MB")
         print(info("  no seal", plain * 1000, "ms"))
         for how in (("auto", "bubblewrap"), ("off", "moved aside")):
             if how[0] == "auto" and problem:
                 continue
-            wall = timed(lambda: _sealed_command(cfg, cfg.command, ws, out, store, entries, how[0]), repeat)
+            boundary = boundary_for_oracle(ws, cfg, how[0])
+            wall = timed(lambda: _sealed_command(cfg, cfg.command, ws, out, store, boundary), repeat)
             allowed = max(0.05 * plain, 0.1)
             print(info(f"  {how[1]}", wall * 1000, "ms"))
             print(against_goal(f"  {how[1]}: added (allowed {allowed * 1000:.0f} ms)", (wall - plain) * 1000,
