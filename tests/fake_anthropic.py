@@ -95,7 +95,7 @@ class FakeAnthropic:
 
     def __init__(self, script: list[Turn] | None = None, *, side_requests: str = "title",
                  fallback: Turn | None = None, known_models: set[str] | None = None,
-                 idle_timeout: float = 600.0, title: str = "Fake session") -> None:
+                 idle_timeout: float = 600.0, title: str = "Fake session", ports: tuple[int, ...] = ()) -> None:
         if side_requests not in ("title", "script"):
             raise ValueError("side_requests must be 'title' or 'script'")
         self.script: list[Turn] = list(script or [])
@@ -109,11 +109,17 @@ class FakeAnthropic:
         self.stopped = threading.Event()
         self.last_activity = time.monotonic()
         self.httpd: ThreadingHTTPServer | None = None
+        self.ports = ports  # tried in order before any free port (a test about what a port's digits may hold)
 
     # lifecycle
     def start(self) -> "FakeAnthropic":
         handler = type("Handler", (_Handler,), {"fake": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        for port in (*self.ports, 0):
+            try:
+                self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+                break
+            except OSError:
+                continue
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
                          name="fake-anthropic", daemon=True).start()

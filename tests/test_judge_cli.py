@@ -173,6 +173,22 @@ def test_an_overloaded_api_is_unavailable_not_a_pass(cli_fake):
     assert out.retry  # an overload passes: the loop asks again (the same rule as the API path)
 
 
+def test_an_overloaded_api_on_a_port_holding_401_is_busy_not_logged_out(tmp_path, monkeypatch):
+    """The CLI's overload message names the API's host ("check your inference gateway (127.0.0.1:40159)"): digits
+    of a port are not an HTTP 401, so the judge stays busy (asked again), not logged out (failed at once)."""
+    require_tool("claude")
+    (tmp_path / "cfg").mkdir()
+    with FakeAnthropic(idle_timeout=120, ports=tuple(range(40100, 40200))) as fake:
+        assert "401" in str(fake.port), f"no free port in 40100-40199 to try (got {fake.port})"
+        for key, value in {**fake.env(), "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "CLAUDE_CODE_MAX_RETRIES": "0"
+                           }.items():
+            monkeypatch.setenv(key, value)
+        fake.push(overloaded(match=ASKED))
+        out = run_judge(cfg(), inputs(), 0.0)
+    assert not out.available and "busy" in out.error and "not logged in" not in out.error, out.error
+    assert out.retry and str(fake.port) in out.error  # the message that named the port, classified right
+
+
 def test_in_the_loop_a_cli_judge_that_stays_overloaded_holds_the_run(cli_fake, workspace):
     """The same fail-closed rule with `via = "agent"`: the CLI judge is asked again while the API is overloaded,
     and at `max_wait` the run is held for a person, never ended done on the other checks alone."""

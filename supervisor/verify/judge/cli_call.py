@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -65,6 +66,11 @@ def cli_attempt(cfg: JudgeConfig, inputs: JudgeInputs, rubric: list[str], spent_
     return attempt
 
 
+# Whole words only: the CLI's message names the API's host, and a port such as 127.0.0.1:40159 holds "401".
+BUSY = re.compile(r"\b(429|529|overloaded|rate limit(ed)?|usage limit)\b", re.I)
+NOT_LOGGED_IN = re.compile(r"\b(log ?in|not logged|api key|401)\b", re.I)
+
+
 def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float
           ) -> tuple[dict | None, str | None, bool]:
     """One CLI session: (its result object, or None; a one-line reason it is unusable, or None; whether that
@@ -89,16 +95,21 @@ def _call(binary: str, cfg: JudgeConfig, system: str, user: str, budget: float
         said = _one_line(proc.stderr or proc.stdout) or f"exit {proc.returncode}"
         return None, f"the judge's CLI gave no result ({said})", True
     if result.get("is_error"):
-        text = _one_line(result.get("result") or result.get("subtype"))
-        low = text.lower()
-        if "log in" in low or "login" in low or "not logged" in low or "api key" in low or "401" in low:
-            return result, f"the judge's CLI is not logged in ({text}): {LOGIN_FIX}", False
-        if any(w in low for w in ("429", "529", "overloaded", "rate limit", "usage limit")):
-            return result, f"the API is busy or the usage limit is reached for the judge's CLI ({text})", True
-        if "budget" in low or str(result.get("subtype", "")).startswith("error_max_budget"):
-            return result, f"judge cost cap: the CLI stopped at --max-budget-usd {budget:.4f} ({text})", False
-        return result, f"the judge's CLI failed: {text}", True
+        reason, transient = error_reason(result, budget)
+        return result, reason, transient
     return result, None, False
+
+
+def error_reason(result: dict, budget: float) -> tuple[str, bool]:
+    """A one-line reason for the CLI's error result, and whether it may pass by itself (a busy API)."""
+    text = _one_line(result.get("result") or result.get("subtype"))
+    if BUSY.search(text):
+        return f"the API is busy or the usage limit is reached for the judge's CLI ({text})", True
+    if NOT_LOGGED_IN.search(text):
+        return f"the judge's CLI is not logged in ({text}): {LOGIN_FIX}", False
+    if "budget" in text.lower() or str(result.get("subtype", "")).startswith("error_max_budget"):
+        return f"judge cost cap: the CLI stopped at --max-budget-usd {budget:.4f} ({text})", False
+    return f"the judge's CLI failed: {text}", True
 
 
 def _result(stdout: str) -> dict | None:
