@@ -225,7 +225,7 @@ def test_a_wait_only_the_hook_saw_is_not_cleared_by_a_screen_without_known_promp
     sess.ledger = SimpleNamespace(state={"shift": 1, "waiting_for": None},
                                   emit=lambda event_type, shift, **data: events.append((event_type, data)))
     sess.config = SimpleNamespace(policy=SimpleNamespace(on_wait="wait", wait_timeout=1800))
-    sess._waiting_since, sess._screen_saw_wait = None, False
+    sess._waiting_since, sess._screen_saw_wait, sess._answered_on_screen = None, False, False
     clock = [1000.0]
     monkeypatch.setattr(session_module.time, "monotonic", lambda: clock[0])
     sess.start_waiting("mcp__db__query", "hook", lambda what: None)
@@ -237,6 +237,35 @@ def test_a_wait_only_the_hook_saw_is_not_cleared_by_a_screen_without_known_promp
     clock[0] += 60
     sess.watch_screen("working...", lambda what: None)
     assert [k for k, _ in events] == ["agent.waiting", "agent.wait_answered"]
+
+
+def test_a_prompt_just_answered_and_still_drawn_is_not_a_new_wait():
+    """Keys sent to a prompt, the agent redraws a moment later: a screen read in between still shows the prompt.
+    That is the old prompt (a new wait there made `approve` answer nothing and, at the run's end, go unheard:
+    the CI failure of stop 25), until the screen has been seen without it."""
+    from types import SimpleNamespace
+
+    from supervisor.shift import session as session_module
+    events, keys = [], []
+    state = {"shift": 1, "waiting_for": None, "target": {"pane": "%0"}}
+
+    def emit(event_type, shift, **data):
+        events.append(event_type)
+        state["waiting_for"] = data.get("what") if event_type == "agent.waiting" else None
+
+    sess = object.__new__(session_module.AgentSession)
+    sess.ledger = SimpleNamespace(state=state, emit=emit)
+    sess.config = SimpleNamespace(policy=SimpleNamespace(on_wait="wait", wait_timeout=1800))
+    sess.backend = SimpleNamespace(send_keys=lambda target, key: keys.append(key) or True)
+    sess._waiting_since, sess._screen_saw_wait, sess._answered_on_screen = None, False, False
+    prompt = "Do you want to proceed?\n❯ 1. Yes\n  2. No"
+    sess.watch_screen(prompt, lambda what: None)
+    assert sess.answer_wait(True, by="user") and keys == ["Enter"]
+    sess.watch_screen(prompt, lambda what: None)  # not redrawn yet
+    assert events == ["agent.waiting", "agent.wait_answered"]
+    sess.watch_screen("running python3 ...", lambda what: None)
+    sess.watch_screen(prompt, lambda what: None)  # the next prompt, after the screen moved on
+    assert events == ["agent.waiting", "agent.wait_answered", "agent.waiting"]
 
 
 def test_ticking_the_definition_of_done_is_not_changing_it(policy):

@@ -43,6 +43,7 @@ class AgentSession:
         self.boundary = TurnBoundary(ledger, config, self.agent)  # nightshift's namespace around every turn
         self._waiting_since: float | None = None
         self._screen_saw_wait = False  # only a prompt the screen has shown can be seen going away there
+        self._answered_on_screen = False  # keys sent to a prompt; the screen may still show it for a moment
         self._stops_seen: int | None = None  # mtime of stops/ at the last sweep for foreign requests
 
     @property
@@ -223,6 +224,10 @@ class AgentSession:
 
     def watch_screen(self, screen: str, on_waiting: Callable[[str], None]) -> None:
         what = waiting_on_screen(screen)
+        if self._answered_on_screen:  # the prompt just answered stays drawn until the agent redraws its screen:
+            if what:                   # not a new wait until the screen has been seen without one
+                return
+            self._answered_on_screen = False
         if what:
             self.start_waiting(what, "screen", on_waiting)
             self._screen_saw_wait = True
@@ -250,7 +255,7 @@ class AgentSession:
         target = self.state.get("target")
         if not target or not self.backend.send_keys(target, "Enter" if approve else "Escape"):
             return False
-        self._waiting_since, self._screen_saw_wait = None, False
+        self._waiting_since, self._screen_saw_wait, self._answered_on_screen = None, False, True
         self.ledger.emit("agent.wait_answered", self.state["shift"], by=by, answer="approve" if approve else "deny")
         return True
 
