@@ -61,6 +61,8 @@ def test_sbatch_rejection_is_shown_verbatim(slurm_client, tmp_path):
 def test_requeue_keeps_the_log_and_counts_restarts(slurm_client, tmp_path):
     job_id, job = submit_job(slurm_client, tmp_path, "ns-test-requeue", "sleep 300")
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.running, what="the job to run")
+    # RUNNING comes before the script's first line: requeued before it, there is no first run's output to keep
+    wait_for(lambda: job.log_file.exists() and "restart 0" in job.log_file.read_text(), what="the first run's log")
     slurm_client.requeue(job_id)
     wait_for(lambda: (j := slurm_client.query().get(job_id)) and j.pending, what="the job to be pending again")
 
