@@ -24,15 +24,18 @@ def _fail(verb: str, message: str) -> int:
 
 
 def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
-    from supervisor.config.schema import ConfigError, load_config
+    from supervisor.config.oracle_view import cached_oracle, keep_oracle
     from supervisor.verify.oracle.check import run_oracle
     from supervisor.verify.oracle.exam import AT_CLAIM
 
-    try:
-        config = load_config(Path(workspace))
-    except ConfigError as exc:
-        return _fail("compare", str(exc))
-    oracle = config.oracle
+    oracle, key = cached_oracle(Path(workspace))  # the same bytes validated before: no pydantic to load
+    if oracle is None:
+        from supervisor.config.schema import ConfigError, load_config
+        try:
+            oracle = load_config(Path(workspace)).oracle
+        except ConfigError as exc:
+            return _fail("compare", str(exc))
+        keep_oracle(Path(workspace), key, oracle)
     if oracle is None or not (oracle.compare or oracle.command):
         return _fail("compare", f"{Path(workspace) / 'nightshift.toml'} has no [oracle] comparisons; add "
                      "[[oracle.compare]] entries (see README, 'Oracle')")

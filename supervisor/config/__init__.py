@@ -3,3 +3,5 @@ the loader whose errors name the file, the line and the key. Data only: no behav
 
 May import: errors.
 """
+
+CONFIG_NAME = "nightshift.toml"  # here, not in schema.py: naming the file must not load pydantic

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from supervisor.config.oracle_rules import OracleChoices
 from supervisor.config.scale import check_scale
 from supervisor.config.types import Duration, Section
 
@@ -88,7 +89,7 @@ class CompareConfig(Section):
         return self
 
 
-class OracleConfig(Section):
+class OracleConfig(Section, OracleChoices):
     command: str = ""  # run in the workspace before comparing; its stdout and stderr are kept per verdict
     timeout: Duration = 1800.0
     fast_command: str = ""  # the cheaper command of the fast oracle (default: command)
@@ -118,12 +119,3 @@ class OracleConfig(Section):
         if dupes:
             raise ValueError(f"comparison names must be unique; repeated: {dupes}")
         return value
-
-    def selected(self, full: bool) -> list[CompareConfig]:
-        """The comparisons of the full oracle, or of the fast one (those marked fast; all when none is)."""
-        if full or not any(c.fast for c in self.compare):
-            return list(self.compare)
-        return [c for c in self.compare if c.fast]
-
-    def command_for(self, full: bool) -> str:
-        return self.command if full or not self.fast_command else self.fast_command

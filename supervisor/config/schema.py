@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from supervisor.config import CONFIG_NAME
 from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
@@ -20,7 +21,6 @@ from supervisor.config.oracle import OracleConfig
 from supervisor.config.policy import PolicyConfig
 from supervisor.errors import UserError
 
-CONFIG_NAME = "nightshift.toml"
 
 
 class ConfigError(UserError):

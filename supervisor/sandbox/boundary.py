@@ -10,10 +10,14 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from supervisor.config.schema import CONFIG_NAME, Config
+from supervisor.config import CONFIG_NAME
 from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
 from supervisor.sandbox.probe import namespace_problem
+
+if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
+    from supervisor.config.schema import Config
 
 
 def _path(workspace: Path, text: str) -> Path:

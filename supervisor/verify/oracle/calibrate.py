@@ -11,14 +11,17 @@ The comparison code is the oracle's own (compare.py), so what passes here passes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.config.oracle import CompareConfig
 from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables, point_tolerance
 from supervisor.verify.oracle.report import x_label
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
+
+if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
+    from supervisor.config.oracle import CompareConfig
 
 FACTOR = 10.0
 

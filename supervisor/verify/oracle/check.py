@@ -12,11 +12,12 @@ import os
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from supervisor.verify.oracle.compare import compare_tables
-from supervisor.config.oracle import CompareConfig, OracleConfig
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings, start_scan
@@ -28,6 +29,9 @@ from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
 from supervisor.verify.oracle.table import OracleInputError
+
+if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
+    from supervisor.config.oracle import CompareConfig, OracleConfig
 
 
 @dataclass
@@ -95,27 +99,41 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     if not comp.heldout:
         entry["reference"] = comp.reference
     side = "candidate"
-    try:
-        cand_path, cand_part = split_part(comp.candidate)
-        cand = read_table(resolve(workspace, cand_path), cand_part)
-        side = "reference"
-        ref_path, ref_part = split_part(comp.reference)
-        path = resolve(workspace, ref_path)
-        if comp.heldout:
-            path, problem = heldout_reference(store, comp.name, path)
-            if problem:
-                raise OracleInputError(problem, "reference", "missing file")
-        ref = read_table(path, ref_part)
-        if scan is not None:  # the embedded-values scan uses the values just parsed, not a second read
-            scan.take(path, ref)
-        side = "both"
-        entry.update(compare_tables(comp, cand, ref))
-    except OracleInputError as exc:
-        entry.update(error=str(exc), error_side=exc.side if exc.side != "both" else side, error_kind=exc.kind)
-    except Exception as exc:  # noqa: BLE001 - a bug or odd file in one comparison must not stop the supervisor
-        entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
-                     error_kind="internal error")
+    # The two files are read side by side (the parsers release the GIL: a million-row pair in the time of one);
+    # a candidate's error is still the one reported first.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        try:
+            cand_reading = pool.submit(_read_candidate, comp, workspace)
+            ref_reading = pool.submit(_read_reference, comp, workspace, store)
+            cand = cand_reading.result()
+            side = "reference"
+            path, ref = ref_reading.result()
+            if scan is not None:  # the embedded-values scan uses the values just parsed, not a second read
+                scan.take(path, ref)
+            side = "both"
+            entry.update(compare_tables(comp, cand, ref))
+        except OracleInputError as exc:
+            entry.update(error=str(exc), error_side=exc.side if exc.side != "both" else side, error_kind=exc.kind)
+        except Exception as exc:  # noqa: BLE001 - a bug or odd file in one comparison must not stop the supervisor
+            entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
+                         error_kind="internal error")
     return entry
+
+
+def _read_candidate(comp: CompareConfig, workspace: Path):
+    cand_path, cand_part = split_part(comp.candidate)
+    return read_table(resolve(workspace, cand_path), cand_part)
+
+
+def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
+    """(the file the reference was read from, its table): a held-out one from the run's private store."""
+    ref_path, ref_part = split_part(comp.reference)
+    path = resolve(workspace, ref_path)
+    if comp.heldout:
+        path, problem = heldout_reference(store, comp.name, path)
+        if problem:
+            raise OracleInputError(problem, "reference", "missing file")
+    return path, read_table(path, ref_part)
 
 
 def _moved_aside(command: str, workspace: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,

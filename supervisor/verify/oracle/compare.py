@@ -11,14 +11,19 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.config.oracle import CompareConfig
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
+if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
+    from supervisor.config.oracle import CompareConfig
+
 PARALLEL_ROWS = 200_000  # below this, threads cost more than they save
+SEQUENTIAL_ROWS = 500_000  # from here one column at a time: memory, not speed, is what a bigger table runs out of
+BLOCK_ROWS = 1 << 17  # rows measured at a time (1 MB per temporary)
 
 
 def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
@@ -39,9 +44,9 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
                     "x_name": _x_name(cfg, ref)}
     if cfg.interpolate == "none":
         cand_rows = _same_grid(cfg, xc, xr, keep, result["x_name"])
-        at = np.flatnonzero(keep)
-        if len(at) == len(xr) and len(cand_rows) == len(xc):
-            at = cand_rows = slice(None)  # every row on both sides: views, not copies of big tables
+        at = slice(None) if cfg.range is None else np.flatnonzero(keep)  # no range: every row on both sides
+        if not isinstance(at, slice) and len(at) == len(xr) and len(cand_rows) == len(xc):
+            at = cand_rows = slice(None)  # views, not copies of big tables
         values = [cand.columns[i][cand_rows] for i in cand_idx]
     else:
         at, values, result["uncovered"], result["note"] = _interpolated(cfg, cand, cand_idx, xc, xr, keep,
@@ -54,7 +59,7 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     rows = None if isinstance(at, slice) else at  # the reference's row of each compared point
     jobs = [(cfg, ref.name_of(ri), keys[n], np.asarray(values[n], dtype=float),
              np.asarray(ref.columns[ri][at], dtype=float), x_at, lookup, rows) for n, ri in enumerate(ref_idx)]
-    if len(jobs) > 1 and len(x_at) >= PARALLEL_ROWS:
+    if len(jobs) > 1 and PARALLEL_ROWS <= len(x_at) < SEQUENTIAL_ROWS:
         # numpy releases the GIL in its loops and in partition: big columns are measured side by side
         with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
             columns = list(pool.map(lambda job: _measure(*job), jobs))
@@ -91,25 +96,27 @@ def _x_words(cfg: CompareConfig, name: str | None) -> str:
 
 
 def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndarray,
-               x_name: str | None = None) -> np.ndarray:
-    """Candidate row numbers matching the reference rows kept; the grids must agree (else: interpolate)."""
-    cand_keep = (xc >= cfg.range[0]) & (xc <= cfg.range[1]) if cfg.range is not None \
-        else np.ones(len(xc), dtype=bool)
-    rows = np.flatnonzero(cand_keep)
-    if len(rows) != int(keep.sum()):
-        raise OracleInputError(f"the candidate has {len(rows)} rows to compare and the reference {int(keep.sum())}"
+               x_name: str | None = None) -> np.ndarray | slice:
+    """Candidate row numbers matching the reference rows kept (``slice(None)``: all of them); the grids must
+    agree (else: interpolate)."""
+    rows = np.flatnonzero((xc >= cfg.range[0]) & (xc <= cfg.range[1])) if cfg.range is not None \
+        else slice(None)
+    count = len(xc) if isinstance(rows, slice) else len(rows)
+    if count != int(keep.sum()):
+        raise OracleInputError(f"the candidate has {count} rows to compare and the reference {int(keep.sum())}"
                                "; make the grids match or set interpolate = 'linear'", "both", "grids differ")
     if cfg.x is not None:
-        a = xc if len(rows) == len(xc) else xc[rows]
-        b = xr if len(rows) == len(xr) else xr[keep]
-        with np.errstate(invalid="ignore"):
-            off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
-        if off.any():
-            i = int(np.flatnonzero(off)[0])
-            raise OracleInputError(f"the x grids differ first at row {i} (candidate {_x_words(cfg, x_name)} = "
-                                   f"{a[i]:.10g}, "
-                                   f"reference {b[i]:.10g}); set interpolate = 'linear' or 'loglog'",
-                                   "both", "grids differ")
+        a = xc[rows]
+        b = xr if count == len(xr) else xr[keep]
+        for lo in range(0, count, BLOCK_ROWS):  # blocks: a million-row grid's temporaries stay small
+            pa, pb = a[lo:lo + BLOCK_ROWS], b[lo:lo + BLOCK_ROWS]
+            with np.errstate(invalid="ignore"):
+                off = ~(np.abs(pa - pb) <= 1e-9 * np.maximum(np.abs(pa), np.abs(pb)) + 1e-300)
+            if off.any():
+                i = lo + int(np.flatnonzero(off)[0])
+                raise OracleInputError(f"the x grids differ first at row {i} (candidate {_x_words(cfg, x_name)} "
+                                       f"= {a[i]:.10g}, reference {b[i]:.10g}); set interpolate = 'linear' or "
+                                       "'loglog'", "both", "grids differ")
     return rows
 
 
@@ -214,27 +221,37 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
              lookup, rows: np.ndarray | None = None) -> dict:
     row = (lambda i: int(rows[i])) if rows is not None else int
     rtol, atol, scale = _tolerances(cfg, key, name)
-    scale_at = scale_values(scale, ref, lookup)
-    with np.errstate(all="ignore"):
-        diff = np.subtract(cand, ref)
-        np.abs(diff, out=diff)
-    _nan_to_inf(diff)
-    ratio = point_ratios(diff, scale_at, rtol, atol, cfg.tolerance)
-    worst, i_abs = int(np.argmax(ratio)), int(np.argmax(diff))
-    failing = int((ratio > 1).sum())
+    rel = scale_values(scale, ref, lookup)  # a fresh array: the relative error is written over it, block by block
+    worst = i_abs = failing = 0
+    ratio_at = abs_at = -math.inf
+    # Blocks of rows: the temporaries of a million-row column are a block's size, not the column's (with two
+    # columns measured side by side they were most of the comparison's peak memory).
+    for lo in range(0, len(ref), BLOCK_ROWS):
+        hi = min(lo + BLOCK_ROWS, len(ref))
+        with np.errstate(all="ignore"):
+            diff = np.subtract(cand[lo:hi], ref[lo:hi])
+            np.abs(diff, out=diff)
+        _nan_to_inf(diff)
+        ratio = point_ratios(diff, rel[lo:hi], rtol, atol, cfg.tolerance)
+        at, at_abs = int(np.argmax(ratio)), int(np.argmax(diff))
+        if ratio[at] > ratio_at:  # strictly: the first point of the worst value, as one argmax over the column
+            worst, ratio_at = lo + at, float(ratio[at])
+        if diff[at_abs] > abs_at:
+            i_abs, abs_at = lo + at_abs, float(diff[at_abs])
+        failing += int((ratio > 1).sum())
+        del ratio
+        block = _over(diff, rel[lo:hi], into_den=True)  # rel[lo:hi] is a view: written in place
+        _nan_to_inf(block)
     found = {"column": name, "rtol": rtol, "atol": atol, "scale": scale, "tolerance": cfg.tolerance,
              "points": int(len(ref)), "failing": failing, "nonfinite": _nonfinite(cand),
-             "max_abs": float(diff[i_abs]), "x_max_abs": float(x[i_abs]), "row_max_abs": row(i_abs),
-             "ratio": float(ratio[worst]), "x_worst": float(x[worst]), "row_worst": row(worst),
+             "max_abs": abs_at, "x_max_abs": float(x[i_abs]), "row_max_abs": row(i_abs),
+             "ratio": ratio_at, "x_worst": float(x[worst]), "row_worst": row(worst),
              "passed": failing == 0}
     if found["nonfinite"]:  # NaN is named as NaN, with where it first appears (not folded into "inf")
         nan_at = np.flatnonzero(np.isnan(cand))
         found.update(nan=int(len(nan_at)), x_first_nan=float(x[nan_at[0]]) if len(nan_at) else None,
                      row_first_nan=row(nan_at[0]) if len(nan_at) else None,
                      worst_is_nan=bool(np.isnan(cand[worst])))
-    del ratio
-    rel = _over(diff, scale_at, into_den=True)  # scale_values always returns a fresh array
-    _nan_to_inf(rel)
     i_rel = int(np.argmax(rel))
     found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), row_max_rel=row(i_rel),
                  rel_worst=float(rel[worst]))

@@ -10,10 +10,13 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from supervisor.config.oracle import CompareConfig
 from supervisor.verify.oracle.embedded import Scan, file_numbers
 from supervisor.verify.oracle.readers import read_table, split_part
+
+if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
+    from supervisor.config.oracle import CompareConfig
 
 INSTEAD = "produce it from the solver; the references are not readable while the oracle runs"
 
