@@ -7,44 +7,12 @@ from __future__ import annotations
 import pytest
 
 from supervisor.fleet.budget import lanes_allocation, spent_over
-from supervisor.fleet.lanes import make_lane
-from supervisor.fleet.launch import create_fleet
-from supervisor.fleet.loop import FleetSupervisor
 from supervisor.fleet.state import lane_run
 from supervisor.run.allocation import allocation
-from supervisor.run.events import EventLog
 from supervisor.run.state import load_state
 from supervisor.shift.launcher import resolve_config
 from tests.fixtures_core import workspace  # noqa: F401
-from tests.fixtures_fleet import Fleet, fleet  # noqa: F401
-
-
-def record_job(run, job_id: str, core_hours: float, gpu_hours: float = 0.0) -> None:
-    """A Slurm job of the lane that ended, with what it spent, as hpc/backend.py records it (once per job)."""
-    seq = load_state(run.root)[0]["seq"]
-    log = EventLog(run.events, last_seq=seq)
-    try:
-        log.append("slurm.job_changed", 1, job_id=job_id, state="COMPLETED", cpus=4, gpus=1 if gpu_hours else 0,
-                   core_hours=core_hours, gpu_hours=gpu_hours, accounting="sacct")
-    finally:
-        log.close()
-
-
-def planned_fleet(fleet: Fleet, limit: str) -> FleetSupervisor:
-    """A two-lane fleet under this [limits] line, planned, its lanes made (worktrees and runs), none started."""
-    fleet.configure({"default": [["sleep", 1]]}, "lanes = 2\n")
-    toml = fleet.ws.path / "nightshift.toml"
-    toml.write_text(toml.read_text().replace("[limits]\n", f"[limits]\n{limit}\n"))
-    fleet.git("commit", "-qam", "an allocation budget")
-    config = resolve_config(fleet.ws.path)
-    run = create_fleet(fleet.ws.path, config)
-    sup = FleetSupervisor(run, config, say=lambda _: None)
-    sup.ledger.open()
-    sup.plan()
-    for key, lane in sup.fleet["lanes"].items():
-        make_lane(fleet.ws.path, config, lane, [])
-        sup.emit("lane.created", lane=int(key))
-    return sup
+from tests.fixtures_fleet import Fleet, fleet, planned_fleet, record_job  # noqa: F401
 
 
 @pytest.mark.parametrize("limit,what,spent", [
