@@ -61,6 +61,19 @@ async def test_lanes_are_nested_under_their_fleet_with_what_they_spent_together(
     assert "11.50 core-h of 20" in status.stdout, status.stdout + status.stderr
 
 
+async def test_a_fleet_started_while_the_dashboard_is_open_shows_up_with_its_lanes_under_it(fleet: Fleet, tui_home):
+    app = make_app(clock=fixed_clock, live=False)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await open_dashboard(app, pilot)
+        before = [key for key, _ in table_rows(app)]
+        sup = planned_fleet(fleet, "max_core_hours = 20")  # registered, planned, its lanes made: as a fleet starts
+        sup.ledger.close()
+        lanes = [lane_run(lane).run_id for _, lane in sorted(sup.fleet["lanes"].items())]
+        app.poll_now()  # the live worker's own look at the registry and the logs
+        await until(pilot, lambda: len(table_rows(app)) == len(before) + 3)
+        assert [key for key, _ in table_rows(app)] == [sup.run_paths.run_id, *lanes, *before]
+
+
 @pytest.mark.timeout(600)
 async def test_the_run_keys_act_on_the_lane_under_the_cursor(fleet: Fleet):
     fleet.configure({"default": [["sleep", 1], ["append", "notes.txt", "x"]]}, "lanes = 2\n", breaker=500,
