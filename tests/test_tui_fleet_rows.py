@@ -17,6 +17,7 @@ from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401
 from tests.test_tui_actions import notices, open_dashboard, until
 from tui import seams
 from tui.app import make_app
+from tui.screens.run_screen import RunScreen
 
 
 def table_rows(app) -> list[tuple[str, list[str]]]:
@@ -49,6 +50,13 @@ async def test_lanes_are_nested_under_their_fleet_with_what_they_spent_together(
         assert "6.00ch" in cells[lanes[0]][8] and "5.50ch" in cells[lanes[1]][8]
         title = str(app.screen.query_one("#dash-title").render())
         assert f"{len(others) + 1} runs (2 lanes under their fleets)" in title, title
+        table = app.screen.query_one("#runs")
+        table.move_cursor(row=table.get_row_index(fleet_id))
+        await pilot.press("enter")  # the fleet's own screen says the same figure as its row
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        title = str(app.screen.query_one("#run-title").render())
+        assert "lanes together: 11.50 core-h of 20 · model $0.00" in title, title
+        assert "allocation 0.00" not in title  # not the fleet's own (empty) allocation against the fleet's limit
 
     # Opened by its folder (no registry read): the lanes come from the fleet's own log all the same.
     app = make_app(clock=fixed_clock, live=False, runs=[sup.run_paths])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from supervisor.fleet.state import best_shown, held_of, is_fleet_dir, lane_run, load_fleet
-from supervisor.run.allocation import allocation
+from supervisor.run.allocation import Allocation, allocation, describe
 from supervisor.run.paths import RunPaths
 from tui import fmt
 
@@ -61,12 +61,27 @@ def lane_row(row, link: LaneLink, state: dict[str, Any], held: set[str] | None):
     return replace(row, name=f"└ lane-{link.lane}", lane=link.lane, state=label, best=fmt.metric(metric))
 
 
-def fleet_cost(own: dict[str, Any], lanes: list[tuple[dict[str, Any], RunPaths]], now: float) -> str:
-    """The fleet's cost cell: every lane's model cost and core-hours together (its own too: the fleet's checks),
-    the same figures a single run's cell shows (tui/runs.py ``cost_label``)."""
+def fleet_spent(own: dict[str, Any], lanes: list[tuple[dict[str, Any], RunPaths]], now: float
+                ) -> tuple[float, Allocation]:
+    """(model cost, allocation) of a fleet as its one budget counts them: every lane's, the fleet's own cost too (its
+    checks); each lane's figure is the one its own row shows (``allocation`` of its fold, as in tui/runs.py)."""
     usd = float(own.get("cost_usd") or 0.0)
-    core, used = 0.0, False
+    core = gpu = 0.0
+    cores_now = gpus_now = 0
     for state, run in lanes:
         spent = allocation(state, now, run.root)
-        usd, core, used = usd + float(state.get("cost_usd") or 0.0), core + spent.core_hours, used or spent.used
-    return fmt.cost(usd) + (f" {core:.2f}ch" if used else "")
+        usd += float(state.get("cost_usd") or 0.0)
+        core, gpu = core + spent.core_hours, gpu + spent.gpu_hours
+        cores_now, gpus_now = cores_now + spent.cores_now, gpus_now + spent.gpus_now
+    return usd, Allocation(core, gpu, cores_now, gpus_now, None, "")
+
+
+def fleet_cost(usd: float, alloc: Allocation) -> str:
+    """The fleet's cost cell on the dashboard, as a single run's (tui/runs.py ``cost_label``)."""
+    return fmt.cost(usd) + (f" {alloc.core_hours:.2f}ch" if alloc.used else "")
+
+
+def fleet_line(usd: float, alloc: Allocation, caps: tuple[float, float]) -> str:
+    """The fleet's screen: what the lanes spent together against [limits], as `nightshift status` says it."""
+    spent = f"{describe(alloc, *caps)} · " if alloc.used or any(caps) else ""
+    return f"lanes together: {spent}model ${usd:.2f}"

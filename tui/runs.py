@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 from supervisor.run.liveness import STALE_AFTER, supervisor_status
 from supervisor.run.paths import RunPaths
-from supervisor.run.allocation import allocation
+from supervisor.run.allocation import Allocation, allocation
 from tui import fmt
-from tui.fleet_rows import FleetLinks, fleet_cost, lane_row
+from tui.fleet_rows import FleetLinks, fleet_cost, fleet_spent, lane_row
 from tui.follow import RunFollower
 from tui.slurm_view import where_cell
 
@@ -181,8 +181,15 @@ class RunBook:
             lanes = [(link, self.followers[link.run.run_id]) for link in links.lanes
                      if link.run.run_id in self.followers]
             if not row.problem:
-                row.cost = fleet_cost(self.followers[run_id].state,
-                                      [(f.state, f.run) for _, f in lanes if not f.problem], now)
+                row.cost = fleet_cost(*self.fleet_spent(run_id, now))
             out.append(row)
             out += [lane_row(make_row(f.run.run_id, f, now), link, f.state, links.held) for link, f in lanes]
         return out
+
+    def fleet_spent(self, run_id: str, now: float) -> tuple[float, Allocation] | None:
+        """A fleet's (model cost, allocation) as its one budget counts them, its lanes together (None: no fleet)."""
+        links = self.fleets.get(run_id)
+        if links is None or run_id not in self.followers:
+            return None
+        lanes = [self.followers[link.run.run_id] for link in links.lanes if link.run.run_id in self.followers]
+        return fleet_spent(self.followers[run_id].state, [(f.state, f.run) for f in lanes if not f.problem], now)
