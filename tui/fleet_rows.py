@@ -37,7 +37,10 @@ def discover(run: RunPaths, known: dict[str, bool]) -> FleetLinks | None:
     """The lanes of ``run`` if it is a fleet (in a worker thread: this reads files). ``known`` caches which runs are
     fleets: a run's frozen config never changes, so each is asked once."""
     if run.run_id not in known:
-        known[run.run_id] = is_fleet_dir(run.root)
+        is_fleet = is_fleet_dir(run.root)
+        if not is_fleet and not run.config.exists():
+            return None  # a run still being created: asked again once its config is written
+        known[run.run_id] = is_fleet
     if not known[run.run_id]:
         return None
     fleet = load_fleet(run.root)
