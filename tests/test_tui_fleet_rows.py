@@ -5,6 +5,7 @@ keys act on the lane under the cursor. Real fleets: real git worktrees and lane 
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 import sys
 
@@ -67,6 +68,8 @@ async def test_lanes_are_nested_under_their_fleet_with_what_they_spent_together(
 
     status = nightshift("status", fleet_id, cwd=fleet.ws.path)
     assert "11.50 core-h of 20" in status.stdout, status.stdout + status.stderr
+    as_json = json.loads(nightshift("status", "--json", fleet_id, cwd=fleet.ws.path).stdout)
+    assert as_json["lanes_allocation"] == {"core_hours": 11.5, "gpu_hours": 0.0}
 
 
 async def test_a_fleet_started_while_the_dashboard_is_open_shows_up_with_its_lanes_under_it(fleet: Fleet, tui_home):
