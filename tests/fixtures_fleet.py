@@ -106,6 +106,43 @@ def lane_events(run_dir: Path) -> list[dict]:
     return read_events(run_dir / "events.jsonl").events
 
 
+def record_job(run, job_id: str, core_hours: float, gpu_hours: float = 0.0) -> None:
+    """A Slurm job of the lane that ended, with what it spent, as hpc/backend.py records it (once per job)."""
+    from supervisor.run.events import EventLog
+    from supervisor.run.state import load_state
+
+    seq = load_state(run.root)[0]["seq"]
+    log = EventLog(run.events, last_seq=seq)
+    try:
+        log.append("slurm.job_changed", 1, job_id=job_id, state="COMPLETED", cpus=4, gpus=1 if gpu_hours else 0,
+                   core_hours=core_hours, gpu_hours=gpu_hours, accounting="sacct")
+    finally:
+        log.close()
+
+
+def planned_fleet(fleet: Fleet, limit: str):
+    """A two-lane fleet under this [limits] line, planned, its lanes made (worktrees and runs), none started: its
+    FleetSupervisor, whose ledger the caller closes."""
+    from supervisor.fleet.lanes import make_lane
+    from supervisor.fleet.launch import create_fleet
+    from supervisor.fleet.loop import FleetSupervisor
+    from supervisor.shift.launcher import resolve_config
+
+    fleet.configure({"default": [["sleep", 1]]}, "lanes = 2\n")
+    toml = fleet.ws.path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace("[limits]\n", f"[limits]\n{limit}\n"))
+    fleet.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "an allocation budget")
+    config = resolve_config(fleet.ws.path)
+    run = create_fleet(fleet.ws.path, config)
+    sup = FleetSupervisor(run, config, say=lambda _: None)
+    sup.ledger.open()
+    sup.plan()
+    for key, lane in sup.fleet["lanes"].items():
+        make_lane(fleet.ws.path, config, lane, [])
+        sup.emit("lane.created", lane=int(key))
+    return sup
+
+
 def show(fleet: Fleet) -> str:
     """What went on, for an assertion's message."""
     lines = [json.dumps({"t": e["type"], **e["data"]})[:300] for e in fleet.events()]

@@ -8,7 +8,7 @@ from supervisor.shift.launcher import resolve_config
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet, solver  # noqa: F401
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401
-from tests.test_tui_actions import until
+from tests.test_tui_actions import open_dashboard, until
 from tui.app import make_app
 from tui.screens.run_screen import RunScreen
 from tui.widgets.lanes_table import LanesTable
@@ -33,6 +33,18 @@ async def test_a_fleets_lanes_are_a_leaderboard_under_its_run(fleet: Fleet):
         assert rows[1][:3] == ["2", "1", "dominated"] and rows[1][7] == "coarse grid", rows
         assert "0.50" in rows[1][3] and "0.8" not in rows[1][3]  # the visible comparison; held-out: pass/fail
         assert rows[0][8].endswith("-l2")  # the lane's own run: attach, nudge, pause or stop it by this id
+
+    # On the dashboard the lanes sit under the fleet's row, each with the fleet's word on it.
+    app = make_app(live=False)
+    async with app.run_test(size=(180, 40)) as pilot:
+        await open_dashboard(app, pilot)
+        table = app.screen.query_one("#runs")
+        keys = [key.value for key in table.rows]
+        assert keys == [run.run_id, f"{run.run_id}-l1", f"{run.run_id}-l2"], keys
+        cells = {key: [str(c) for c in table.get_row(key)] for key in keys}
+        assert cells[f"{run.run_id}-l2"][:2] == ["  └ lane-2", "WINNER"], cells
+        assert cells[f"{run.run_id}-l1"][:2] == ["  └ lane-1", "dominated"], cells
+        assert cells[f"{run.run_id}-l1"][4].startswith("0.50")  # the visible comparison, as on the Lanes tab
 
 
 async def test_an_ordinary_run_has_no_lanes_tab(tui_home):

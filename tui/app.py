@@ -74,6 +74,7 @@ class NightshiftApp(RunActions, App[int]):
         batch = self.feed.initial()
         for run in self._explicit_runs or []:
             batch.new_runs.setdefault(run.run_id, RunFollower(run))
+        self.feed.link_lanes(batch)
         self.post_message(self.Batched(batch, initial=True))
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="live")
@@ -103,6 +104,9 @@ class NightshiftApp(RunActions, App[int]):
         if batch.gone_runs:
             self._drop_runs(batch.gone_runs)
             changed |= batch.gone_runs
+        for run_id, links in batch.fleets.items():
+            self.book.link(links)
+            changed.add(run_id)
         if batch.bad_lines is not None and batch.bad_lines != self._bad_lines:
             self._bad_lines = batch.bad_lines  # said once, and again only when the registry's bad lines change
             if batch.bad_lines:

@@ -14,6 +14,7 @@ from pathlib import Path
 from supervisor.run import registry
 from supervisor.run.paths import RunPaths, registry_path
 from supervisor.run.watch import needs_polling
+from tui.fleet_rows import FleetLinks, discover
 from tui.follow import RunFollower, Update
 
 POLL_INTERVAL = 1.0  # seconds between looks when polling (network filesystems)
@@ -26,9 +27,10 @@ class Batch:
     new_runs: dict[str, RunFollower] = field(default_factory=dict)
     gone_runs: set[str] = field(default_factory=set)  # dropped from the registry (`nightshift forget`, `ls --prune`)
     bad_lines: list[int] | None = None  # the registry's unreadable lines, when it was read again
+    fleets: dict[str, FleetLinks] = field(default_factory=dict)  # fleets whose lanes were read again
 
     def __bool__(self) -> bool:
-        return bool(self.updates or self.new_runs or self.gone_runs or self.bad_lines)
+        return bool(self.updates or self.new_runs or self.gone_runs or self.bad_lines or self.fleets)
 
 
 class LiveFeed:
@@ -43,6 +45,7 @@ class LiveFeed:
         self.from_registry: set[str] = set()
         self._observer = None
         self._watched: set[Path] = set()
+        self._is_fleet: dict[str, bool] = {}
 
     def initial(self) -> Batch:
         """Every registered run, read from its snapshot and tail (the dashboard's first paint)."""
@@ -77,6 +80,23 @@ class LiveFeed:
             update = follower.fetch()
             if update is not None:
                 batch.updates[run_id] = update
+        return self.link_lanes(batch)
+
+    def link_lanes(self, batch: Batch) -> Batch:
+        """The lanes of each fleet that is new or whose log grew (lanes are planned, made and ended in it), and a
+        follower for each lane run not followed yet: a lane is on the dashboard under its fleet even when the
+        registry does not list it (the fleet opened by its folder, a registry pruned)."""
+        changed = {**{rid: f.run for rid, f in batch.new_runs.items()},
+                   **{rid: self.followers[rid].run for rid in batch.updates if rid in self.followers}}
+        for run_id, run in changed.items():
+            links = discover(run, self._is_fleet)
+            if links is None:
+                continue
+            batch.fleets[run_id] = links
+            for link in links.lanes:
+                lane_id = link.run.run_id
+                if lane_id not in self.followers and lane_id not in batch.new_runs and link.run.events.exists():
+                    batch.new_runs[lane_id] = RunFollower(link.run)  # a planned lane has no run yet: not a row
         return batch
 
     def wait(self, cancelled=lambda: False) -> None:

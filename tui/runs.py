@@ -1,4 +1,5 @@
-"""The dashboard's view of the user's runs: one row per registry entry, computed from a RunFollower.
+"""The dashboard's view of the user's runs: one row per registry entry, computed from a RunFollower; a fleet's
+lanes are rows nested under the fleet's row (tui/fleet_rows.py), not runs of their own at the top.
 
 A registry line whose run directory is gone, a run directory without a readable log, a supervisor that
 stopped beating: each becomes a row state with a line saying what is wrong, never an exception.
@@ -12,8 +13,9 @@ from typing import Any, Callable
 
 from supervisor.run.liveness import STALE_AFTER, supervisor_status
 from supervisor.run.paths import RunPaths
-from supervisor.run.allocation import allocation
+from supervisor.run.allocation import Allocation, allocation
 from tui import fmt
+from tui.fleet_rows import FleetLinks, fleet_cost, fleet_spent, lane_row
 from tui.follow import RunFollower
 from tui.slurm_view import where_cell
 
@@ -46,6 +48,7 @@ class RunRow:
     last_event: str
     supervisor: str
     warnings: list[str] = field(default_factory=list)
+    lane: int | None = None  # a fleet's lane: drawn under its fleet's row
 
 
 def read_supervisor(run: RunPaths, now: float) -> Supervisor:
@@ -144,6 +147,7 @@ class RunBook:
         self.clock = clock
         self.followers: dict[str, RunFollower] = {}
         self.order: list[str] = []
+        self.fleets: dict[str, FleetLinks] = {}  # fleet run id -> its lanes, as the live worker last read them
 
     def add(self, run_id: str, follower: RunFollower) -> RunFollower:
         if run_id not in self.followers:
@@ -153,10 +157,39 @@ class RunBook:
 
     def remove(self, run_id: str) -> None:
         self.followers.pop(run_id, None)
+        self.fleets.pop(run_id, None)  # its lanes, if still registered, come back to the top level
         if run_id in self.order:
             self.order.remove(run_id)
 
+    def link(self, links: FleetLinks) -> None:
+        self.fleets[links.fleet_id] = links
+
     def rows(self) -> list[RunRow]:
         now = self.clock()
-        # Newest first: the run a user started last is the one they look for.
-        return [make_row(run_id, self.followers[run_id], now) for run_id in reversed(self.order)]
+        nested = {link.run.run_id for fleet_id, links in self.fleets.items() if fleet_id in self.followers
+                  for link in links.lanes}
+        out: list[RunRow] = []
+        # Newest first: the run a user started last is the one they look for. A lane sits under its fleet.
+        for run_id in reversed(self.order):
+            if run_id in nested:
+                continue
+            row = make_row(run_id, self.followers[run_id], now)
+            links = self.fleets.get(run_id)
+            if links is None:
+                out.append(row)
+                continue
+            lanes = [(link, self.followers[link.run.run_id]) for link in links.lanes
+                     if link.run.run_id in self.followers]
+            if not row.problem:
+                row.cost = fleet_cost(*self.fleet_spent(run_id, now))
+            out.append(row)
+            out += [lane_row(make_row(f.run.run_id, f, now), link, f.state, links.held) for link, f in lanes]
+        return out
+
+    def fleet_spent(self, run_id: str, now: float) -> tuple[float, Allocation] | None:
+        """A fleet's (model cost, allocation) as its one budget counts them, its lanes together (None: no fleet)."""
+        links = self.fleets.get(run_id)
+        if links is None or run_id not in self.followers:
+            return None
+        lanes = [self.followers[link.run.run_id] for link in links.lanes if link.run.run_id in self.followers]
+        return fleet_spent(self.followers[run_id].state, [(f.state, f.run) for f in lanes if not f.problem], now)

@@ -19,8 +19,12 @@ def cmd_status(args) -> int:
     crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
         from supervisor.fleet.state import lane_rows
-        print(json.dumps({"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings,
-                          "crashed": crash, "lanes": lane_rows(run.root)}, default=str))
+        lanes = lane_rows(run.root)
+        out = {"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings, "crashed": crash,
+               "lanes": lanes}
+        if lanes is not None:  # a fleet: what its lanes spent together, as its one budget counts it
+            out["lanes_allocation"] = dict(zip(("core_hours", "gpu_hours"), lanes_spent(run)))
+        print(json.dumps(out, default=str))
         return 0
     verdict = (state["last_verdict"] or {}).get("summary", "-")
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
@@ -35,7 +39,8 @@ def cmd_status(args) -> int:
     from supervisor.fleet.state import lane_rows
     lanes = lane_rows(run.root) or []
     if lanes:
-        print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f} together")
+        print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f}"
+              f"{lanes_allocation_text(run)} together")
     for lane in lanes:
         metric = "-" if lane["metric"] is None else f"{lane['metric']:.3g}"
         print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
@@ -58,6 +63,32 @@ def cmd_status(args) -> int:
         print(line)
     print(trust_line(state, holds_out(run)))
     return 0
+
+
+def lanes_spent(run) -> tuple[float, float]:
+    """(core-hours, GPU-hours) of a fleet's lanes together: the figures its one budget counts (fleet/budget.py)."""
+    from supervisor.fleet.budget import lanes_allocation
+    from supervisor.fleet.state import load_fleet
+
+    fleet = load_fleet(run.root)
+    return lanes_allocation(fleet["lanes"].values()) if fleet else (0.0, 0.0)
+
+
+def lanes_allocation_text(run) -> str:
+    """', 12.00 core-h of 10' beside the lanes' cost, when they spent an allocation or [limits] caps one."""
+    from supervisor.errors import UserError
+    from supervisor.run.allocation import Allocation, describe
+    from supervisor.shift.launcher import frozen_config
+
+    try:
+        limits = frozen_config(run).limits
+        caps = (limits.max_core_hours, limits.max_gpu_hours)
+    except (OSError, UserError):  # a fleet without a readable frozen config still shows what its lanes spent
+        caps = (0.0, 0.0)
+    core, gpu = lanes_spent(run)
+    if not (core or gpu or any(caps)):
+        return ""
+    return ", " + describe(Allocation(core, gpu, 0, 0, None, ""), *caps)
 
 
 def slurm_status_lines(run, state) -> str:

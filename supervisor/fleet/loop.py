@@ -272,7 +272,7 @@ class FleetSupervisor:
     # ----- budget, deciding, ending ---------------------------------------------------------------
     def keep_budget(self) -> None:
         from supervisor.fleet.budget import spent_over
-        over = spent_over(self.config.limits, self.rows(), self.ledger.hours_used())
+        over = spent_over(self.config.limits, self.rows(), self.ledger.hours_used(), self.fleet["lanes"].values())
         if over is None:
             return
         what, limit, value = over

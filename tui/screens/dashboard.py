@@ -1,7 +1,9 @@
 """The dashboard: one row per run of the user (the registry), the state of each at a glance.
 
-Rows for runs that cannot be read whole (missing, half-written) say so in the State column and, for the
-highlighted row, in the line under the table. Enter opens the run; the action keys act on the highlighted run.
+A fleet's lanes are rows under the fleet's row ("  └ lane-1"), each acted on by the same keys as any run: a lane
+is a run of its own. Rows for runs that cannot be read whole (missing, half-written) say so in the State column
+and, for the highlighted row, in the line under the table. Enter opens the run; the action keys act on the
+highlighted run.
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ COLUMNS = (("run", "Run"), ("state", "State"), ("shift", "Sh"), ("verdict", "Ver
            ("trend", "Trend"), ("last", "Last"), ("sup", "Supervisor"), ("cost", "Cost"), ("where", "Where"),
            ("workspace", "Workspace"))
 STATE_STYLES = {"done": "green", "failed": "red", "stopped": "yellow", "paused": "yellow", "pushed back": "magenta",
-                "missing": "red", "half-written": "red", "unreadable": "red"}
+                "missing": "red", "half-written": "red", "unreadable": "red",
+                # a lane as its fleet ended it (tui/fleet_rows.py)
+                "WINNER": "bold green", "verified": "green", "cheated": "bold red", "retired": "yellow",
+                "spent": "yellow"}
 
 
 def state_cell(row: RunRow) -> Text:
@@ -30,7 +35,9 @@ def state_cell(row: RunRow) -> Text:
 def cells(row: RunRow) -> list:
     verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "red" if row.verdict == "FAIL" else "")
     sup = Text(row.supervisor, style="red" if row.supervisor.endswith(" dead") else "")
-    return [ellipsize(row.name, 16), state_cell(row), str(row.shift or "-"), verdict, row.best, row.spark,
+    # A lane is indented under its fleet's row (ellipsize would fold the leading spaces away).
+    name = ellipsize(row.name, 16) if row.lane is None else "  " + ellipsize(row.name, 14)
+    return [name, state_cell(row), str(row.shift or "-"), verdict, row.best, row.spark,
             row.last_event, sup, row.cost, row.where, row.workspace]
 
 
@@ -75,9 +82,10 @@ class DashboardScreen(Screen):
         keep = self.run_id_in_focus()
         rows = app.book.rows()
         self._rows = {row.run_id: row for row in rows}
-        known = {key.value for key in table.rows}
+        known = [key.value for key in table.rows]
         drawn = getattr(self, "_drawn", {})
-        if known != set(self._rows):
+        # In order, not as a set: a lane's row moves under its fleet once the fleet's lanes are known.
+        if known != [row.run_id for row in rows]:
             table.clear()
             drawn = {}
             for row in rows:
@@ -95,7 +103,10 @@ class DashboardScreen(Screen):
         self._drawn = drawn
         if keep in self._rows:
             table.move_cursor(row=table.get_row_index(keep))
-        title = f"nightshift · {len(rows)} run{'s' if len(rows) != 1 else ''}"
+        lanes = sum(1 for row in rows if row.lane is not None)
+        runs = len(rows) - lanes  # a fleet is one run, however many lanes it has
+        title = f"nightshift · {runs} run{'s' if runs != 1 else ''}" + \
+            (f" ({lanes} lane{'s' if lanes != 1 else ''} under their fleets)" if lanes else "")
         self.query_one("#dash-title", Static).update(title)
         self._show_detail()
 

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from supervisor.fleet.state import is_fleet_dir, lane_rows
 from tui import fmt
+from tui.fleet_rows import fleet_line
 from tui.runs import orphaned, read_supervisor, run_limits, status_label, where_it_runs
 from tui.slurm_view import slurm_lines
 from tui.widgets.agent_tail import AgentTail
@@ -114,7 +115,9 @@ class RunScreen(Screen):
             text.append("PASS" if verdict.get("passed") else "FAIL", style="green" if verdict.get("passed") else "red")
         else:
             text.append("no verdict")
-        text.append(f" · best {fmt.metric(state.get('best_metric'))} · {fmt.cost(state.get('cost_usd'))}")
+        fleet = self.app.book.fleet_spent(self.run_id, now)  # a fleet: what its lanes spent together
+        text.append(f" · best {fmt.metric(state.get('best_metric'))} · "
+                    f"{fmt.cost(state.get('cost_usd') if fleet is None else fleet[0])}")
         if state.get("waiting_for"):
             text.append(f" · WAITS for {state['waiting_for']}: y approves, N denies", style="bold yellow")
         if state.get("refusals"):
@@ -124,7 +127,9 @@ class RunScreen(Screen):
         text.append(f"\n{where_it_runs(state, now)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
                     style="dim")
         text.append(fmt.ellipsize(state.get("goal") or "", 200), style="dim")
-        lines = slurm_lines(state, follower.run.root, now, self._caps())
+        # A fleet's limits hold for its lanes together: that is the line to read them against, not its own.
+        lines = slurm_lines(state, follower.run.root, now, (0.0, 0.0) if fleet else self._caps())
+        lines += [fleet_line(*fleet, self._caps())] if fleet else []
         for line in lines:
             text.append(f"\n{line}", style="red" if line.startswith("last job") else "")
         self._title_rows = 2 + len(lines)  # one more row per Slurm line
