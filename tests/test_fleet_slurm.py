@@ -80,20 +80,24 @@ def test_three_lanes_first_turns_go_out_as_one_array_the_fast_lane_wins(jobs_can
 
 
 @pytest.mark.timeout(600)
-def test_kill_9_right_after_the_array_and_resume_submits_no_second_array(jobs_cancelled: Fleet):
+@pytest.mark.parametrize("crash_after", ["fleet.array_submitting", "fleet.array_submitted"])
+def test_kill_9_right_after_the_array_and_resume_submits_no_second_array(jobs_cancelled: Fleet, crash_after):
+    """Killed once the array is recorded as submitted, or as about to be (then the resumed fleet looks for it by
+    its name first, and submits it only where the controller has none)."""
     fleet = jobs_cancelled
     fleet.configure({"lane-1:default": [["sleep", 2], *FAST], "default": [["sleep", 300]]}, "lanes = 2\n" + SLURM,
                     backend="slurm")
     proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
                           cwd=fleet.ws.path, capture_output=True, text=True, timeout=200,
-                          env={**os.environ, "NIGHTSHIFT_TEST_CRASH_AFTER": "fleet.array_submitted"})
-    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed right after recording the array
-    assert not fleet.of("lane.started") and len(fleet.of("fleet.array_submitted")) == 1
+                          env={**os.environ, "NIGHTSHIFT_TEST_CRASH_AFTER": crash_after})
+    assert proc.returncode == -9, proc.stdout + proc.stderr  # killed right after recording the event
+    assert not fleet.of("lane.started") and len(fleet.of(crash_after)) == 1
     assert nightshift("resume", fleet.run_dir().name, cwd=fleet.ws.path).returncode == 0
     wait_for(lambda: fleet.of("run.finished"), timeout=300, what="the resumed fleet to finish")
     assert fleet.of("run.finished")[-1]["outcome"] == "done", show(fleet)
     assert len(fleet.of("fleet.array_submitting")) == len(fleet.of("fleet.array_submitted")) == 1, show(fleet)
     a = fleet.of("fleet.array_submitted")[0]["job_id"]
+    assert fleet.of("fleet.array_submitted")[0]["found"] is False  # one sbatch, by the supervisor that recorded it
     assert sorted(array_tasks(a, fleet.run_dir().name)) == [f"{a}_0", f"{a}_1"]
     client = make_client("cli", backoff=QUICK)
     arrays = {str(j.job_id).split("_")[0] for j in client.query(prefix=array_name(fleet.run_dir().name)).values()}
@@ -189,3 +193,24 @@ def test_a_lane_takes_its_offered_task_once_and_the_task_runs_that_turns_wrapper
     proc = subprocess.run(["bash", str(task)], env={**os.environ, "SLURM_ARRAY_TASK_ID": "5"}, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 3 and "belongs to no lane" in proc.stderr
+
+
+def test_an_array_submitted_but_not_yet_recorded_is_found_by_its_name_not_submitted_again(slurm_cluster, tmp_path):
+    """The window the event log cannot close: sbatch answered, the supervisor died before recording the id."""
+    from hpc import array
+    from supervisor.config.schema import parse_config
+    from supervisor.run.paths import RunPaths
+
+    config = parse_config(SLURM)
+    run = RunPaths.for_run(tmp_path / "ws", "20260101-000000-arr1").create()
+    roots = [tmp_path / "lane-1", tmp_path / "lane-2"]
+    client = make_client("cli", backoff=QUICK)
+    first = array.submit(config, run, roots, look=False)
+    try:
+        assert set(first) == {"job_id"}
+        again = array.submit(config, run, roots, look=True)
+        assert again == {"job_id": first["job_id"], "found": True}
+        assert sorted(array_tasks(first["job_id"], run.run_id)) == [f"{first['job_id']}_0", f"{first['job_id']}_1"]
+    finally:
+        for k in range(2):
+            client.cancel(f"{first['job_id']}_{k}")
