@@ -214,3 +214,17 @@ def test_an_array_submitted_but_not_yet_recorded_is_found_by_its_name_not_submit
     finally:
         for k in range(2):
             client.cancel(f"{first['job_id']}_{k}")
+
+
+@pytest.mark.timeout(600)
+def test_an_array_slurm_refuses_is_said_in_slurms_words_and_the_fleet_ends_without_a_traceback(jobs_cancelled: Fleet):
+    fleet = jobs_cancelled
+    fleet.configure({"default": FAST}, "lanes = 2\n" + SLURM + 'partition = "nosuchpartition"\n', backend="slurm")
+    proc = nightshift("run", "--foreground", "--no-check", cwd=fleet.ws.path, timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    [array] = fleet.of("fleet.array_submitted")
+    assert array["job_id"] is None and "invalid partition" in array["refused"].lower(), array
+    finished = fleet.of("run.finished")[-1]
+    assert finished["outcome"] == "failed" and "fix [slurm] in" in finished["reason"], show(fleet)
+    assert "Invalid partition" in proc.stdout + proc.stderr, proc.stdout + proc.stderr  # Slurm's words, to the user
+    assert not fleet.of("lane.started")  # no lane's supervisor was started only to be refused the same way

@@ -64,14 +64,26 @@ def _submit(fleet_sup, arrays, look: bool) -> bool:
     if "wait" in got:
         fleet_sup.say(f"fleet: slurmctld does not answer ({got['wait']}); the lanes wait for their job array")
         return False
-    if "refused" in got:  # Slurm's words; each lane submits its own jobs, which say it again where it applies
-        fleet_sup.emit("fleet.array_submitted", job_id=None, name=intent["name"], lanes=lanes,
-                       refused=got["refused"][:500])
-        fleet_sup.say(f"fleet: Slurm refused the lanes' job array: {got['refused']}; each lane submits its own job")
-        return True
+    if "refused" in got:
+        return _refused(fleet_sup, intent, got["refused"])
     job_id = got["job_id"]
     fleet_sup.emit("fleet.array_submitted", job_id=job_id, name=intent["name"], lanes=lanes,
                    found=bool(got.get("found")), tasks={str(k): f"{job_id}_{t}" for t, k in enumerate(lanes)})
     fleet_sup.say(f"fleet: the first turns of lanes {', '.join(map(str, lanes))} went out as job array {job_id} "
                   f"(tasks {job_id}_0..{job_id}_{len(lanes) - 1})")
     return True
+
+
+def _refused(fleet_sup, intent: dict[str, Any], words: str) -> bool:
+    """Slurm refused the array (its words kept): the lanes' own jobs ask for the same [slurm] resources and would
+    be refused too (each lane's supervisor dying at its first sbatch), so the fleet ends here, saying what to fix."""
+    reason = (f"Slurm refused the lanes' job array: {words}; fix [slurm] in {fleet_sup.run_paths.workspace}/"
+              f"nightshift.toml (`nightshift doctor --slurm` checks it) and run again")
+    fleet_sup.emit("fleet.array_submitted", job_id=None, name=intent["name"], lanes=intent["lanes"],
+                   refused=words[:500])
+    for k in intent["lanes"]:
+        fleet_sup.emit("lane.ended", lane=k, outcome="failed", reason=reason[:500], cheats=[], metric=None,
+                       cost_usd=0.0)
+    fleet_sup.emit("run.finished", outcome="failed", reason=reason[:1000])
+    fleet_sup.say(f"fleet: {reason}")
+    return False
