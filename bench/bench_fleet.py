@@ -9,8 +9,11 @@ own supervisor in its own tmux server, bubblewrap around every turn, the fleet's
    better). Ratio fleet / one lane: under 1 means the fleet is faster.
 2. What supervising costs per lane at 1, 4 and 16 lanes, while every lane's agent works (a long turn): CPU of the
    fleet's supervisor and of the lanes' own supervisors (utime+stime over the window / wall), and their RSS.
+3. slurmctld RPCs per lane-hour with the lanes' first turns as one job array against one job per lane, on the
+   localhost Slurm cluster (bench/_fleet_slurm.py; says why not where the cluster cannot run).
 
-Usage: python bench/bench_fleet.py [--work 1.0] [--seconds 20] [--lanes 1 4 16]
+Usage: python bench/bench_fleet.py [--work 1.0] [--seconds 20] [--lanes 1 4 16] [--slurm-lanes 8]
+       [--skip-wall] [--skip-cost] [--skip-slurm]
 """
 from __future__ import annotations
 
@@ -181,6 +184,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0, help="the window CPU is measured over")
     ap.add_argument("--lanes", type=int, nargs="*", default=[1, 4, 16])
     ap.add_argument("--skip-wall", action="store_true")
+    ap.add_argument("--skip-cost", action="store_true")
+    ap.add_argument("--skip-slurm", action="store_true")
+    ap.add_argument("--slurm-lanes", type=int, default=8, help="lanes for the slurmctld RPC figures")
     args = ap.parse_args()
     if not args.skip_wall:
         print("1. wall time to verified done (two dead ends, a slow approach, a fast one)")
@@ -188,14 +194,19 @@ def main() -> None:
         print(info("4 lanes, one approach each", fleet, "s"))
         print(info("1 lane, the same approaches in turn", single, "s"))
         print(info("ratio fleet / one lane (under 1: the fleet is faster)", fleet / single, ""))
-    print(f"2. supervising cost while every lane's agent works ({args.seconds:g} s window)")
-    for lanes in args.lanes:
+    if not args.skip_cost:
+        print(f"2. supervising cost while every lane's agent works ({args.seconds:g} s window)")
+    for lanes in [] if args.skip_cost else args.lanes:
         got = cost_per_lane(lanes, args.seconds)
         print(info(f"{lanes:>2} lanes: fleet supervisor CPU", got["fleet_cpu"], "%"))
         print(info(f"{lanes:>2} lanes: fleet supervisor CPU per lane", got["fleet_cpu"] / lanes, "%"))
         print(info(f"{lanes:>2} lanes: fleet supervisor RSS", got["fleet_rss"], "MB"))
         print(info(f"{lanes:>2} lanes: lane supervisor CPU (mean per lane)", got["lane_cpu"], "%"))
         print(info(f"{lanes:>2} lanes: lane supervisor RSS (mean per lane)", got["lane_rss"], "MB"))
+    if not args.skip_slurm:
+        from _fleet_slurm import rpcs_per_lane_hour
+        print("3. slurmctld RPCs per lane-hour with the array (first turns as one job array vs one job per lane)")
+        rpcs_per_lane_hour(args.slurm_lanes)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from hpc.accounting import job_usage
 from hpc.client import make_client
 from hpc.interface import SlurmClient, SubmitOptions
 from hpc.errors import ControllerUnavailable
-from hpc.jobs import CLEAN_ENDS, JOB_FAILURES, JobInfo
+from hpc import array
+from hpc.jobs import CLEAN_ENDS, JOB_FAILURES, JobInfo, job_key
 from hpc.poller import JobPoller
 from hpc.script import BatchJob, read_status, write_script
 from supervisor.backends.base import LaunchSpec, write_wrapper
@@ -78,10 +79,21 @@ class SlurmBackend:
     def launch(self, spec: LaunchSpec) -> dict[str, Any]:
         write_wrapper(spec)
         job = self._batch_job(spec)
-        script = write_script(self.slurm, job, self._files(spec.wrapper)["script"])
+        script = write_script(self.slurm, job, self._files(spec.wrapper)["script"])  # also a retry's, for a task
+        task = array.claim(self.run.root, spec.shift, spec.turn, spec.wrapper, spec.log_file)
+        if task is not None:  # a lane's first turn: its task of the fleet's array runs it; nothing is submitted
+            return self._task_target(task, spec)
         job_id = self._submit(script, job.job_name)
         self.poller.watch(job_id)
         return self._target(job_id, spec, attempt=1)
+
+    def _task_target(self, task: dict[str, Any], spec: LaunchSpec) -> dict[str, Any]:
+        """The turn's target when a task of the fleet's array runs it: the task's own exit record and walltime
+        mark (the turn's log is the lane's, as for any job)."""
+        key = job_key(task["job_id"])
+        self.poller.watch(key)
+        return {**self._target(key, spec, attempt=1), "array_id": task["array_id"], "task": task["task"],
+                "status_file": task["status_file"], "signal_file": task["signal_file"]}
 
     def _submit(self, script: Path, name: str) -> int:
         """Submit, waiting out a controller that does not answer (the run waits; it does not die)."""
@@ -103,6 +115,9 @@ class SlurmBackend:
                 "attach": ["tail", "-n", "+1", "-f", str(spec.log_file)]}
 
     def find(self, spec: LaunchSpec) -> dict[str, Any] | None:
+        task = array.claimed(self.run.root, spec.shift, spec.turn)
+        if task is not None:  # taken before a crash: the task runs (or ran) this turn
+            return self._task_target(task, spec)
         name = job_name(spec.run_id, spec.name)
         try:
             live = [j for j in self.client.query(prefix=name).values() if j.name == name and not j.terminal]
@@ -115,7 +130,7 @@ class SlurmBackend:
         return self._target(job_id, spec, attempt=1)
 
     def is_alive(self, target: dict[str, Any]) -> bool:
-        job_id = int(target["job_id"])
+        job_id = job_key(target["job_id"])
         self.poller.watch(job_id)  # a no-op when watched already; adopts a target after a restart
         for change in self.poller.poll():
             self._record_change(change.job_id, change.new, target, change.old)
@@ -138,7 +153,7 @@ class SlurmBackend:
 
     def _job_over(self, target: dict[str, Any], info: JobInfo | None) -> bool:
         """The job ended: retry a failure of the job itself (bounded), else report the turn over."""
-        job_id = int(target["job_id"])
+        job_id = job_key(target["job_id"])
         status = read_status(Path(target["status_file"])) or {}
         state = info.state if info else ("COMPLETED" if status.get("exit") == 0 else "UNKNOWN")
         wrapper = Path(target["wrapper"])
@@ -150,6 +165,9 @@ class SlurmBackend:
             self.poller.unwatch(job_id)
             new_id = self._submit(Path(target["script"]), target["job_name"])
             self.poller.watch(new_id)
+            if "task" in target:  # an array task failed: its retry is the lane's own job, with the turn's own files
+                files = self._files(Path(target["wrapper"]))
+                target.update(status_file=str(files["status"]), signal_file=str(files["signal"]))
             self._queue(new_id, None, target, retry=attempt, replaces=job_id,
                         message=f"job {job_id} ended {state} before the agent finished; resubmitted as {new_id} "
                                 f"(retry {attempt} of {self.slurm.max_job_retries})")
@@ -163,7 +181,7 @@ class SlurmBackend:
     def describe_end(self, target: dict[str, Any]) -> dict[str, Any] | None:
         """How the turn's job ended when the agent left no exit status: {"reason": "walltime" | "preempted" |
         "job_failed" | "vanished" | "cancelled", "error": one line}, or None when unknown."""
-        end = self._ended.get(int(target["job_id"]))
+        end = self._ended.get(job_key(target["job_id"]))
         if end is None:
             return None
         state, job_id, log = end["state"], target["job_id"], target["log"]
@@ -182,7 +200,7 @@ class SlurmBackend:
         return {"reason": "job_ended", "error": f"job {job_id} ended {state}; see {log}"}
 
     def terminate(self, target: dict[str, Any]) -> None:
-        self.client.cancel(int(target["job_id"]))
+        self.client.cancel(job_key(target["job_id"]))
 
     def send_text(self, target: dict[str, Any], text: str) -> bool:
         return False  # a batch job has no terminal to type into; push-backs go by the next turn or the Stop hook
@@ -231,4 +249,4 @@ class SlurmBackend:
 
     def job_state(self, target: dict[str, Any]) -> JobInfo | None:
         """The last known state of the turn's job (for status lines), without asking the controller."""
-        return self.poller.get(int(target["job_id"]))
+        return self.poller.get(job_key(target["job_id"]))

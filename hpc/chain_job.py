@@ -29,8 +29,29 @@ WRAPUP = ("The batch job running this session reaches its walltime in about {gra
 
 
 def kill_agent_server(run: RunPaths) -> None:
-    """The agent's tmux server daemonizes out of the job's process tree: stop it by its private socket."""
-    subprocess.run(["tmux", "-L", socket_for(run.run_id), "kill-server"], capture_output=True, check=False)
+    """The agent's tmux server daemonizes out of the job's process tree: stop it by its private socket. A fleet's
+    lanes each have a server of their own (their supervisor and agent): they go with the job too, and the next job's
+    fleet supervisor starts them again, as it does after any crash."""
+    for run_id in [run.run_id, *(lane.run_id for lane in lane_runs(run))]:
+        subprocess.run(["tmux", "-L", socket_for(run_id), "kill-server"], capture_output=True, check=False)
+
+
+def lane_runs(run: RunPaths) -> list[RunPaths]:
+    """A fleet's lanes (none for one run), from the fleet's own log."""
+    from supervisor.run.events import read_events
+
+    return [RunPaths.for_run(Path(e["data"]["worktree"]), e["data"]["run_id"]) for e in read_events(run.events).events
+            if e.get("type") == "lane.planned" and (e.get("data") or {}).get("run_id")]
+
+
+def let_lanes_finish(run: RunPaths, limit: float = 60.0) -> None:
+    """A finished fleet told its other lanes to stop: give their supervisors the time to record it before the job
+    (and kill_agent_server) ends them."""
+    from supervisor.fleet.lanes_watch import supervised
+
+    deadline = time.monotonic() + limit
+    while any(supervised(lane) for lane in lane_runs(run)) and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def own_record(client, me: int) -> dict:
@@ -90,6 +111,7 @@ def main(argv: list[str]) -> int:
         except SlurmError as exc:
             print(f"nightshift: could not cancel the continuation job: {exc}", flush=True)
         record(run, "finished", job_id=me, outcome=state.get("outcome"))
+        let_lanes_finish(run)
     kill_agent_server(run)
     return child.returncode or 0
 

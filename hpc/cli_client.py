@@ -9,12 +9,13 @@ import re
 import shutil
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
 from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
 from hpc.errors import ControllerUnavailable, SlurmCommandFailed, SlurmMissing, SubmitRejected
-from hpc.jobs import JobInfo, base_state, gpus_in, parse_duration
+from hpc.jobs import JobInfo, base_state, gpus_in, job_key, parse_duration
 
 # Messages of a controller that is down, restarting or overloaded: worth retrying with backoff.
 TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"
@@ -105,22 +106,21 @@ class CliClient:
             raise SubmitRejected(answer or f"sbatch --test-only exited {result.returncode}")
         return answer
 
-    def query(self, job_ids: Iterable[int] | None = None, prefix: str = JOB_PREFIX) -> dict[int, JobInfo]:
+    def query(self, job_ids: Iterable[int | str] | None = None, prefix: str = JOB_PREFIX) -> dict[int | str, JobInfo]:
         # `scontrol -o show job` is ONE RPC (REQUEST_JOB_INFO); squeue adds a REQUEST_PARTITION_INFO to each call,
         # and the controller sends every job either way (user filters are applied client-side on 22.05).
         wanted = set(job_ids or ())
         out = self._run(["scontrol", "-o", "show", "job"])
         jobs: dict[int, JobInfo] = {}
         for line in out.splitlines():
-            job = _parse_line(line)
-            if job is None:
-                continue
             user = _USER.search(line)
-            if job.job_id in wanted or (prefix and job.name.startswith(prefix) and user and user.group(1) == self.user):
-                jobs[job.job_id] = job
+            for job in _parse_jobs(line):
+                if job.job_id in wanted or (prefix and job.name.startswith(prefix) and user
+                                            and user.group(1) == self.user):
+                    jobs[job.job_id] = job
         return jobs
 
-    def cancel(self, job_id: int) -> None:
+    def cancel(self, job_id: int | str) -> None:  # "<array>_<task>" cancels that task alone, never the array
         self._quiet_if_gone(["scancel", str(job_id)])
 
     def signal(self, job_id: int, signal: str = "USR1", batch_only: bool = True) -> None:
@@ -133,7 +133,7 @@ class CliClient:
     def start_now(self, job_id: int) -> None:
         self._run(["scontrol", "update", f"JobId={job_id}", "StartTime=now"])
 
-    def history(self, job_ids: Iterable[int]) -> dict[int, JobInfo]:
+    def history(self, job_ids: Iterable[int | str]) -> dict[int | str, JobInfo]:
         ids = [str(i) for i in job_ids]
         if not ids or not shutil.which("sacct"):
             return {}
@@ -147,10 +147,10 @@ class CliClient:
         found: dict[int, JobInfo] = {}
         for line in out.splitlines():
             parts = line.split("|")
-            if len(parts) < 8 or not parts[0].isdigit():
+            if len(parts) < 8 or not re.fullmatch(r"\d+(_\d+)?", parts[0]):
                 continue
             code, _, sig = parts[3].partition(":")
-            found[int(parts[0])] = JobInfo(job_id=int(parts[0]), name=parts[1], state=base_state(parts[2]),
+            found[job_key(parts[0])] = JobInfo(job_id=job_key(parts[0]), name=parts[1], state=base_state(parts[2]),
                                            node=parts[4], exit_code=int(code or 0), signal=int(sig or 0) or None,
                                            run_time=int(parts[5]) if parts[5].isdigit() else None,
                                            cpus=int(parts[6]) if parts[6].isdigit() else None,
@@ -171,10 +171,35 @@ def _fields(line: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in _PAIR.finditer(line)}
 
 
+def array_tasks(spec: str) -> list[int]:
+    """The task ids of an ``ArrayTaskId`` field: "3", "0-2", "0,2,5", "0-7:2", "1-3%1" (a throttle)."""
+    tasks: list[int] = []
+    for part in spec.split("%")[0].split(","):
+        first, _, rest = part.partition("-")
+        last, _, step = rest.partition(":")
+        if first.isdigit() and (not last or last.isdigit()) and (not step or step.isdigit()):
+            tasks += range(int(first), int(last or first) + 1, int(step or 1))
+    return tasks
+
+
 def _parse_line(line: str) -> JobInfo | None:
+    """The job of one line as the controller wrote it (an array's record as its own id)."""
+    return _parse_job(_fields(line))
+
+
+def _parse_jobs(line: str) -> list[JobInfo]:
+    """The jobs of one line: one, or for an array's record each of its tasks as "<array>_<task>" (the tasks
+    still waiting share one record; a started task has a line of its own)."""
     f = _fields(line)
-    if not f.get("JobId", "").isdigit() or "ArrayJobId" in f and f.get("ArrayTaskId"):
-        return None  # array tasks are not nightshift's
+    job = _parse_job(f)
+    if job is None or not f.get("ArrayJobId", "").isdigit() or not f.get("ArrayTaskId"):
+        return [job] if job is not None else []
+    return [replace(job, job_id=f"{f['ArrayJobId']}_{t}") for t in array_tasks(f["ArrayTaskId"])]
+
+
+def _parse_job(f: dict[str, str]) -> JobInfo | None:
+    if not f.get("JobId", "").isdigit():
+        return None
     state = base_state(f.get("JobState", ""))
     finished = state not in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING")
     code, _, sig = f.get("ExitCode", "").partition(":")

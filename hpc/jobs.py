@@ -14,6 +14,16 @@ CLEAN_ENDS = frozenset({"TIMEOUT", "PREEMPTED", "DEADLINE"})
 JOB_FAILURES = frozenset({"NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY", "FAILED"})
 
 
+JobId = "int | str"  # a job's id; an array task's is Slurm's own "<array id>_<task>" (e.g. "1234_0")
+
+
+def job_key(value: "int | str") -> "int | str":
+    """A job id as the controller and the poller know it: a plain job's int, an array task's "<array>_<task>"
+    (a task keeps that name from submission on; its own numeric id exists only once it has started)."""
+    text = str(value).strip()
+    return int(text) if text.isdigit() else text
+
+
 def parse_duration(text: str | None) -> int | None:
     """Seconds from Slurm's "D-HH:MM:SS", "HH:MM:SS", "MM:SS" or minutes; None for UNLIMITED/INVALID/empty."""
     if not text:
@@ -34,7 +44,7 @@ def parse_duration(text: str | None) -> int | None:
 
 @dataclass(frozen=True)
 class JobInfo:
-    job_id: int
+    job_id: int | str  # see job_key
     name: str
     state: str  # base state word, e.g. PENDING, RUNNING, TIMEOUT (flags like "+" dropped)
     reason: str = ""  # why PENDING, or how it ended (None becomes "")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hpc.interface import JOB_PREFIX, SlurmClient
 from hpc.errors import ControllerUnavailable, SlurmCommandFailed
-from hpc.jobs import JobInfo
+from hpc.jobs import JobInfo, job_key
 from supervisor.run.paths import user_state_dir
 
 
@@ -120,7 +120,7 @@ class JobPoller:
         taken = float(body.get("taken", 0))
         if time.time() - taken > max_age or body.get("prefix") != self.prefix:
             return None
-        return taken, {int(j["job_id"]): JobInfo(**j) for j in body.get("jobs", [])}
+        return taken, {job_key(j["job_id"]): JobInfo(**j) for j in body.get("jobs", [])}
 
     def _write_cache(self, taken: float, jobs: dict[int, JobInfo]) -> None:
         body = {"taken": taken, "prefix": self.prefix, "jobs": [j.to_event() for j in jobs.values()]}

@@ -23,6 +23,15 @@ PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 
 
+class ShellWord(str):
+    """A value put into the script as it is, already quoted for bash (e.g. a path that names
+    ``${SLURM_ARRAY_TASK_ID}``, so each task of an array writes its own file); any other value is quoted."""
+
+
+def _word(value) -> str:
+    return str(value) if isinstance(value, ShellWord) else shlex.quote(str(value))
+
+
 @dataclass(frozen=True)
 class BatchJob:
     """One job to render: what runs, where, and the files it writes."""
@@ -31,8 +40,8 @@ class BatchJob:
     work: str  # the shell command line the job runs (e.g. "bash /run/shifts/1/t1.sh")
     workdir: Path
     log_file: Path  # the job's stdout and stderr (appended across requeues)
-    status_file: Path  # JSON written on EXIT: {"exit", "signal", "job", "restarts", "ended"}
-    signal_file: Path  # epoch seconds written when USR1 arrives
+    status_file: Path | ShellWord  # JSON written on EXIT: {"exit", "signal", "job", "restarts", "ended"}
+    signal_file: Path | ShellWord  # epoch seconds written when USR1 arrives
     description: str = ""
     forward_usr1: bool = False  # pass the walltime signal on to the work (the supervisor inside a job)
 
@@ -86,8 +95,8 @@ def render_script(config: SlurmConfig, job: BatchJob) -> str:
         "cpus": str(config.cpus),
         "resource_lines": "\n".join(_resource_lines(config)),
         "environment_lines": "\n".join(_environment_lines(config)),
-        "status_file": shlex.quote(str(job.status_file)),
-        "signal_file": shlex.quote(str(job.signal_file)),
+        "status_file": _word(job.status_file),
+        "signal_file": _word(job.signal_file),
         "on_usr1": 'kill -USR1 "$work_pid" 2>/dev/null' if job.forward_usr1 else ": # the supervisor reads signal_file",
         "work": job.work,
     }

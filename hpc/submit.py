@@ -17,14 +17,26 @@ from hpc.errors import SlurmError, SubmitRejected
 from hpc.script import render_script
 
 
-def submit_run(workspace: Path, backend: str | None = None, on_created=None) -> tuple[str, int]:
+def submit_run(workspace: Path, backend: str | None = None, on_created=None,
+               lanes: int | None = None) -> tuple[str, int]:
     """Create the run and queue the first job of its chain; (run id, job id). ``on_created(run)`` is called
-    once the run exists, before its job is queued (the face records the preflight there)."""
-    from supervisor.shift.launcher import resolve_config
-
-    config = resolve_config(workspace, backend=_backend(backend))
+    once the run exists, before its job is queued (the face records the preflight there). A fleet ([fleet]
+    lanes > 1, or ``lanes``) is submitted the same way: the chain's jobs run the fleet's supervisor, which runs
+    its lanes inside the job."""
+    config = submit_config(workspace, backend, lanes)
     client = make_client(config.slurm.client)  # fails early, before a run exists, when Slurm is missing
     return _queue_chain(workspace, config, client, by="nightshift submit", on_created=on_created)
+
+
+def submit_config(workspace: Path, backend: str | None = None, lanes: int | None = None):
+    """The config a submit runs with; a fleet that cannot start is refused here (one line), before anything."""
+    from supervisor.fleet.launch import is_fleet, refuse_fleet_now, with_lanes
+    from supervisor.shift.launcher import resolve_config
+
+    config = with_lanes(resolve_config(workspace, backend=_backend(backend)), lanes)
+    if is_fleet(config):
+        refuse_fleet_now(Path(workspace), config)
+    return config
 
 
 @dataclass(frozen=True)
@@ -75,9 +87,10 @@ def _queue_chain(workspace: Path, config, client, by: str, run_id: str | None = 
     """What both ways of submitting share: create the run, write its chain's script, queue the first job. A
     refusal after the run exists (no check before it, or the cluster changed since) ends the run on record, with
     Slurm's own words."""
+    from supervisor.fleet.launch import create_fleet, is_fleet
     from supervisor.shift.launcher import create_run, finish_unsupervised
 
-    run = create_run(workspace, config, run_id=run_id)
+    run = create_fleet(workspace, config, run_id) if is_fleet(config) else create_run(workspace, config, run_id=run_id)
     if on_created is not None:
         on_created(run)
     write_chain_script(run, config.slurm)
@@ -99,9 +112,9 @@ def _paths(workspace: Path, run_id: str):
     return RunPaths.for_run(workspace, run_id)
 
 
-def submit_main(workspace: Path, backend: str | None = None, on_created=None) -> int:
+def submit_main(workspace: Path, backend: str | None = None, on_created=None, lanes: int | None = None) -> int:
     try:
-        run_id, job_id = submit_run(Path(workspace), backend, on_created)
+        run_id, job_id = submit_run(Path(workspace), backend, on_created, lanes=lanes)
     except SubmitRejected as exc:  # Slurm's words verbatim, then where the request comes from
         print(f"nightshift: {exc} (the request comes from [slurm] in nightshift.toml)", file=sys.stderr)
         return 2

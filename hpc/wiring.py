@@ -8,7 +8,9 @@ from __future__ import annotations
 def register() -> None:
     from supervisor.backends import register_backend
 
-    register_backend("slurm", _slurm_backend, _slurm_preflight)
+    from hpc import array
+
+    register_backend("slurm", _slurm_backend, _slurm_preflight, arrays=array)
 
 
 def _slurm_backend(config, run):

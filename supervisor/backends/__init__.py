@@ -17,11 +17,23 @@ class BackendUnavailable(UserError):
 
 # kind -> (factory(config, run) -> Backend, preflight(config) raising a UserError where it cannot run)
 _REGISTERED: dict[str, tuple[Callable[[Any, Any], Backend], Callable[[Any], None] | None]] = {}
+# kind -> what starts several runs' first turns together (a fleet's lanes as one Slurm job array); see job_arrays
+_ARRAYS: dict[str, Any] = {}
 
 
 def register_backend(kind: str, factory: Callable[[Any, Any], Backend],
-                     preflight: Callable[[Any], None] | None = None) -> None:
+                     preflight: Callable[[Any], None] | None = None, arrays: Any = None) -> None:
     _REGISTERED[kind] = (factory, preflight)
+    if arrays is not None:
+        _ARRAYS[kind] = arrays
+
+
+def job_arrays(kind: str) -> Any:
+    """The backend's way to start the first turns of several runs as one job (None where it has none). It has
+    ``usable(config) -> bool``, ``submit(config, fleet_run, lane_roots, look) -> {"job_id": id} | {"wait": why} |
+    {"refused": why}`` (``look``: find one submitted before a crash first) and ``offer(lane_root, fleet_root, job_id,
+    task)``, which lets a lane's supervisor take its task for its first turn instead of submitting a job."""
+    return _ARRAYS.get(kind)
 
 
 def make_backend(kind: str, config, run) -> Backend:
@@ -50,4 +62,5 @@ def preflight(kind: str, config) -> None:
         raise BackendUnavailable(f"backend {kind!r} is not available in this process; use tmux or local")
 
 
-__all__ = ["Backend", "BackendUnavailable", "LaunchSpec", "make_backend", "preflight", "register_backend"]
+__all__ = ["Backend", "BackendUnavailable", "LaunchSpec", "job_arrays", "make_backend", "preflight",
+           "register_backend"]

@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("submit", help="the whole run as a self-continuing Slurm batch job")
     s.add_argument("dir", nargs="?", default=".")
     s.add_argument("--no-check", action="store_true", help="skip the preflight (the run's log says so)")
+    s.add_argument("--lanes", type=int, help="a fleet: several agents in their own worktrees, inside the jobs")
     s = sub.add_parser("supervise", help=argparse.SUPPRESS)
     s.add_argument("run_dir")
     return p
@@ -161,9 +162,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.cli.check import preflight_for_start, record_preflight
         from hpc.client import make_client
         from supervisor.config.schema import load_config
+        from hpc.submit import submit_config
         make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
+        submit_config(Path(args.dir), lanes=args.lanes)  # a fleet that cannot start: one line, before the preflight
         found = None if args.no_check else preflight_for_start(Path(args.dir))
-        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found))
+        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes)
     if verb in ("ls", "forget"):
         from supervisor.cli import registry_verbs
         return getattr(registry_verbs, f"cmd_{verb}")(args)

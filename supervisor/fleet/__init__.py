@@ -9,6 +9,7 @@ starts them, re-verifies every claim of done itself in a clean checkout of the l
     finish.py    the winner merged into the run's branch; the lanes written into CHANGELOG.md
     loop.py      the fleet's supervisor: a state machine over its event log, so a kill -9 resumes cleanly
     launch.py    `nightshift run --lanes N`: creating the fleet's run and starting its supervisor
+    array.py     on Slurm, the lanes' first turns as one job array (through the backends' registry)
 
 May import: errors, gitops, resources, pricing, config, run, verify, agents, backends, sandbox, shift.
 """

@@ -21,6 +21,7 @@ from supervisor import gitops
 from supervisor.config.schema import Config
 from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
+from supervisor.fleet.array import first_turns_as_array
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
 from supervisor.fleet.reverify import reverify
 from supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
@@ -115,6 +116,8 @@ class FleetSupervisor:
             return ending.stop_fleet(self)
         if self.fleet["decided"]:
             return ending.conclude(self)
+        if self.config.backend.kind == "slurm" and not first_turns_as_array(self):
+            return  # the lanes' first turns go out as one job array: no lane starts before it is submitted
         for key, lane in sorted(self.fleet["lanes"].items(), key=lambda kv: int(kv[0])):
             if lane["status"] not in ENDED:
                 self.watch_lane(int(key), lane)
@@ -151,19 +154,25 @@ class FleetSupervisor:
     def live_lanes(self) -> list[dict[str, Any]]:
         return [lane for lane in self.fleet["lanes"].values() if lane["status"] not in ENDED]
 
+    def create_lane(self, k: int, lane: dict[str, Any]) -> bool:
+        """Make a planned lane's worktree and run; False when it cannot be (it is ended, named)."""
+        most = self.config.fleet.lanes + self.config.fleet.max_forks
+        siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
+                    for j in range(1, max(most, k) + 1) if j != k]
+        try:
+            make_lane(self.run_paths.workspace, self.config, lane, siblings)
+        except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
+            said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
+            self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",
+                      cheats=[], metric=None, cost_usd=0.0)
+            return False
+        self.emit("lane.created", lane=k)
+        self.write_failed_page()
+        return True
+
     def watch_lane(self, k: int, lane: dict[str, Any]) -> None:
-        if lane["status"] == "planned":
-            most = self.config.fleet.lanes + self.config.fleet.max_forks
-            siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
-                        for j in range(1, max(most, k) + 1) if j != k]
-            try:
-                make_lane(self.run_paths.workspace, self.config, lane, siblings)
-            except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
-                said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
-                return self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",
-                                 cheats=[], metric=None, cost_usd=0.0)
-            self.emit("lane.created", lane=k)
-            self.write_failed_page()
+        if lane["status"] == "planned" and not self.create_lane(k, lane):
+            return
         run = lane_run(lane)
         state = watch.lane_state(run)
         if state["phase"] == "finished":

@@ -5,6 +5,7 @@ fleet.planned   lanes select approaches base branch         lane.planned  lane b
 lane.created    lane                                        lane.started  lane where (its supervisor, each start)
 lane.verified   lane sha passed metric shown heldout metrics cost_usd summary cheats
 lane.ended      lane outcome reason metric shown cheats cost_usd
+fleet.array_submitting  name lanes (before sbatch)          fleet.array_submitted  job_id name lanes (or refused)
 fleet.decided   winner reason                               fleet.merged  lane branch sha
 
 ``metric`` is the worst error over tolerance of every comparison, held-out ones too: the fleet ranks by it and it
@@ -51,6 +52,10 @@ def apply_fleet(fleet: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
                         ended_seq=event.get("seq"),
                         metric=data.get("metric"), shown=data.get("shown"), cost_usd=data.get("cost_usd"),
                         cheats=data.get("cheats") or [])
+    elif kind == "fleet.array_submitting":  # the lanes' first turns as one job array (supervisor/fleet/array.py)
+        fleet["array_intent"] = data
+    elif kind == "fleet.array_submitted":
+        fleet["array"] = data
     elif kind == "fleet.decided":
         fleet["winner"], fleet["decided"] = data.get("winner"), data
     elif kind == "fleet.merged":
