@@ -110,10 +110,12 @@ def lane_config(config: Config, workspace: Path, lane: int, approach: str, other
     # Each lane in a tmux server of its own (ns-<lane run>): on one shared socket, starting a lane's supervisor
     # would end the one before it (each is the session 'supervisor').
     raw["backend"] = {**raw["backend"], "tmux_socket": ""}
-    # One budget for the fleet: its supervisor counts cost and hours over every lane together and pauses them all
+    # One budget for the fleet: its supervisor counts cost, hours, core- and GPU-hours over every lane together and
+    # pauses them all
     # (a lane's own count would stop it early, and its frozen limit would outlive a raise at `nightshift resume`).
     # max_shifts stays: it caps each lane.
-    raw["limits"] = {**raw["limits"], "max_cost_usd": 0.0, "max_hours": LANE_HOURS}
+    raw["limits"] = {**raw["limits"], "max_cost_usd": 0.0, "max_hours": LANE_HOURS, "max_core_hours": 0.0,
+                     "max_gpu_hours": 0.0}
     return parse_config(tomli_w.dumps(raw))
 
 
