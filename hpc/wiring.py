@@ -8,9 +8,13 @@ from __future__ import annotations
 def register() -> None:
     from supervisor.backends import register_backend
 
-    from hpc import array
+    register_backend("slurm", _slurm_backend, _slurm_preflight, arrays=_job_arrays)
 
-    register_backend("slurm", _slurm_backend, _slurm_preflight, arrays=array)
+
+def _job_arrays():
+    from hpc import array  # only when a fleet asks: it loads the Slurm config schema (pydantic)
+
+    return array
 
 
 def _slurm_backend(config, run):

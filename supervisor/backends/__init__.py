@@ -33,7 +33,8 @@ def job_arrays(kind: str) -> Any:
     ``usable(config) -> bool``, ``submit(config, fleet_run, lane_roots, look) -> {"job_id": id} | {"wait": why} |
     {"refused": why}`` (``look``: find one submitted before a crash first) and ``offer(lane_root, fleet_root, job_id,
     task)``, which lets a lane's supervisor take its task for its first turn instead of submitting a job."""
-    return _ARRAYS.get(kind)
+    loader = _ARRAYS.get(kind)  # a function that imports it: registering a backend must stay cheap
+    return loader() if loader is not None else None
 
 
 def make_backend(kind: str, config, run) -> Backend:
