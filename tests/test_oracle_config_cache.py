@@ -9,19 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fixtures_oracle import perturb, spectrum, workspace_with_oracle
+from tests.fixtures_oracle import perturb, workspace_with_oracle
+from tests.test_oracle_cli import ORACLE, REF
 
-ORACLE = '''
-[oracle]
-[[oracle.compare]]
-name = "lensed C_l"
-candidate = "out/cl.dat"
-reference = "reference/cl.dat"
-x = "l"
-columns = ["TT", "EE"]
-rtol = {rtol}
-'''
-REF = spectrum(100)
 # The user's own command, run as a user runs it; prints whether pydantic was loaded, after the report.
 COMPARE = ("import sys, runpy; sys.argv = ['nightshift', 'compare', sys.argv[1], '--json']\n"
            "try:\n    runpy.run_module('supervisor.cli.main', run_name='__main__')\n"
