@@ -9,28 +9,21 @@ submissions, the polling, the cancellations and the nodes' end-of-job messages; 
 """
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+from bench_slurm import poll_for, sdiag_rpcs
 from hpc.client import make_client
 from hpc.localcluster import LocalCluster
 from hpc.poller import JobPoller
+
 from hpc.script import BatchJob, write_script
 from supervisor.config.slurm import SlurmConfig
 
 SCALE = 30.0  # 30 s base poll interval -> 1 s here
 WINDOW = 120.0  # seconds of compressed time = one lane-hour at SCALE 30
-
-
-def sdiag_rpcs() -> dict[str, int]:
-    out = subprocess.run(["sdiag"], capture_output=True, text=True, check=True).stdout
-    section = out.split("Remote Procedure Call statistics by message type", 1)[-1].split(
-        "Remote Procedure Call statistics by user")[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(\w+)\s*\(\s*\d+\)\s*count:(\d+)", section, re.M)}
 
 
 def _script(base: Path, name: str, array: int | None) -> Path:
@@ -54,18 +47,7 @@ def one_arm(base: Path, lanes: int, as_array: bool) -> tuple[float, int, dict[st
                          cache_file=base / f"queue-{tag}.json") for _ in keys]
     for poller, key in zip(pollers, keys):
         poller.watch(key)
-    stop = time.monotonic() + WINDOW
-
-    def supervise(poller: JobPoller) -> None:
-        while time.monotonic() < stop:
-            poller.poll()
-            time.sleep(0.05)  # the supervisor's own tick
-
-    threads = [threading.Thread(target=supervise, args=(p,)) for p in pollers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    poll_for(pollers, WINDOW)
     seen = sum(1 for p, key in zip(pollers, keys) if p.get(key) is not None)
     for key in keys:  # the end of the lanes' jobs is part of each arm: cancelled, and each node's epilog message
         client.cancel(key)

@@ -40,6 +40,22 @@ def sdiag_rpcs() -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(\w+)\s*\(\s*\d+\)\s*count:(\d+)", section, re.M)}
 
 
+def poll_for(pollers: list[JobPoller], seconds: float) -> None:
+    """Each poller in a thread of its own, as each run's supervisor polls, for ``seconds``."""
+    stop = time.monotonic() + seconds
+
+    def supervise(poller: JobPoller) -> None:
+        while time.monotonic() < stop:
+            poller.poll()
+            time.sleep(0.05)  # the supervisor's own tick
+
+    threads = [threading.Thread(target=supervise, args=(p,)) for p in pollers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def submit(client, base: Path, name: str, work: str) -> int:
     job = BatchJob(name, work, base, base / f"{name}.log", base / f"{name}.status", base / f"{name}.usr1")
     return client.submit(write_script(SlurmConfig(time="30:00", grace=60), job, base / f"{name}.sbatch"))
@@ -53,18 +69,7 @@ def rpc_load(client, base: Path, jobs: int, shared: bool = True) -> tuple[float,
         poller.watch(job_id)
     time.sleep(2)  # let them start before counting
     subprocess.run(["sdiag", "-r"], capture_output=True, check=True)
-    stop = time.monotonic() + WINDOW
-
-    def supervise(poller: JobPoller) -> None:
-        while time.monotonic() < stop:
-            poller.poll()
-            time.sleep(0.05)  # the supervisor's own tick
-
-    threads = [threading.Thread(target=supervise, args=(p,)) for p in pollers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    poll_for(pollers, WINDOW)
     counts = sdiag_rpcs()
     for job_id in ids:
         client.cancel(job_id)
