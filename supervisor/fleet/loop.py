@@ -85,7 +85,7 @@ class FleetSupervisor:
         return {e["type"]: e["data"] for e in first[:3]}
 
     def plan(self) -> None:
-        ws, cfg, rid = self.run_paths.workspace, self.config, self.run_paths.run_id
+        ws, cfg = self.run_paths.workspace, self.config
         head = self.created()
         base, branch = head["run.created"]["base"], head.get("workspace.recorded", {}).get("branch")
         if cfg.oracle is not None and cfg.oracle.compare:  # the fleet's own copies: its checks use them
