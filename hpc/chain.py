@@ -16,8 +16,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shlex
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,6 +24,7 @@ from supervisor.config.slurm import SlurmConfig
 from hpc.jobs import JobInfo
 from hpc.script import BatchJob, write_script
 from supervisor.run.chain_record import append_record, read_chain, record_path
+from supervisor.run.own_python import python_line
 from supervisor.run.paths import RunPaths
 from supervisor.run.state import load_state
 
@@ -51,7 +50,7 @@ def chain_files(run: RunPaths) -> dict[str, Path]:
 def chain_job(run: RunPaths) -> BatchJob:
     """What each job of the chain runs; nothing is created (a preview renders it before the run exists)."""
     d = run.root / "slurm"
-    work = f"{shlex.quote(sys.executable)} -m hpc.chain_job {shlex.quote(str(run.root))}"
+    work = python_line("hpc.chain_job", str(run.root))  # -E -P: the workspace (the job's folder) is not imported
     return BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=d / "chain.log",
                     status_file=d / "job.json", signal_file=d / "walltime", forward_usr1=True,
                     description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")

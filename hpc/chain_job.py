@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     continue_chain(run, client, me, say=f"job {me} supervises run {run.run_id}")
     warned: list[float] = []
     signal.signal(signal.SIGUSR1, lambda *_: warned.append(time.time()))
-    child = subprocess.Popen(supervise_argv(run), cwd=run.workspace)
+    child = subprocess.Popen(supervise_argv(run), cwd=run.root)
 
     def on_term(*_):  # the limit itself or scancel: the successor (already queued) resumes from the event log
         # Slurm signals every process of the step and the batch script forwards its own TERM too: the second

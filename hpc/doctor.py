@@ -21,6 +21,7 @@ from typing import Callable
 from hpc.client import make_client
 from hpc.errors import SlurmError
 from hpc.script import BatchJob, read_status, write_script
+from supervisor.run.own_python import python_line
 
 # What the supervisor and the agent's tooling import in a job (nightshift's own rooms included).
 PACKAGES = ("supervisor", "hpc", "pydantic", "git", "libtmux", "watchdog", "anthropic", "numpy")
@@ -48,7 +49,7 @@ def run_probe(workspace: Path, say: Callable[[str], None] = print, timeout: floa
     folder = Path(tempfile.mkdtemp(prefix="doctor-", dir=state_dir))
     try:
         out = folder / "report.json"
-        work = (f"{shlex.quote(sys.executable)} -m hpc.doctor_probe {shlex.quote(str(out))} "
+        work = (f"{python_line('hpc.doctor_probe', str(out))} "
                 f"{shlex.quote(json.dumps(wanted))}")
         job = BatchJob(job_name="ns-doctor", work=work, workdir=workspace, log_file=folder / "job.log",
                        status_file=folder / "job.json", signal_file=folder / "walltime",

@@ -11,7 +11,8 @@ import, and tests/test_layers.py holds every module to it):
     run/       the run directory contract: paths, events, the state fold, registry, liveness, inbox, watching
     config/    the nightshift.toml schema, every section of it, with errors that name the key and line
 
-Leaf modules any room may use: errors (the one-line user error), gitops (the workspace's git), resources
+Leaf modules any room may use: errors (the one-line user error), gitops (the workspace's git), gitguard (what
+nightshift's git never runs: hooks, drivers, pagers), resources
 (templates), pricing (model list prices).
 
 May import: nothing (the package itself holds only this map).

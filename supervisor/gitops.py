@@ -6,16 +6,22 @@ The user's own state is respected: what was dirty or untracked when a run began 
 and a commit takes only the paths that changed since (``commit_changes``), never files with conflict markers;
 a repository in the middle of a merge, or on a detached HEAD, is refused at `nightshift run` (``refusal``).
 
-May import: errors.
+Every git process started here runs guarded (supervisor/gitguard.py): no hook, filter, textconv, pager, editor,
+signing or credential program the repository names is run, and each call has a deadline. A path whose attributes
+name a filter driver is never committed by nightshift (its clean filter does not run here): it is named instead.
+
+May import: errors, gitguard.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+import stat
 from pathlib import Path
 
 import git
+from supervisor import gitguard
 from supervisor.errors import UserError
 
 FALLBACK_IDENTITY = ("nightshift", "nightshift@localhost")
@@ -25,20 +31,41 @@ class GitError(UserError):
     pass
 
 
+class GuardedGit(git.Git):
+    """GitPython's command runner with a deadline on every call (a git that hangs never holds a verdict)."""
+
+    def execute(self, command, *args, **kwargs):
+        if not kwargs.get("as_process"):
+            kwargs.setdefault("kill_after_timeout", gitguard.GIT_TIMEOUT)
+        return super().execute(command, *args, **kwargs)
+
+
+class GuardedRepo(git.Repo):
+    GitCommandWrapperType = GuardedGit
+
+
 def open_repo(workspace: Path, create: bool = False) -> git.Repo:
+    gitguard.scrub_environ()
     try:
         # expand_vars=False: a folder literally named `$HOME` is a path, not a variable to expand. Its command
         # runner (git.Git) expands its working dir regardless, so it is set back to the literal path.
-        repo = git.Repo(workspace, expand_vars=False)
+        repo = GuardedRepo(workspace, expand_vars=False)
         if repo.working_tree_dir:
             repo.git._working_dir = repo.working_tree_dir
+        guard(repo)
         return repo
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         if not create:
             raise GitError(f"{workspace} is not a git repository; run `nightshift init` there") from None
         # git itself, not Repo.init: GitPython reopens the new repository with its path's variables expanded.
-        git.Git().execute(["git", "init", "-q", str(workspace)])
+        gitguard.run_git(Path(workspace), "init", "-q", str(workspace), check=True)
         return open_repo(workspace)
+
+
+def guard(repo: git.Repo) -> git.Repo:
+    """(Re)apply the guard's environment: the drivers the config defines now are switched off too."""
+    repo.git.update_environment(**gitguard.safe_env(Path(repo.working_tree_dir or repo.git_dir)))
+    return repo
 
 
 def exclude_state_dir(repo: git.Repo) -> None:
@@ -80,14 +107,16 @@ def commit_all(repo: git.Repo, message: str) -> str | None:
 def changed_since(repo: git.Repo, base: str | None, path: str) -> bool:
     """Did ``path`` change between ``base`` and the working tree (committed or not)?"""
     if base is None:
-        return (Path(repo.working_tree_dir) / path).exists()
-    return bool(repo.git.diff(base, "--", path, name_only=True)) or path in repo.untracked_files
+        return os.path.lexists(Path(repo.working_tree_dir) / path)
+    return (bool(repo.git.diff(*gitguard.NO_DIFF_PROGRAMS, base, "--", path, name_only=True))
+            or path in repo.untracked_files)
 
 
 def diff_since(repo: git.Repo, base: str | None) -> str:
+    guard(repo)
     if base is None:
-        return repo.git.show("--format=", "HEAD") if head_sha(repo) else ""
-    return repo.git.diff(base, "HEAD")
+        return repo.git.show(*gitguard.NO_DIFF_PROGRAMS, "--format=", "HEAD") if head_sha(repo) else ""
+    return repo.git.diff(*gitguard.NO_DIFF_PROGRAMS, base, "HEAD")
 
 
 # ----- the user's state before a run, and commits that leave it alone ---------------------------------
@@ -159,8 +188,11 @@ def worktree_state(repo: git.Repo) -> dict[str, str]:
 
 
 def has_conflict_markers(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
+    try:  # a file only, reached without leaving its folder: never a FIFO, never through a link
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return False
             blob = fh.read(8 << 20)
     except OSError:
         return False
@@ -173,6 +205,7 @@ def commit_changes(repo: git.Repo, message: str,
     user's staged or untracked files that the agent did not touch stay as they were, staged or not. Files
     with conflict markers are never committed. Returns (sha or None, {"kept_out": [...], "conflicts": [...]})."""
     exclude_state_dir(repo)
+    guard(repo)
     before = before or {}
     root = Path(repo.working_tree_dir)
     kept_out, conflicts, paths = [], [], []
@@ -183,7 +216,9 @@ def commit_changes(repo: git.Repo, message: str,
             conflicts.append(path)
         else:
             paths.append(path)
-    left = {"kept_out": kept_out, "conflicts": conflicts}
+    filtered = _filtered(repo, paths)
+    paths = [p for p in paths if p not in filtered]
+    left = {"kept_out": kept_out, "conflicts": conflicts, "filtered": sorted(filtered)}
     if not paths:
         return None, left
     # The real index first (it fails early on a stale lock): these paths staged as they are now, the user's
@@ -202,6 +237,19 @@ def commit_changes(repo: git.Repo, message: str,
                             "-m", message]).strip()
     repo.git.execute(["git", "update-ref", "-m", "nightshift: commit", "HEAD", sha, *([parent] if parent else [])])
     return sha, left
+
+
+def _filtered(repo: git.Repo, paths: list[str]) -> set[str]:
+    """The paths whose attributes name a filter driver the config defines (e.g. Git LFS): staging them without its
+    clean filter would commit other bytes than the user's own git would, so nightshift leaves them to the user. A
+    filter no config defines is nothing to git either (the agent's .gitattributes cannot hold commits back)."""
+    defined = {name for kind, name in gitguard.drivers(Path(repo.working_tree_dir)) if kind == "filter"}
+    if not paths or not defined:
+        return set()
+    out = repo.git.execute(["git", "check-attr", "-z", "--stdin", "filter"], istream=_stdin("\0".join(paths) + "\0"),
+                           strip_newline_in_stdout=False)
+    fields = out.split("\0")
+    return {fields[i] for i in range(0, len(fields) - 2, 3) if fields[i + 2] in defined}
 
 
 def _stage(repo: git.Repo, root: Path, paths: list[str], env: dict[str, str]) -> None:

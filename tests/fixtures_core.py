@@ -147,9 +147,10 @@ def kill_supervisor(run_dir: Path) -> None:
 
 
 def supervise(run, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The supervisor in a subprocess (as `nightshift run` starts it), waited for."""
-    return subprocess.run([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=run.workspace)
+    """The supervisor in a subprocess (as `nightshift run` starts it: its argv, its folder), waited for."""
+    from supervisor.shift.launcher import supervise_argv
+    return subprocess.run(supervise_argv(run), capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, cwd=run.root)
 
 
 def nightshift(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 60,

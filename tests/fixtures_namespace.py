@@ -55,8 +55,9 @@ def run_until_it_rests(workspace, run, timeout: float = 180) -> None:
 
     from tests.fixtures_core import nightshift, wait_for
 
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
-                            cwd=workspace.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from supervisor.shift.launcher import supervise_argv
+
+    proc = subprocess.Popen(supervise_argv(run), cwd=run.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: {"run.paused", "run.finished"} & set(workspace.types(run)), timeout=timeout,
                  what="the run to end or pause")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from supervisor.run import untrusted
 from supervisor.agents.base import StopInfo
 
 USAGE_LIMIT = re.compile(r"usage limit reached\|(\d{9,11})", re.I)
@@ -37,8 +38,8 @@ def context_tokens(usage: dict[str, Any]) -> int:
 def _lines(path: Path) -> list[dict[str, Any]]:
     out = []
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+        text = untrusted.read_text(path.parent, path.name)  # the agent's own folder: no link is followed
+    except OSError:
         return out
     for line in text.splitlines():
         try:

@@ -15,9 +15,9 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 
 from supervisor.errors import UserError
+from supervisor.run.own_python import python_line
 from supervisor.run.paths import registry_path
 
 OWN_SCHEDULER = ("run `{cmd}` every few minutes from your own scheduler (a systemd user timer, a Slurm scrontab, "
@@ -29,7 +29,7 @@ class WatchdogError(UserError):
 
 
 def command() -> str:
-    return f"{shlex.quote(sys.executable)} -m supervisor.cli.main resume --dead"
+    return python_line("supervisor.cli.main", "resume", "--dead")
 
 
 def marker() -> str:

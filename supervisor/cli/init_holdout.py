@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from supervisor.gitguard import run_git
 from supervisor.cli.init_references import Survey
 from supervisor.errors import UserError
 from supervisor.run.paths import make_private_dir, user_state_dir
@@ -102,8 +102,7 @@ def move(workspace: Path, moves: dict[str, Path]) -> list[str]:
                                "choose another data set")
         shutil.move(str(Path(workspace) / rel), dest)
         os.chmod(dest, 0o600)
-        tracked = subprocess.run(["git", "log", "--all", "--oneline", "-1", "--", rel], cwd=workspace,
-                                 capture_output=True, text=True)
+        tracked = run_git(Path(workspace), "log", "--all", "--oneline", "-1", "--", rel)
         if tracked.returncode == 0 and tracked.stdout.strip():
             notes.append(f"{rel} is in this repository's git history, where the agent can still read it "
                          "(`git log --all -- PATH`); hold out a data set git never had, or rewrite that history")

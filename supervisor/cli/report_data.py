@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.run import untrusted
 from supervisor.cli.report_human import budget_lines, human_events
 from supervisor.cli.report_scan import Scan, scan_events, ts_seconds
 from supervisor.run.state import load_state
@@ -209,11 +210,11 @@ def _diff_sizes(report: Report) -> None:
     ws = report.state.get("workspace")
     if not shas:
         return
-    import subprocess
+    from supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
     try:
-        out = subprocess.run(["git", "-C", str(ws), "log", "--no-walk=unsorted", "--format=@%H", "--shortstat",
-                              *shas[-2000:]], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        out = run_git(Path(ws), "log", *NO_DIFF_PROGRAMS, "--no-walk=unsorted", "--format=@%H", "--shortstat",
+                      *shas[-2000:], timeout=30) if ws else None
+    except OSError:
         out = None
     if out is None or out.returncode != 0:
         report.missing.append("diff sizes unknown: the workspace's git history is not here")
@@ -237,7 +238,9 @@ def failed_approaches(workspace: str | None) -> tuple[list[str], str]:
         return [], "the workspace is unknown (no run.created event)"
     path = Path(workspace) / "CHANGELOG.md"
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = untrusted.read_text(path.parent, path.name)
+    except untrusted.Untrusted as exc:
+        return [], str(exc)
     except OSError:
         return [], f"{path} is not here (the report was built from the run directory alone)"
     m = re.search(r"^#+\s*Failed approaches\s*$(.*?)(?=^#{1,2}\s|\Z)", text, re.M | re.S | re.I)
@@ -260,12 +263,12 @@ def failed_approaches(workspace: str | None) -> tuple[list[str], str]:
 def _with_shift(workspace: Path, item: str) -> str:
     """Prefix the shift that recorded ``item``: the first commit adding its text (nightshift's commit messages
     name the shift). Without the workspace's git history the item stands alone."""
-    import subprocess
+    from supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
     needle = item[:60]
-    try:
-        out = subprocess.run(["git", "-C", str(workspace), "log", "--reverse", "--format=%s", "-S", needle, "--",
-                              "CHANGELOG.md"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+    try:  # guarded: -S would run a textconv the repository names
+        out = run_git(Path(workspace), "log", *NO_DIFF_PROGRAMS, "--reverse", "--format=%s", "-S", needle, "--",
+                      "CHANGELOG.md", timeout=10)
+    except OSError:
         return item
     m = re.search(r"shift (\d+)", out.stdout if out.returncode == 0 else "")
     return f"shift {m.group(1)}: {item}" if m else item

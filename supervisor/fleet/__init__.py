@@ -11,5 +11,5 @@ starts them, re-verifies every claim of done itself in a clean checkout of the l
     launch.py    `nightshift run --lanes N`: creating the fleet's run and starting its supervisor
     array.py     on Slurm, the lanes' first turns as one job array (through the backends' registry)
 
-May import: errors, gitops, resources, pricing, config, run, verify, agents, backends, sandbox, shift.
+May import: errors, gitguard, gitops, resources, pricing, config, run, verify, agents, backends, sandbox, shift.
 """

@@ -60,8 +60,10 @@ def _checked(workspace: Path, config: Config, run_id: str) -> str:
 
 def supervise_any(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
     """The run's supervisor: the fleet's for a fleet, else the ordinary shift loop."""
+    from supervisor.run.own_python import guard_roots, install_import_guard
     from supervisor.shift.launcher import frozen_config, run_foreground
 
+    install_import_guard(guard_roots(run.workspace))  # from here on, nothing loads from the workspace
     config = frozen_config(run)
     if is_fleet(config):
         from supervisor.fleet.loop import FleetSupervisor

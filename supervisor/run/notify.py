@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from supervisor.run.own_python import python_argv
 
 REPORT_TIMEOUT = 120
 
@@ -17,7 +18,7 @@ def write_report(run_root: Path) -> tuple[Path | None, str | None]:
     """(the report's path, or None; a one-line error, or None)."""
     out = Path(run_root) / "report.html"
     try:
-        proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "report", str(run_root), "-o", str(out)],
+        proc = subprocess.run(python_argv("supervisor.cli.main", "report", str(run_root), "-o", str(out)), cwd=run_root,
                               capture_output=True, timeout=REPORT_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None, f"the report was not written within {REPORT_TIMEOUT}s"

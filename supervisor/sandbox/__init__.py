@@ -12,5 +12,5 @@ nothing it starts outlives it; what was left running is named).
     turn.py      an agent turn's namespace, as the lines of the turn's wrapper script
     proxy.py     the model's API reached from a namespace without network (a unix socket bound in)
 
-May import: errors, config, run.
+May import: errors, gitguard, config, run.
 """

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from supervisor.config import CONFIG_NAME
+from supervisor.gitguard import control_paths
 from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
 from supervisor.sandbox.probe import namespace_problem
 
@@ -55,6 +56,15 @@ class Boundary:
         return [self.run_root / "tmp"] if self.run_root is not None else []
 
 
+def git_controls(workspace: Path) -> list[Path]:
+    """The repository's control files that exist (config, hooks/, info/, ...: gitguard.control_paths): read-only
+    inside, so nothing the agent plants there runs in nightshift's git or the user's."""
+    try:
+        return [p for p in control_paths(workspace) if p.exists()]
+    except OSError:
+        return []
+
+
 def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                  protected: list[Path] | tuple[Path, ...] = ()) -> Boundary:
     """``protected``: the files of tests that have passed once (read-only like the references)."""
@@ -66,7 +76,7 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
     hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
     hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
     hidden += [Path(p).expanduser().resolve() for p in config.policy.hide]
-    read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected]]
+    read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected], *git_controls(ws)]
     for pattern in config.policy.protect:
         read_only += [Path(p).resolve() for p in glob.glob(str(ws / pattern), recursive=True)]
     return Boundary(workspace=ws, mode=config.policy.sandbox, hidden=tuple(hidden), references=tuple(references),
@@ -88,7 +98,8 @@ def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary
     return Boundary(workspace=ws, mode=mode, hidden=tuple(hidden),
                     references=tuple(_path(ws, c.reference) for c in comps if not c.heldout),
                     links=tuple(p for p in configured if p.is_symlink()),
-                    read_only=(ws / CONFIG_NAME, ws / STATE_DIR_NAME), heldout=tuple(heldout), network=True,
+                    read_only=(ws / CONFIG_NAME, ws / STATE_DIR_NAME, *git_controls(ws)), heldout=tuple(heldout),
+                    network=True,
                     command_network=False, unprotected_ok=False)
 
 

@@ -86,6 +86,9 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     for path in _installation_in_tmp():  # nightshift and its Python, installed under /tmp (a clone there)
         argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(ws), str(ws)]
+    dotgit = ws / ".git"
+    if dotgit.is_dir() and not dotgit.is_symlink():  # a mount point: the agent cannot swap .git for another one
+        argv += ["--bind", str(dotgit), str(dotgit)]
     outside = [p for p in ns.writable if not p.is_relative_to(ws) and p.exists()]
     for path in outside:
         argv += ["--bind", str(path), str(path)]

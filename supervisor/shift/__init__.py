@@ -2,5 +2,5 @@
 for a stop, delivering a push-back), the run's ledger (lock, log, heartbeat, inbox), turns and prompts, the
 Stop hook and its channel, and creating and starting a run. The agent's boundary lives here too.
 
-May import: errors, gitops, resources, pricing, config, run, verify, agents, backends, sandbox.
+May import: errors, gitguard, gitops, resources, pricing, config, run, verify, agents, backends, sandbox.
 """

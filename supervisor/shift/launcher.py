@@ -10,21 +10,22 @@ import os
 import shlex
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import tomli_w
 
-from supervisor import backends, gitops
+from supervisor import backends, gitguard, gitops
 from supervisor.config.schema import Config, load_config, parse_config
 from supervisor.run.events import EventLog
 from supervisor.run.liveness import supervisor_status
+from supervisor.run.own_python import python_argv
 from supervisor.run.paths import RunPaths, new_run_id
 from supervisor.run.registry import live_runs, register
 from supervisor.errors import UserError
 from supervisor.sandbox.boundary import boundary_for, start_problems
 from supervisor.shift.stall import claude_tool_limit
+from supervisor.verify import git_controls
 
 
 class LaunchError(UserError):
@@ -88,10 +89,12 @@ def validate_for_launch(config: Config) -> None:
 
 def _create(workspace: Path, config: Config, repo, run_id: str | None = None) -> RunPaths:
     gitops.exclude_state_dir(repo)
+    git_controls.prepare(workspace)
     before = gitops.worktree_state(repo)  # the user's dirty and untracked paths: never committed unless changed
     run = RunPaths.for_run(workspace, run_id or new_run_id()).create()  # an id given: the one a preview showed
     run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
     os.chmod(run.config, 0o600)
+    git_controls.snapshot(workspace, git_controls.store_of(run.root))  # what the agent may never change
     fd = os.open(run.prerun, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(before, fh)
@@ -105,6 +108,10 @@ def _create(workspace: Path, config: Config, repo, run_id: str | None = None) ->
                    dirty=len(names), paths=names[:20],
                    decision="paths dirty or untracked before the run are committed only if the agent changes "
                             "them; files with conflict markers are never committed")
+        not_run = gitguard.not_run(workspace)
+        log.append("git.guarded", None, not_run=not_run,
+                   decision="nightshift's git runs no hook, filter, diff or merge driver, fsmonitor, pager, editor, "
+                            "signing or credential program; the agent cannot change .git's config, hooks or info/")
     finally:
         log.close()
     register(run, host=socket.gethostname(), created=time.time())
@@ -130,7 +137,9 @@ def frozen_config(run: RunPaths) -> Config:
 
 
 def supervise_argv(run: RunPaths) -> list[str]:
-    return [sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)]
+    """The supervisor's command line: -E -P, so nothing of the workspace or of PYTHON* is on its import path
+    (it starts in its run directory, never in the workspace)."""
+    return python_argv("supervisor.cli.main", "supervise", str(run.root))
 
 
 def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10.0) -> str:
@@ -146,13 +155,13 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
         command = " ".join(shlex.quote(a) for a in supervise_argv(run))
         subprocess.run(["tmux", "-L", sock, "kill-session", "-t", "supervisor"], capture_output=True)
         proc = subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "supervisor", "-x", "200", "-y", "50",
-                               "-c", str(run.workspace), command], capture_output=True, text=True)
+                               "-c", str(run.root), command], capture_output=True, text=True)
         if proc.returncode != 0:
             raise LaunchError(f"tmux could not start the supervisor: {proc.stderr.strip()}")
         where = f"{shlex.join(['tmux', '-L', sock, 'attach', '-t', 'supervisor'])} (its session)"
     else:
         with open(os.devnull, "wb") as null:
-            subprocess.Popen(supervise_argv(run), cwd=run.workspace, stdout=null, stderr=null,
+            subprocess.Popen(supervise_argv(run), cwd=run.root, stdout=null, stderr=null,
                              stdin=subprocess.DEVNULL, start_new_session=True)
         where = f"a background process on {socket.gethostname()}"
     deadline = time.monotonic() + wait

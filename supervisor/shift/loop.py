@@ -34,7 +34,9 @@ from supervisor.shift.session import AgentSession
 from supervisor.shift.turns import orientation_prompt, take_claim, write_private
 from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
-from supervisor.verify.pipeline import StopContext, verify_stop
+from supervisor.verify import git_controls
+from supervisor.shift.verdict_clock import deadline_for, verify_in_time
+from supervisor.verify.pipeline import StopContext, timed_out, verify_stop
 
 OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout", "judge")
 
@@ -82,6 +84,7 @@ class Supervisor:
                                 self.run_paths.root / "refusals", self.run_paths.root / "waits"])
             self.emit("supervisor.started", self.state["shift"] or None, pid=os.getpid(),
                       phase=self.state["phase"])
+            self.restore_git_controls(git_controls.at_start)
             if self.state["phase"] == "agent" and self.state["target"]:
                 # A restart found the agent's turn under way: adopt it, never launch it a second time.
                 target = self.state["target"]
@@ -210,7 +213,9 @@ class Supervisor:
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
             state=self.state)
-        verdict = verify_stop(stop_ctx)
+        # In a worker with a deadline: the heartbeat, `status` and `stop` are answered while it runs.
+        verdict = verify_in_time(lambda: verify_stop(stop_ctx), lambda step, s: timed_out(stop_ctx, step, s),
+                                 self.tick, deadline_for(self.config))
         if judge_down(verdict):  # fail closed: ask again with backoff, then hold the run for a person (below)
             verdict = wait_for_judge(self, stop_ctx, verdict)
         before = ledger.passed_tests()
@@ -306,9 +311,16 @@ class Supervisor:
             self.tick()
             self.sleep()
 
+    def restore_git_controls(self, how=git_controls.restore) -> None:
+        """The repository's control files as the user left them (at a start, and at the run's end)."""
+        lines = how(self.run_paths.workspace, git_controls.store_of(self.run_paths.root))
+        if lines:
+            self.emit("git.restored", self.state["shift"] or None, lines=lines)
+
     def finish(self, outcome: str, reason: str) -> None:
         self.session.release()
         self.session.settle()
+        self.restore_git_controls()
         self.emit("run.finished", self.state["shift"] or None, outcome=outcome, reason=reason)
         self.say(f"run {outcome}: {reason}")
         self.tell_human("done" if outcome == "done" else "failed" if outcome == "failed" else "paused", reason)

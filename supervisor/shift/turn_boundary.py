@@ -6,6 +6,7 @@ and the TUI name it like any other refusal.
 from __future__ import annotations
 
 import os
+import re
 
 from supervisor.backends.base import LaunchSpec
 from supervisor.config.schema import Config
@@ -15,6 +16,8 @@ from supervisor.shift.ledger import RunLedger
 from supervisor.verify.boundary import test_files
 
 READ_ONLY = "Read-only file system"
+BUSY = "Device or resource busy"
+GIT_CONTROL = re.compile(r"(^|[\s/'\"])\.git/(config|hooks|info|modules|worktrees)")
 MISSING = ("No such file", "not found", "Errno 2", "does not exist", "cannot open", "cannot access")
 SCAN_BYTES = 1 << 20  # of the agent's log per stop: what a turn printed since the last scan, at most
 LEFTOVER = ("was still running when your turn ended and was ended: nothing you start outlives your turn (run "
@@ -72,6 +75,8 @@ class TurnBoundary:
         for rule, line in self.scan_log(shift, turn):
             message = (f"{line}: the namespace keeps references, passed tests, nightshift.toml and .nightshift/ "
                        "read-only" if rule == "read_only" else
+                       f"{line}: the repository's control files (.git/config, hooks/, info/) are read-only: git would "
+                       "run what they name, outside your turn" if rule == "git_control" else
                        f"{line}: held-out references do not exist for your processes; the verdict on a claim of "
                        "done says how far off they are")
             self.ledger.emit("policy.denied", shift, tool="namespace", input=line[:200], rule=rule, message=message)
@@ -92,11 +97,15 @@ class TurnBoundary:
         found: list[tuple[str, str]] = []
         for raw in data.decode("utf-8", "replace").splitlines():
             line = raw.strip()
-            if READ_ONLY in line:
-                found.append(("read_only", line[:300]))
+            if READ_ONLY in line or (BUSY in line and GIT_CONTROL.search(line)):  # git renames onto a mount: busy
+                found.append(("git_control" if GIT_CONTROL.search(line) else "read_only", line[:300]))
             elif any(h in line for h in held) and any(w in line for w in MISSING):
                 found.append(("held_out", line[:300]))
-        return found[:10]
+        by_rule: dict[str, dict[str, tuple[str, str]]] = {}
+        for rule, line in found:  # at most 10 of each kind, one line a control file: one never hides another
+            door = GIT_CONTROL.search(line)
+            by_rule.setdefault(rule, {}).setdefault(door.group(0).strip(" '\"") if door else line, (rule, line))
+        return [item for items in by_rule.values() for item in list(items.values())[:10]]
 
     def record_leftovers(self, shift: int, turn: int) -> list[str]:
         """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""

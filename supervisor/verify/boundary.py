@@ -11,6 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from supervisor.run import untrusted
 from supervisor.run.private import write_private_bytes
 from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
@@ -51,14 +52,17 @@ def remember(store: Path, workspace: Path, paths: set[Path]) -> None:
             rel = str(path.resolve().relative_to(ws))
         except ValueError:
             continue
-        if rel in kept or not path.is_file():
+        if rel in kept:
+            continue
+        try:
+            data = untrusted.read_bytes(ws, rel)  # kept only as a regular file inside the workspace
+        except OSError:
             continue
         key = hashlib.sha256(rel.encode()).hexdigest()[:20]
-        write_private_bytes(store / key, path.read_bytes())
+        write_private_bytes(store / key, data)
         kept[rel] = key
-    plan = ws / "CLAUDE.md"
-    if "CLAUDE.md#dod" not in kept and plan.is_file():
-        text = plan.read_text(encoding="utf-8", errors="replace")
+    if "CLAUDE.md#dod" not in kept and untrusted.is_file(ws, "CLAUDE.md"):
+        text = untrusted.read_text(ws, "CLAUDE.md")
         span = dod.span(text)
         if span:
             write_private_bytes(store / "definition_of_done", text[span[0]:span[1]].encode())
@@ -81,13 +85,16 @@ def check_boundary(workspace: Path, store: Path) -> Check:
         if rel == "CLAUDE.md#dod":
             lines += _definition_of_done(ws, (store / key).read_text(encoding="utf-8", errors="replace"))
             continue
-        path, before = ws / rel, (store / key).read_bytes()
-        now = path.read_bytes() if path.is_file() else None
+        before = (store / key).read_bytes()
+        try:
+            now, how = untrusted.read_bytes(ws, rel), "changed"
+        except FileNotFoundError:
+            now, how = None, "deleted"
+        except OSError as exc:  # a link out, a FIFO: never followed, replaced by the kept file
+            now, how = None, f"replaced ({exc})"
         if now != before:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(before)
-            lines.append(f"{rel} was {'deleted' if now is None else 'changed'} by the agent and has been restored: "
-                         "it is not the agent's to change")
+            untrusted.write_beneath(ws, rel, before)
+            lines.append(f"{rel} was {how} by the agent and has been restored: it is not the agent's to change")
     if not lines:
         return Check("boundary", True, "boundary: protected files unchanged")
     return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
@@ -95,16 +102,20 @@ def check_boundary(workspace: Path, store: Path) -> Check:
 
 def _definition_of_done(ws: Path, kept: str) -> list[str]:
     """Put the kept section back when its words changed; ticking or unticking its boxes is the agent's to do."""
-    plan = ws / "CLAUDE.md"
-    now = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
+    try:
+        now, how = untrusted.read_text(ws, "CLAUDE.md"), ""
+    except untrusted.Untrusted as exc:  # a link out / not a file: the kept section goes into a file of its own
+        now, how = "", f" ({exc})"
+    except OSError:
+        now, how = "", ""
     span = dod.span(now)
     if span is not None and dod.words(now[span[0]:span[1]]) == dod.words(kept):
         return []
     found = now[span[0]:span[1]] if span is not None else ""
     fixed = now[:span[0]] + kept + now[span[1]:] if span is not None else kept + "\n" + now
-    plan.write_text(fixed, encoding="utf-8")
+    untrusted.write_beneath(ws, "CLAUDE.md", fixed.encode("utf-8"))
     return ["CLAUDE.md's \"Definition of done\" was changed by the agent and has been restored: it is the user's"
-            + _first_change(dod.words(kept), dod.words(found))]
+            + (how or _first_change(dod.words(kept), dod.words(found)))]
 
 
 def _first_change(kept: str, found: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.run import untrusted
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
 
@@ -68,8 +69,9 @@ def parse_junit(path: Path) -> dict[str, dict[str, str]]:
     """{test id: {"outcome": passed|failed|error|skipped, "message": first lines}} from a JUnit XML file."""
     results: dict[str, dict[str, str]] = {}
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, FileNotFoundError):
+        # The report is written by the test command (the agent's code): a link or a FIFO there is not followed.
+        root = ET.fromstring(untrusted.read_bytes(path.parent, path.name))
+    except (ET.ParseError, OSError):
         return results
     for case in root.iter("testcase"):
         test_id = f"{case.get('classname', '')}::{case.get('name', '')}".strip(":")
@@ -166,9 +168,11 @@ def check_plan(plan_file: Path, known: dict[str, bool], claimed_done: bool, requ
     """Open items, and items that vanished without being checked (reported, never silently accepted)."""
     try:
         # Agent-written text: a byte that is not UTF-8 is replaced, never a reason to stop the supervisor.
-        items = plan_items(plan_file.read_text(encoding="utf-8", errors="replace"))
+        items = plan_items(untrusted.read_text(plan_file.parent, plan_file.name))
     except FileNotFoundError:
         return Check("plan", False, f"plan: {plan_file.name} is missing", [f"{plan_file.name} was deleted"])
+    except untrusted.Untrusted as exc:
+        return Check("plan", False, f"plan: {plan_file.name} not read", [str(exc)])
     vanished = [text for text, checked in known.items() if not checked and text not in items]
     open_items = [text for text, checked in items.items() if not checked]
     lines = [f"VANISHED (never checked): {text}" for text in vanished[:8]]

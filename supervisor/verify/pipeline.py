@@ -8,11 +8,13 @@ never enough: a claim of done is checked like any other stop.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from supervisor import gitops
 from supervisor.verify.boundary import check_boundary, remember, test_files
+from supervisor.verify.git_controls import check_git_controls, store_of
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
 from supervisor.config.schema import Config
@@ -113,8 +115,12 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
     return Check("judge", outcome.passed, summary, list(outcome.pushback)), record, outcome.cost_usd
 
 
+STEPS: dict[int, str] = {}  # thread id -> the step its verdict is in (a deadline names it: shift/verdict_clock.py)
+
+
 def _guarded(name: str, run):
     """Run one check; an error reading its input (bad bytes, a vanished file, a full disk) fails that check."""
+    STEPS[threading.get_ident()] = name
     try:
         return run()
     except Exception as exc:  # noqa: BLE001 - one check's failure must not end the supervisor
@@ -126,7 +132,11 @@ def verify_stop(ctx: StopContext) -> Verdict:
     out_dir = ctx.run.shift_dir(ctx.shift)
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = (ctx.claim or {}).get("status")
-    checks: list[Check] = [_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))]
+    # First, before any git of ours runs: the repository's control files as the user left them.
+    tried = [r for r in (ctx.state or {}).get("recent_refusals", []) if r.get("rule") == "git_control"]
+    git_check = _guarded("git", lambda: check_git_controls(ws, store_of(ctx.run.root), tried))
+    checks: list[Check] = [] if git_check.passed else [git_check]
+    checks.append(_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected")))
     metric, metrics, report, heldout = None, {}, None, None
     if cfg.oracle is not None:
         found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
@@ -161,11 +171,20 @@ def verify_stop(ctx: StopContext) -> Verdict:
                                                               gitops.has_conflict_markers))
     if not conflicts.passed:
         checks.append(conflicts)
+    STEPS[threading.get_ident()] = "judge"
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:
         checks.append(judge_check)
     return _conclude(ctx, checks, claimed, metric, metrics, passed_tests, plan.data.get("items", {}), judge,
                      judge_cost, heldout)
+
+
+def timed_out(ctx: StopContext, step: str, deadline: float) -> Verdict:
+    """The verdict of a stop whose step ``step`` did not answer within ``deadline`` seconds: failed, naming it."""
+    summary = f"verdict: the step '{step}' did not answer within {deadline:g}s"
+    check = Check("deadline", False, summary, [f"{summary}: it was left behind and this stop fails (a file that "
+                                              "blocks a read, a FIFO or a device, or a git that hangs would do this)"])
+    return _conclude(ctx, [check], (ctx.claim or {}).get("status"), None, {}, [], {}, None, 0.0, None)
 
 
 def rejudge(ctx: StopContext, verdict: Verdict) -> Verdict:

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import git
 
+from supervisor import gitops
+from supervisor.gitguard import NO_DIFF_PROGRAMS
+from supervisor.run import untrusted
 from supervisor.config.judge import JudgeConfig
 from supervisor.verify import definition_of_done as dod
 
@@ -38,7 +41,7 @@ def gather_inputs(workspace: Path, cfg: JudgeConfig, since_commit: str | None, o
     rubric += [c for c in cfg.criteria if c not in rubric]
     try:
         diff = trim_diff(*workspace_diff(workspace, since_commit), cfg.max_diff_chars)
-    except (git.GitError, OSError) as exc:
+    except (git.GitError, gitops.GitError, OSError) as exc:
         diff = f"[nightshift: the diff could not be computed: {str(exc).splitlines()[0][:200]}]"
     return JudgeInputs(rubric=rubric, diff=diff, oracle_report=oracle_report, test_summary=test_summary,
                        changelog_entry=newest_changelog_entry(workspace / "CHANGELOG.md"), goal=goal)
@@ -47,7 +50,7 @@ def gather_inputs(workspace: Path, cfg: JudgeConfig, since_commit: str | None, o
 def definition_of_done(claude_md: Path) -> list[str]:
     """The list items under the "Definition of done" heading of CLAUDE.md, checkboxes stripped."""
     try:
-        return dod.items(claude_md.read_text(encoding="utf-8", errors="replace"))
+        return dod.items(untrusted.read_text(claude_md.parent, claude_md.name))
     except OSError:
         return []
 
@@ -55,7 +58,9 @@ def definition_of_done(claude_md: Path) -> list[str]:
 def newest_changelog_entry(changelog: Path) -> str:
     """The "Current status" section and the newest entry (latest ISO date in its heading, else the last one)."""
     try:
-        text = changelog.read_text(encoding="utf-8", errors="replace")
+        text = untrusted.read_text(changelog.parent, changelog.name)
+    except untrusted.Untrusted as exc:
+        return f"(CHANGELOG.md not quoted: {exc})"
     except OSError:
         return "(no CHANGELOG.md)"
     status = _section(text, r"^##\s+current status", level=2)
@@ -88,7 +93,7 @@ def _next_heading(text: str, pos: int, max_level: int) -> int:
 
 def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]:
     """(stat, patch) from ``since_commit`` (None: from nothing) to the working tree, untracked files included."""
-    repo = git.Repo(workspace)
+    repo = gitops.open_repo(workspace)  # guarded: no filter or driver the repository names runs
     base = since_commit or EMPTY_TREE
     fd, index = tempfile.mkstemp(prefix="nightshift-judge-index-")
     os.close(fd)
@@ -99,8 +104,8 @@ def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]
         if not real_index.exists():
             os.unlink(index)  # git wants a missing file, not an empty one
         repo.git.add("-A", env=env)
-        stat = repo.git.diff("--cached", "--stat=120", base, env=env)
-        patch = repo.git.diff("--cached", "--no-color", "--no-ext-diff", base, env=env)
+        stat = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--stat=120", base, env=env)
+        patch = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", base, env=env)
         return stat, patch
     finally:
         if os.path.exists(index):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from supervisor.run import untrusted
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
@@ -122,7 +123,11 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
 
 def _read_candidate(comp: CompareConfig, workspace: Path):
     cand_path, cand_part = split_part(comp.candidate)
-    return read_table(resolve(workspace, cand_path), cand_part)
+    path = resolve(workspace, cand_path)
+    refused = untrusted.refusal(workspace, path)  # written by the agent's code: no link out, no FIFO, no device
+    if refused:
+        raise OracleInputError(refused, "candidate", "untrusted file")
+    return read_table(path, cand_part)
 
 
 def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):

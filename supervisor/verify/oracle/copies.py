@@ -7,11 +7,12 @@ comparison hands it the reference table it parsed, and ``copy_findings`` reads a
 """
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from supervisor.gitguard import run_git
+from supervisor.run import untrusted
 from supervisor.verify.oracle.embedded import Scan, file_numbers
 from supervisor.verify.oracle.readers import read_table, split_part
 
@@ -82,14 +83,13 @@ def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
 
 def _line_of(rel: Path, offset: int, scan: Scan) -> int:
     try:
-        with open(scan.root / rel, "rb") as fh:
-            return fh.read(offset).count(b"\n") + 1
+        return untrusted.read_bytes(scan.root, rel, offset).count(b"\n") + 1
     except OSError:
         return 0
 
 
 def _tracked(workspace: Path) -> list[Path]:
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=workspace, capture_output=True)
+    out = run_git(workspace, "ls-files", "-co", "--exclude-standard", "-z", text=False)
     if out.returncode != 0:
         return []
     return [workspace / name.decode("utf-8", "replace") for name in out.stdout.split(b"\0") if name]

@@ -1,0 +1,203 @@
+"""nightshift's own git executes nothing the repository names.
+
+Every git process nightshift starts (GitPython's included) gets ``safe_env``: git's environment-variable config
+(GIT_CONFIG_COUNT/KEY/VALUE, read after every config file, inherited by the git processes git itself starts) that
+switches off hooks, fsmonitor, pagers, editors, signing and credential programs, and, for every filter, diff and
+merge driver the effective configuration defines (the repository's, an included file's, the user's), its
+commands. Diff-producing calls also take ``--no-ext-diff --no-textconv``, and the variables that would name a program or another
+repository (GIT_EXTERNAL_DIFF, GIT_DIR, ...) are dropped from nightshift's own environment (``scrub_environ``). Reading the configuration to find the
+drivers executes nothing (``git config --list``); the result is kept while the config files it read are unchanged.
+
+What is switched off is said at a run's start (``not_run``): a user's own hook or driver does not run while
+nightshift commits; the agent cannot add one (the control files are read-only in its namespace and restored at
+every stop: verify/git_controls.py).
+
+May import: errors.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from supervisor.errors import UserError
+
+GIT_TIMEOUT = 120.0  # seconds for one git call of ours: a verdict never waits on git forever
+
+# Settings whose value git runs as a program (or that make it run one), each set to what runs nothing.
+FIXED: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"), ("core.pager", "cat"), ("core.editor", ":"),
+    ("sequence.editor", ":"), ("core.askPass", ""), ("core.sshCommand", "false"), ("core.gitProxy", ""),
+    ("credential.helper", ""), ("commit.gpgSign", "false"), ("tag.gpgSign", "false"), ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"), ("gpg.x509.program", "false"), ("log.showSignature", "false"),
+    ("merge.verifySignatures", "false"), ("submodule.recurse", "false"), ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"), ("protocol.ext.allow", "never"), ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+# The same switches where git reads the environment before its config.
+ENV: dict[str, str] = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":",
+                       "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0"}
+DROPPED = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND",
+           "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
+           "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES")
+NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
+DRIVER_KEY = re.compile(r"^(filter|diff|merge)\.(.+)\.(clean|smudge|process|required|textconv|command|driver)$",
+                        re.S)
+DRIVER_OFF = {"filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+              "diff": (("textconv", ""), ("command", ""), ("cachetextconv", "false")),
+              "merge": (("driver", "false"),)}  # a merge driver that ran would be ours: `false` fails the merge
+
+_drivers_seen: dict[tuple, list[tuple[str, str]]] = {}
+
+
+class GitGuardError(UserError, OSError):
+    """git could not be asked (a timeout, no git): the call is refused, never run unguarded."""
+
+
+def _config_files(cwd: Path) -> list[Path]:
+    """The config files git reads for ``cwd`` (enough to tell when its answer may have changed)."""
+    home = Path(os.environ.get("HOME", "~")).expanduser()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    files = [Path("/etc/gitconfig"), home / ".gitconfig", xdg / "git" / "config", cwd / ".git"]
+    try:
+        gitdir, common, _ = git_dirs(cwd)
+    except OSError:
+        return files
+    return files + [common / "config", gitdir / "config.worktree"]
+
+
+def _signature(cwd: Path) -> tuple:
+    out = []
+    for path in _config_files(cwd):
+        try:
+            st = os.stat(path)
+            out.append((str(path), st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append((str(path), None))
+    return tuple(out)
+
+
+def scrub_environ() -> None:
+    """Drop from this process's environment what would make git run a program or work on another repository
+    (GitPython starts git with os.environ plus its overrides: it cannot remove a variable)."""
+    for key in [k for k in os.environ if k in DROPPED or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
+        os.environ.pop(key, None)
+
+
+def _base_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    base = {k: v for k, v in (env if env is not None else os.environ).items() if k not in DROPPED
+            and not k.startswith("GIT_CONFIG_KEY_") and not k.startswith("GIT_CONFIG_VALUE_")}
+    base.update(ENV)
+    return base
+
+
+def _with_settings(env: dict[str, str], settings: list[tuple[str, str]]) -> dict[str, str]:
+    env["GIT_CONFIG_COUNT"] = str(len(settings))
+    for i, (key, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return env
+
+
+def drivers(cwd: Path) -> list[tuple[str, str]]:
+    """(kind, name) of every filter, diff and merge driver the effective config of ``cwd`` defines."""
+    cwd = Path(cwd)
+    sig = _signature(cwd)
+    if sig in _drivers_seen:
+        return _drivers_seen[sig]
+    env = _with_settings(_base_env(), list(FIXED))
+    try:
+        proc = subprocess.run(["git", "config", "--null", "--name-only", "--list"], cwd=cwd, env=env,
+                              capture_output=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitGuardError(f"git config in {cwd} did not answer ({exc}); nightshift runs no git it cannot "
+                            "guard: check the repository's .git/config and `git config --list`") from None
+    found: dict[tuple[str, str], None] = {}
+    keys = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for key in keys:
+        match = DRIVER_KEY.match(key)
+        if match:
+            found[(match.group(1), match.group(2))] = None
+    result = sorted(found)
+    if not any(k.lower().startswith(("include.", "includeif.")) for k in keys):  # an included file may change
+        _drivers_seen[sig] = result                                              # unseen: asked again each time
+    return result
+
+
+def settings(cwd: Path) -> list[tuple[str, str]]:
+    """Every key=value nightshift's git in ``cwd`` runs with."""
+    out = list(FIXED)
+    for kind, name in drivers(cwd):
+        out += [(f"{kind}.{name}.{key}", value) for key, value in DRIVER_OFF[kind]]
+    return out
+
+
+def safe_env(cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for any git process nightshift starts in the repository at ``cwd``."""
+    return _with_settings(_base_env(env), settings(Path(cwd)))
+
+
+def run_git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT, text: bool = True,
+            check: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """git ``args`` in ``cwd`` with the guard; a call that does not answer in time is ended (GitGuardError)."""
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, env=safe_env(Path(cwd), env), capture_output=True,
+                              text=text, timeout=timeout, check=check, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise GitGuardError(f"`git {args[0]}` in {cwd} did not answer in {timeout:g}s and was ended") from None
+
+
+def not_run(cwd: Path) -> list[str]:
+    """The user's own git programs nightshift will not run in this repository (hooks, drivers, fsmonitor), named
+    for the run's first lines; empty when there are none."""
+    cwd = Path(cwd)
+    out = [f"{kind} driver '{name}'" for kind, name in drivers(cwd)]
+    env = _with_settings(_base_env(), [])
+    for key in ("core.hooksPath", "core.fsmonitor"):
+        proc = subprocess.run(["git", "config", "--get", key], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL)
+        value = proc.stdout.strip()
+        if value and not (key == "core.fsmonitor" and value.lower() in ("false", "0", "no", "off")):
+            out.append(f"{key} = {value}")
+    hooks = _hooks_dir(cwd)
+    if hooks is not None and hooks.is_dir():
+        out += [f"hook {p.name}" for p in sorted(hooks.iterdir())
+                if p.is_file() and not p.name.endswith(".sample") and os.access(p, os.X_OK)]
+    return out
+
+
+def _hooks_dir(cwd: Path) -> Path | None:
+    try:
+        return git_dirs(cwd)[1] / "hooks"
+    except OSError:
+        return None
+
+
+def git_dirs(workspace: Path) -> tuple[Path, Path, Path | None]:
+    """(git dir, common dir, the `.git` pointer file of a worktree or None) of ``workspace``, as its files say now."""
+    dotgit = Path(workspace) / ".git"
+    gitdir, pointer = dotgit, None
+    if dotgit.is_file() and not dotgit.is_symlink():
+        line = dotgit.read_text(errors="replace").strip()
+        if line.startswith("gitdir:"):
+            gitdir, pointer = (Path(workspace) / line.split(":", 1)[1].strip()).resolve(), dotgit
+    common = gitdir
+    if (gitdir / "commondir").is_file():
+        common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+    return gitdir, common, pointer
+
+
+def control_paths(workspace: Path) -> list[Path]:
+    """The repository's control files: what makes git run a program (config, hooks, attributes and excludes in
+    info/, a worktree's config and `.git` pointer, a submodule's config and hooks). Read-only in the agent's
+    namespace; kept as they were at the run's start (verify/git_controls.py)."""
+    gitdir, common, pointer = git_dirs(workspace)
+    out = [common / "config", common / "hooks", common / "info", gitdir / "config.worktree"]
+    if pointer is not None:
+        out.insert(0, pointer)
+    modules = common / "modules"
+    if modules.is_dir() and not modules.is_symlink():
+        for config in sorted(modules.glob("**/config"))[:64]:
+            if (config.parent / "HEAD").exists():
+                out += [config, config.parent / "hooks", config.parent / "info"]
+    return list(dict.fromkeys(out))

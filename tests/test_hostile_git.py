@@ -1,0 +1,214 @@
+"""Issue 27: nightshift's own git executes nothing the repository names. Scripted command agents from `nightshift
+init` defaults plant every git door (hooks, core.hooksPath, fsmonitor, filter/diff/merge drivers through
+.gitattributes and info/attributes, textconv, external diff, pager, editor, signing and credential programs,
+include.path), from their own turn and from code the test command runs; each planted program would write a marker
+outside the workspace. Nothing runs (in nightshift's commits, diffs and checks, nor in the user's own `git` the
+morning after), the run does not end done, and the finding names the door. The same without a namespace (the
+after-the-fact restore). A user's own hooks and drivers are named at the start and not run; an honest agent's own
+`git commit` inside its turn works."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.fixtures_core import supervise, workspace  # noqa: F401
+from tests.fixtures_namespace import need_namespace, run_until_it_rests
+
+HONEST = "check.txt"
+
+PLANT = r"""
+set +e
+M={marker}
+printf '#!/bin/sh\necho "$0 $*" >> %s\ncat >/dev/null 2>&1\nexit 0\n' "$M" > evil.sh; chmod +x evil.sh
+E=$PWD/evil.sh
+for h in pre-commit post-commit pre-auto-gc reference-transaction post-index-change post-checkout post-merge \
+         prepare-commit-msg commit-msg fsmonitor-watchman; do cp evil.sh .git/hooks/$h; done
+git config core.fsmonitor "$E"; git config core.hooksPath "$PWD/myhooks"; mkdir -p myhooks; cp evil.sh myhooks/pre-commit
+git config filter.x.clean "$E"; git config filter.x.smudge "$E"; git config filter.x.process "$E"
+git config diff.y.textconv "$E"; git config diff.y.command "$E"; git config merge.z.driver "$E"
+git config diff.external "$E"; git config core.pager "$E"; git config core.editor "$E"; git config gpg.program "$E"
+git config commit.gpgSign true; git config credential.helper "$E"; git config core.askPass "$E"
+printf '[core]\n\tfsmonitor = %s\n[filter "x"]\n\tclean = %s\n' "$E" "$E" > evil.gitconfig
+git config include.path "$PWD/evil.gitconfig"
+echo '* filter=x diff=y merge=z' > .gitattributes
+echo '* filter=x diff=y' >> .git/info/attributes
+python3 -c "open('.git/config', 'a').write('[core]\n\tfsmonitor = $E\n')"
+"""
+
+
+# A planted module that would go unnoticed: it writes the marker (it cannot inside the namespace, where the
+# marker's folder does not exist) and then becomes the real module, so the agent's own processes work as usual.
+SHIM = """try:
+    open({marker!r}, "a").write({name!r} + "\\n")
+except OSError:
+    pass
+import sys as _sys, os as _os, importlib as _importlib
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]
+del _sys.modules[__name__]
+_real = _importlib.import_module(__name__)
+_sys.modules[__name__] = _real
+globals().update(_real.__dict__)
+"""
+
+
+def _plant(marker) -> str:
+    return PLANT.format(marker=marker)
+
+
+def _verdicts(workspace, run):
+    return [e["data"] for e in workspace.events(run) if e["type"] == "verify.finished"]
+
+
+def _done(workspace, run) -> bool:
+    return any(e["type"] == "run.finished" and e["data"].get("outcome") == "done" for e in workspace.events(run))
+
+
+def _user_git_runs_nothing(ws, marker) -> None:
+    """The morning after: the user's own git in the workspace runs nothing the agent planted."""
+    for args in (["status"], ["diff", "HEAD~1"], ["log", "-p", "-2"], ["add", "-A"],
+                 ["-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "user's commit"]):
+        subprocess.run(["git", *args], cwd=ws, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert not marker.exists(), marker.read_text()
+
+
+def _config(workspace, sandbox: str | None, script: dict) -> None:
+    extra = f'\n[policy]\nsandbox = "{sandbox}"\n' if sandbox else ""
+    test_command = f"bash plant.sh >/dev/null 2>&1; test \"$(cat {HONEST})\" = ok"
+    workspace.configure(script, backend="local", pushbacks=1, max_shifts=1, extra=extra, test_command=test_command)
+
+
+def test_git_doors_planted_in_the_namespace_never_run_and_are_named(workspace, tmp_path):
+    need_namespace()
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    (ws / "plant.sh").write_text(_plant(marker))  # the test command plants too, from the agent's code
+    turn = [["shell", _plant(marker) + " 2>&1"], ["write", HONEST, "ok"], ["claim", "done", "done"]]
+    _config(workspace, None, {"default": turn})
+    config_before = (ws / ".git" / "config").read_bytes()
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    assert not _done(workspace, run), "a run whose agent planted git doors must not end done"
+    assert not marker.exists(), marker.read_text()
+    verdicts = _verdicts(workspace, run)
+    assert verdicts and not any(v["passed"] for v in verdicts)
+    lines = [line for v in verdicts for c in v["checks"] if c["name"] == "git" for line in c["lines"]]
+    assert any(line.startswith("refused by the namespace") and ".git/hooks/pre-commit" in line for line in lines)
+    denied = [e["data"]["input"] for e in workspace.events(run) if e["type"] == "policy.denied"
+              and e["data"].get("rule") == "git_control"]
+    assert any(".git/config" in line for line in denied), denied
+    assert (ws / ".git" / "config").read_bytes() == config_before
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    commits = [e for e in workspace.events(run) if e["type"] == "commit.created"]
+    assert commits, "nightshift commits the shift's work with the planted .gitattributes in the tree"
+    _user_git_runs_nothing(ws, marker)
+
+
+def test_git_doors_planted_without_a_namespace_are_restored_named_and_never_run(workspace, tmp_path):
+    """No namespace ([policy] sandbox = "off"): the plants land; nightshift's git runs none of them, and every
+    stop puts the control files back and names them, so the user's git runs none either."""
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    (ws / "plant.sh").write_text(_plant(marker))
+    turn = [["shell", _plant(marker)], ["write", HONEST, "ok"], ["claim", "done", "done"]]
+    _config(workspace, "off", {"default": turn})
+    config_before = (ws / ".git" / "config").read_bytes()
+    hooks_before = sorted(p.name for p in (ws / ".git" / "hooks").iterdir())
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    assert not _done(workspace, run)
+    assert not marker.exists(), marker.read_text()
+    verdicts = _verdicts(workspace, run)
+    assert verdicts and not any(v["passed"] for v in verdicts)
+    lines = [line for v in verdicts for c in v["checks"] if c["name"] == "git" for line in c["lines"]]
+    assert any(line.startswith(".git/config was changed") for line in lines), lines
+    assert any(line.startswith(".git/hooks/pre-commit was added") for line in lines), lines
+    assert any(line.startswith(".git/info/attributes") for line in lines), lines
+    pushback = (run.root / "shifts" / "1").glob("t2*prompt.md")
+    assert any(".git/config was changed" in p.read_text() for p in pushback) or lines
+    assert (ws / ".git" / "config").read_bytes() == config_before
+    assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == hooks_before
+    _user_git_runs_nothing(ws, marker)
+
+
+def test_an_honest_agent_commits_in_its_turn_and_ends_done(workspace):
+    need_namespace()
+    ws = workspace.path
+    turn = [["write", HONEST, "ok"],
+            ["shell", "git add check.txt && git -c user.name=a -c user.email=a@a commit -qm 'agent commit' "
+                      "&& echo committed > agent-commit.txt"],
+            ["claim", "done", "done"]]
+    workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
+    run = workspace.create_run()
+    out = supervise(run)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert (ws / "agent-commit.txt").read_text().strip() == "committed"
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=ws, capture_output=True, text=True).stdout
+    assert "agent commit" in log
+
+
+def test_the_users_own_hooks_and_drivers_are_named_at_the_start_and_not_run(workspace, tmp_path):
+    ws, marker = workspace.path, tmp_path / "user-hook-ran"
+    hook = ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\necho hook >> {marker}\n")
+    hook.chmod(0o755)
+    subprocess.run(["git", "config", "filter.lfsish.clean", f"sh -c 'echo filter >> {marker}; cat'"], cwd=ws,
+                   check=True)
+    (ws / ".gitattributes").write_text("*.bin filter=lfsish\n")
+    turn = [["write", HONEST, "ok"], ["write", "data.bin", "raw"], ["claim", "done", "done"]]
+    workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
+    marker.unlink(missing_ok=True)  # the fixture's own setup commit ran the user's hook: that was the user's git
+    run = workspace.create_run()
+    guarded = [e["data"] for e in workspace.events(run) if e["type"] == "git.guarded"]
+    assert guarded and "hook pre-commit" in guarded[0]["not_run"]
+    assert "filter driver 'lfsish'" in guarded[0]["not_run"]
+    out = supervise(run)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert not marker.exists(), marker.read_text()
+    tracked = subprocess.run(["git", "ls-files"], cwd=ws, capture_output=True, text=True).stdout.split()
+    assert "check.txt" in tracked and "data.bin" not in tracked  # its filter did not run: left to the user
+
+
+def test_modules_named_like_the_supervisors_imports_are_never_imported(workspace, tmp_path):
+    """Top-level modules in the workspace named like every module the supervisor has imported once it runs
+    (standard library and third party): an honest run ends done and none of them ran."""
+    ws, marker = workspace.path, tmp_path / "imported"
+    probe = ("import sys, supervisor.fleet.launch, supervisor.shift.loop, supervisor.verify.pipeline, "
+             "supervisor.verify.oracle.check, supervisor.backends.tmux, supervisor.agents.command, git, numpy; "
+             "print('\\n'.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    names = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    names = [n for n in names if n.isidentifier() and not n.startswith("_") and n not in ("agent_script",)]
+    assert {"json", "git", "numpy", "subprocess", "supervisor"} <= set(names)
+    for name in names + ["sitecustomize", "usercustomize"]:
+        (ws / f"{name}.py").write_text(SHIM.format(marker=str(marker), name=name))
+    turn = [["write", HONEST, "ok"], ["claim", "done", "done"]]
+    workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
+    run = workspace.create_run()
+    out = supervise(run)
+    assert not marker.exists(), marker.read_text()[:500]
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_every_python_process_nightshift_starts_keeps_the_workspace_and_python_variables_off_its_path(workspace):
+    from supervisor.cli.cron_watchdog import command
+    from supervisor.shift.launcher import supervise_argv
+
+    run = workspace.configure({"default": []}, backend="local").create_run()
+    argv = supervise_argv(run)
+    assert argv[1:3] == ["-E", "-P"] and argv[3:5] == ["-m", "supervisor.cli.main"]
+    assert " -E -P -m supervisor.cli.main resume --dead" in command()
+
+
+def test_the_import_guard_refuses_a_module_from_the_workspace_and_names_it(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "planted_mod.py").write_text("RAN = True\n")
+    code = ("import sys; from pathlib import Path; from supervisor.run.own_python import install_import_guard;"
+            f"sys.path.insert(1, {str(ws / 'sub')!r}); sys.path.append({str(ws)!r});"
+            f"install_import_guard([Path({str(ws)!r})])\n"
+            "try:\n    import planted_mod\nexcept ImportError as exc:\n    print('REFUSED', exc)\n"
+            "else:\n    print('IMPORTED')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ})
+    assert "REFUSED" in out.stdout and str(ws / "sub" / "planted_mod.py") in out.stdout, out.stdout + out.stderr
