@@ -4,9 +4,10 @@ Every git process nightshift starts (GitPython's included) gets ``safe_env``: gi
 (GIT_CONFIG_COUNT/KEY/VALUE, read after every config file, inherited by the git processes git itself starts) that
 switches off hooks, fsmonitor, pagers, editors, signing and credential programs, and, for every filter, diff and
 merge driver the effective configuration defines (the repository's, an included file's, the user's), its
-commands. Diff-producing calls also take ``--no-ext-diff --no-textconv``, and the variables that would name a program or another
-repository (GIT_EXTERNAL_DIFF, GIT_DIR, ...) are dropped from nightshift's own environment (``scrub_environ``). Reading the configuration to find the
-drivers executes nothing (``git config --list``); the result is kept while the config files it read are unchanged.
+commands. Diff-producing calls also take ``--no-ext-diff --no-textconv``, and the variables that would name a
+program or another repository (GIT_EXTERNAL_DIFF, GIT_DIR, ...) are dropped from nightshift's own environment
+(``scrub_environ``). Reading the configuration to find the drivers executes nothing (``git config --list``); the
+result is kept while the config files it read are unchanged.
 
 What is switched off is said at a run's start (``not_run``): a user's own hook or driver does not run while
 nightshift commits; the agent cannot add one (the control files are read-only in its namespace and restored at
@@ -59,7 +60,9 @@ def _config_files(cwd: Path) -> list[Path]:
     """The config files git reads for ``cwd`` (enough to tell when its answer may have changed)."""
     home = Path(os.environ.get("HOME", "~")).expanduser()
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    files = [Path("/etc/gitconfig"), home / ".gitconfig", xdg / "git" / "config", cwd / ".git"]
+    files = [Path("/etc/gitconfig"), home / ".gitconfig", xdg / "git" / "config"]
+    if (cwd / ".git").is_file():  # a worktree's pointer (a folder's mtime moves with every index write)
+        files.append(cwd / ".git")
     try:
         gitdir, common, _ = git_dirs(cwd)
     except OSError:

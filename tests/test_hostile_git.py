@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+from tests.fixtures_claude import fake_claude  # noqa: F401
 from tests.fixtures_core import supervise, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
 
@@ -22,8 +23,9 @@ set +e
 M={marker}
 printf '#!/bin/sh\necho "$0 $*" >> %s\ncat >/dev/null 2>&1\nexit 0\n' "$M" > evil.sh; chmod +x evil.sh
 E=$PWD/evil.sh
+G=$(git rev-parse --git-common-dir)
 for h in pre-commit post-commit pre-auto-gc reference-transaction post-index-change post-checkout post-merge \
-         prepare-commit-msg commit-msg fsmonitor-watchman; do cp evil.sh .git/hooks/$h; done
+         prepare-commit-msg commit-msg fsmonitor-watchman; do cp evil.sh $G/hooks/$h; done
 git config core.fsmonitor "$E"; git config core.hooksPath "$PWD/myhooks"; mkdir -p myhooks; cp evil.sh myhooks/pre-commit
 git config filter.x.clean "$E"; git config filter.x.smudge "$E"; git config filter.x.process "$E"
 git config diff.y.textconv "$E"; git config diff.y.command "$E"; git config merge.z.driver "$E"
@@ -32,8 +34,11 @@ git config commit.gpgSign true; git config credential.helper "$E"; git config co
 printf '[core]\n\tfsmonitor = %s\n[filter "x"]\n\tclean = %s\n' "$E" "$E" > evil.gitconfig
 git config include.path "$PWD/evil.gitconfig"
 echo '* filter=x diff=y merge=z' > .gitattributes
-echo '* filter=x diff=y' >> .git/info/attributes
-python3 -c "open('.git/config', 'a').write('[core]\n\tfsmonitor = $E\n')"
+echo '* filter=x diff=y' >> $G/info/attributes
+python3 -c "open('$G/config', 'a').write('[core]\n\tfsmonitor = $E\n')"
+if [ -f .git ]; then mkdir -p evilgit; cp -r $G/. evilgit/ 2>/dev/null; cp evil.sh evilgit/hooks/pre-commit
+  printf '[core]\n\tfsmonitor = %s\n\thooksPath = %s\n' "$E" "$PWD/myhooks" >> evilgit/config
+  echo "gitdir: $PWD/evilgit" > .git; fi
 """
 
 
@@ -163,6 +168,8 @@ def test_the_users_own_hooks_and_drivers_are_named_at_the_start_and_not_run(work
     guarded = [e["data"] for e in workspace.events(run) if e["type"] == "git.guarded"]
     assert guarded and "hook pre-commit" in guarded[0]["not_run"]
     assert "filter driver 'lfsish'" in guarded[0]["not_run"]
+    from supervisor.gitguard import not_run
+    assert not_run(ws) == guarded[0]["not_run"]  # what `nightshift run` prints in its first lines
     out = supervise(run)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert not marker.exists(), marker.read_text()
@@ -212,3 +219,95 @@ def test_the_import_guard_refuses_a_module_from_the_workspace_and_names_it(tmp_p
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ})
     assert "REFUSED" in out.stdout and str(ws / "sub" / "planted_mod.py") in out.stdout, out.stdout + out.stderr
+
+
+def test_a_lane_cannot_plant_what_the_fleets_merge_or_the_users_git_runs(workspace, tmp_path):
+    """Two lanes: lane 1 plants every door from its worktree (the common .git's config, hooks and info/, its own
+    `.git` pointer), lane 2 is honest. The fleet verifies and merges lane 2; nothing planted ever runs."""
+    from tests.fixtures_fleet import Fleet, solver
+
+    need_namespace()
+    marker = tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    fleet = Fleet(workspace)
+    fleet.configure({"lane-1:default": [["shell", _plant(marker)], ["write", HONEST, "ok"],
+                                        ["claim", "done", "done"]],
+                     "lane-2:default": [["sleep", 2], ["write", "solver.py", solver(1e-8)], ["write", HONEST, "ok"],
+                                        ["claim", "done", "converged"]]},
+                    "lanes = 2\n", backend="local")
+    ws = workspace.path
+    config_before = (ws / ".git" / "config").read_bytes()
+    try:
+        out = subprocess.run([*_nightshift(), "run", "--foreground", "--no-check"], cwd=ws, capture_output=True,
+                             text=True, timeout=400)
+        assert fleet.of("run.finished") and fleet.of("run.finished")[-1]["outcome"] == "done", out.stdout[-3000:]
+        assert [d["lane"] for d in fleet.of("lane.verified") if d["passed"]] == [2]
+    finally:
+        from tests.fixtures_core import kill_supervisor
+        from tests.fixtures_fleet import lane_run_dirs
+        for run_dir in [*(ws / ".nightshift" / "runs").glob("*"), *lane_run_dirs(ws)]:
+            kill_supervisor(run_dir)
+    assert not marker.exists(), marker.read_text()
+    assert (ws / ".git" / "config").read_bytes() == config_before
+    _user_git_runs_nothing(ws, marker)
+
+
+def _nightshift() -> list[str]:
+    return [sys.executable, "-E", "-P", "-m", "supervisor.cli.main"]
+
+
+def test_what_was_planted_while_no_supervisor_ran_is_put_back_before_resume_dead_runs_any_git(workspace, tmp_path):
+    """The supervisor dies (kill -9 at its start); a process of the agent (no namespace here) plants every door
+    while none runs; `nightshift resume --dead`, as cron runs it, starts the supervisor the guarded way, which puts
+    the control files back before its first git, and the run ends done without running any of them."""
+    from supervisor.run.liveness import supervisor_status
+    from tests.fixtures_core import nightshift, wait_for
+
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    workspace.configure({"default": [["write", HONEST, "ok"], ["claim", "done", "done"]]}, backend="local",
+                        extra='\n[policy]\nsandbox = "off"\n')
+    config_before = (ws / ".git" / "config").read_bytes()
+    run = workspace.create_run()
+    supervise(run, env={"NIGHTSHIFT_TEST_CRASH_AFTER": "supervisor.started"})
+    wait_for(lambda: not supervisor_status(run.supervisor)["alive"], timeout=30, what="the supervisor to die")
+    subprocess.run(["bash", "-c", _plant(marker)], cwd=ws, capture_output=True, timeout=60)
+    assert (ws / ".git" / "hooks" / "pre-commit").exists()  # planted
+    out = nightshift("resume", "--dead", timeout=120)
+    assert run.run_id in out.stdout, out.stdout + out.stderr
+    wait_for(lambda: "run.finished" in workspace.types(run), timeout=120, what="the resumed run to end")
+    events = workspace.events(run)
+    restored = [line for e in events if e["type"] == "git.restored" for line in e["data"]["lines"]]
+    assert any(line.startswith(".git/config was changed") for line in restored), restored
+    assert any(line.startswith(".git/hooks/pre-commit was added") for line in restored), restored
+    assert events[-1]["data"]["outcome"] == "done"
+    assert not marker.exists(), marker.read_text()
+    assert (ws / ".git" / "config").read_bytes() == config_before
+    _user_git_runs_nothing(ws, marker)
+
+
+def test_claude_code_planting_git_doors_from_its_shell_is_refused_named_and_never_run(workspace, fake_claude, tmp_path):
+    """The real Claude Code CLI (headless, init defaults, the fake model): its Bash tool plants the doors, then it
+    claims done. Nothing planted runs, the claim is refused, and the finding names the control file."""
+    from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+    from tests.fake_anthropic import bash, text, tools, write
+    from tests.fixtures_claude import claim
+
+    need_namespace()
+    fake, seed = fake_claude
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    seed(ws, mode="headless", backend="local", pushbacks=1)
+    (ws / "plant.sh").write_text(_plant(marker))
+    fake.push(tools(bash("bash plant.sh 2>&1 | tail -40")),
+              tools(write(str(ws / HONEST), "ok"), bash(claim("done"))), text("done"))
+    run = create_run(ws, resolve_config(ws))
+    run_foreground(run, say=lambda _: None, leave_on_outcome=True)
+    events = workspace.events(run)
+    assert not any(e["type"] == "run.finished" and e["data"].get("outcome") == "done" for e in events)
+    assert not marker.exists(), marker.read_text()
+    first = next(e["data"] for e in events if e["type"] == "verify.finished")
+    assert first["claimed"] == "done" and not first["passed"]
+    lines = [line for c in first["checks"] if c["name"] == "git" for line in c["lines"]]
+    assert any(".git/hooks/pre-commit" in line for line in lines), first["summary"]
+    _user_git_runs_nothing(ws, marker)

@@ -75,6 +75,11 @@ def cmd_run(args) -> int:
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
         lanes = f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
+        from supervisor.gitguard import not_run
+        kept_off = not_run(ws)
+        if kept_off:  # the user's own programs: said once, so a commit without its hook is no surprise
+            print(f"git: nightshift will not run your {', '.join(kept_off)} while it commits; the agent cannot "
+                  "change .git's config, hooks or info/")
         from supervisor.cli.check import record_preflight
         record_preflight(run, found)
         if not args.foreground:

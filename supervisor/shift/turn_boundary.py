@@ -17,6 +17,8 @@ from supervisor.verify.boundary import test_files
 
 READ_ONLY = "Read-only file system"
 BUSY = "Device or resource busy"
+OUR_WORDS = ("refused by the namespace", "the namespace keeps", "the repository's control files",
+             "held-out references do not exist")
 GIT_CONTROL = re.compile(r"(^|[\s/'\"])\.git/(config|hooks|info|modules|worktrees)")
 MISSING = ("No such file", "not found", "Errno 2", "does not exist", "cannot open", "cannot access")
 SCAN_BYTES = 1 << 20  # of the agent's log per stop: what a turn printed since the last scan, at most
@@ -82,21 +84,15 @@ class TurnBoundary:
             self.ledger.emit("policy.denied", shift, tool="namespace", input=line[:200], rule=rule, message=message)
 
     def scan_log(self, shift: int, turn: int) -> list[tuple[str, str]]:
-        """Lines of the agent's output since the last scan where the namespace said no (read-only, held out)."""
-        log = self.run.turn_file(shift, turn, "log")
-        mark = self.run.turn_file(shift, turn, "log.scanned")
-        try:
-            start = int(mark.read_text()) if mark.exists() else 0
-            with open(log, "rb") as fh:
-                fh.seek(start)
-                data = fh.read(SCAN_BYTES)
-        except (OSError, ValueError):
-            return []
-        mark.write_text(str(start + len(data)))
+        """Lines of the agent's output since the last scan where the namespace said no (read-only, held out): its
+        screen or log, and a headless agent's stream (tool results are JSON strings: their lines are split out)."""
+        text = self._unscanned(shift, turn, "log") + self._unscanned(shift, turn, "stream.jsonl").replace("\\n", "\n")
         held = [str(p) for p in self.boundary().heldout]
         found: list[tuple[str, str]] = []
-        for raw in data.decode("utf-8", "replace").splitlines():
+        for raw in text.splitlines():
             line = raw.strip()
+            if any(words in line for words in OUR_WORDS):
+                continue  # a push-back shown on the agent's screen quotes earlier refusals: not a new one
             if READ_ONLY in line or (BUSY in line and GIT_CONTROL.search(line)):  # git renames onto a mount: busy
                 found.append(("git_control" if GIT_CONTROL.search(line) else "read_only", line[:300]))
             elif any(h in line for h in held) and any(w in line for w in MISSING):
@@ -106,6 +102,18 @@ class TurnBoundary:
             door = GIT_CONTROL.search(line)
             by_rule.setdefault(rule, {}).setdefault(door.group(0).strip(" '\"") if door else line, (rule, line))
         return [item for items in by_rule.values() for item in list(items.values())[:10]]
+
+    def _unscanned(self, shift: int, turn: int, name: str) -> str:
+        path, mark = self.run.turn_file(shift, turn, name), self.run.turn_file(shift, turn, f"{name}.scanned")
+        try:
+            start = int(mark.read_text()) if mark.exists() else 0
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read(SCAN_BYTES)
+        except (OSError, ValueError):
+            return ""
+        mark.write_text(str(start + len(data)))
+        return data.decode("utf-8", "replace")
 
     def record_leftovers(self, shift: int, turn: int) -> list[str]:
         """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""

@@ -153,9 +153,8 @@ def prepare(workspace: Path) -> None:
             (common / name).mkdir(mode=0o755)
 
 
-def at_start(workspace: Path, run_root: Path) -> list[str]:
+def at_start(workspace: Path, store: Path) -> list[str]:
     """A supervisor starting: keep the control files if this run has no snapshot yet, else put them back."""
-    store = store_of(run_root)
     if not (store / MANIFEST).exists():
         prepare(workspace)
         snapshot(workspace, store)
