@@ -205,6 +205,8 @@ def test_every_python_process_nightshift_starts_keeps_the_workspace_and_python_v
     argv = supervise_argv(run)
     assert argv[1:3] == ["-E", "-P"] and argv[3:5] == ["-m", "supervisor.cli.main"]
     assert " -E -P -m supervisor.cli.main resume --dead" in command()
+    from hpc.chain import chain_job
+    assert " -E -P -m hpc.chain_job " in chain_job(run).work  # a Slurm chain's job, started in the workspace
 
 
 def test_the_import_guard_refuses_a_module_from_the_workspace_and_names_it(tmp_path):
