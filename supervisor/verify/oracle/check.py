@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from supervisor.verify.oracle.compare import compare_tables
+from supervisor.verify.oracle.field import open_field
+from supervisor.verify.oracle.field_compare import compare_fields
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings, start_scan
@@ -28,10 +32,13 @@ from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_asi
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
-from supervisor.verify.oracle.table import OracleInputError
+from supervisor.verify.oracle.table import OracleInputError, Table
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
     from supervisor.config.oracle import CompareConfig, OracleConfig
+
+
+SCAN_ROWS = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
 
 
 @dataclass
@@ -98,6 +105,17 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
                    "range": list(comp.range) if comp.range else None, "error": None}
     if not comp.heldout:
         entry["reference"] = comp.reference
+    if not comp.columns and comp.x is None:
+        try:
+            if _field_entry(comp, workspace, store, scan, entry):
+                return entry
+        except OracleInputError as exc:
+            entry.update(error=str(exc), error_side=exc.side, error_kind=exc.kind)
+            return entry
+        except Exception as exc:  # noqa: BLE001 - as below: one comparison's bug must not stop the supervisor
+            entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side="both",
+                         error_kind="internal error")
+            return entry
     side = "candidate"
     # The two files are read side by side (the parsers release the GIL: a million-row pair in the time of one);
     # a candidate's error is still the one reported first.
@@ -120,19 +138,52 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     return entry
 
 
+def _field_entry(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None, entry: dict) -> bool:
+    """Compare an N-d reference as one field (field_compare.py); False when the reference is a table."""
+    path, part = _reference_path(comp, workspace, store)
+    with open_field(path, part, "reference") as ref:
+        if ref is None:
+            return False
+        cand_path, cand_part = split_part(comp.candidate)
+        cand_file = resolve(workspace, cand_path)
+        if not cand_file.exists():
+            read_table(cand_file, cand_part)  # raises: no such file (or content not fetched)
+        with open_field(cand_file, cand_part, "candidate") as cand:
+            if cand is None:
+                raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
+                                       f"reference {ref.shape}; write the field as the reference has it", "candidate",
+                                       "wrong shape")
+            if scan is not None:  # the embedded-values scan looks for runs of the field's first values
+                scan.take(path, Table(ref.where, [None], [np.asarray(ref.source[:max(1, SCAN_ROWS // max(
+                    1, ref.size // max(ref.shape[0], 1)))], dtype=float).reshape(-1)]))
+            label = (part or Path(path).name).strip("/")
+            result = compare_fields(comp, cand, ref, label)
+    entry.update(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
+                 points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
+    if "distinct" in result:
+        entry["distinct"] = result.pop("distinct")
+    return True
+
+
 def _read_candidate(comp: CompareConfig, workspace: Path):
     cand_path, cand_part = split_part(comp.candidate)
     return read_table(resolve(workspace, cand_path), cand_part)
 
 
-def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
-    """(the file the reference was read from, its table): a held-out one from the run's private store."""
+def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:
+    """(the file the reference is read from, the part in it): a held-out one from the run's private store."""
     ref_path, ref_part = split_part(comp.reference)
     path = resolve(workspace, ref_path)
     if comp.heldout:
         path, problem = heldout_reference(store, comp.name, path)
         if problem:
             raise OracleInputError(problem, "reference", "missing file")
+    return path, ref_part
+
+
+def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
+    """(the file the reference was read from, its table)."""
+    path, ref_part = _reference_path(comp, workspace, store)
     return path, read_table(path, ref_part)
 
 

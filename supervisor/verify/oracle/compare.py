@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from supervisor.verify.oracle.evidence import table_distinct
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -68,6 +69,8 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
     ratio = max((c["ratio"] for c in columns), default=math.inf)
     if result["uncovered"]:
         ratio = math.inf
+    if ratio == 0:  # an exact match: is it a copy, or values without information (evidence.py)?
+        result["distinct"] = table_distinct(np.asarray(ref.columns[ri])[at] for ri in ref_idx)
     result.update(columns=columns, ratio=ratio,
                   passed=bool(ratio <= 1 and all(c["passed"] for c in columns) and not result["uncovered"]))
     return result
