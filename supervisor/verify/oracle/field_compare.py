@@ -56,7 +56,9 @@ def _blocks(found: Field):
     per_row = int(np.prod(found.shape[1:])) if len(found.shape) > 1 else 1
     rows = max(1, BLOCK_ELEMENTS // max(per_row, 1))
     for lo in range(0, found.shape[0], rows):
-        yield lo * per_row, np.asarray(found.source[lo:lo + rows], dtype=np.float64).reshape(-1)
+        block = np.asarray(found.source[lo:lo + rows], dtype=np.float64).reshape(-1)
+        # a memory-mapped .npy gives a read-only view; the comparer writes over its blocks
+        yield lo * per_row, block if block.flags.writeable else block.copy()
 
 
 def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> dict:
