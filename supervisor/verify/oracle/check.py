@@ -32,13 +32,13 @@ from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_asi
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
-from supervisor.verify.oracle.table import OracleInputError, Table
+from supervisor.verify.oracle.table import OracleInputError, table_from_array
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
     from supervisor.config.oracle import CompareConfig, OracleConfig
 
 
-SCAN_ROWS = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
+SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
 
 
 @dataclass
@@ -153,9 +153,10 @@ def _field_entry(comp: CompareConfig, workspace: Path, store: Path | None, scan:
                 raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
                                        f"reference {ref.shape}; write the field as the reference has it", "candidate",
                                        "wrong shape")
-            if scan is not None:  # the embedded-values scan looks for runs of the field's first values
-                scan.take(path, Table(ref.where, [None], [np.asarray(ref.source[:max(1, SCAN_ROWS // max(
-                    1, ref.size // max(ref.shape[0], 1)))], dtype=float).reshape(-1)]))
+            if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
+                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
+                slab = np.asarray(ref.source[:rows], dtype=float)
+                scan.take(path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
             label = (part or Path(path).name).strip("/")
             result = compare_fields(comp, cand, ref, label)
     entry.update(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
