@@ -148,3 +148,15 @@ def test_per_field_tolerance_and_the_combination_modes(ws):
     code, report = compare(ws, "--json")
     rho = next(e for e in report["comparisons"] if e["name"] == "tube:state/rho/data")
     assert not rho["passed"]  # both: the 1e-14 absolute tolerance holds too, and rho ~ 1 misses it by 1e-9
+
+
+def test_the_tui_oracle_tab_shows_a_field_as_one_row_located_by_coordinates(ws):
+    from tui.oracle_report import rows_from_report
+    from tui.widgets.oracle_view import row_cells
+
+    honest_outputs(ws, ("climate.nc", "T", (9, 20, 4)), 1 + 1e-9)
+    code, report = compare(ws, "--json")
+    rows = [r for r in rows_from_report(report) if r.comparison == "climate:T"]
+    assert len(rows) == 1 and rows[0].column == "(field)" and rows[0].passed is False
+    cells = [str(c) for c in row_cells(rows[0])]
+    assert "x=0.191489, y=1.29032, z=0.6 (index (9, 20, 4))" in cells and "FAIL" in cells
