@@ -160,3 +160,23 @@ def test_the_tui_oracle_tab_shows_a_field_as_one_row_located_by_coordinates(ws):
     assert len(rows) == 1 and rows[0].column == "(field)" and rows[0].passed is False
     cells = [str(c) for c in row_cells(rows[0])]
     assert "x=0.191489, y=1.29032, z=0.6 (index (9, 20, 4))" in cells and "FAIL" in cells
+
+
+def test_check_calibrates_a_field_and_a_table_whose_header_repeats_names(ws):
+    """The calibration gate of `nightshift check`, on a field and on `# nx aerr rerr aerr rerr`."""
+    from supervisor.verify.oracle.calibrate import calibrate
+    from supervisor.verify.oracle.calibrate_field import calibrate_field
+    from supervisor.verify.oracle.readers import read_table
+
+    oracle = load_config(ws).oracle
+    by_name = {c.name: c for c in oracle.compare}
+    rho = calibrate_field(by_name["tube:state/rho/data"], ws / "reference" / "tube.h5", "/state/rho/data")
+    assert rho.ok and "10x the tolerance at one element is caught there; a constant fails" in rho.checked
+    zero = calibrate_field(by_name["tube:state/momy/data"], ws / "reference" / "tube.h5", "/state/momy/data")
+    assert any("the reference field is all zeros" in p for p in zero.problems)  # said, never a copy finding
+    nx = np.array([16, 32, 64, 128, 256], dtype=float)
+    rows = np.column_stack([nx, 3.1 / nx ** 2, 2.2 / nx ** 2, 5.3 / nx ** 1.5, 4.4 / nx ** 1.5])
+    np.savetxt(ws / "conv.dat", rows, header="nx aerr rerr aerr rerr", fmt="%.17g")
+    from supervisor.config.oracle import CompareConfig
+    table = CompareConfig(name="conv", candidate="c.dat", reference="conv.dat", x="nx", columns=[1, 2, 3, 4])
+    assert calibrate(table, read_table(ws / "conv.dat")).ok

@@ -63,6 +63,10 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     elif result["failing"] != 1 or result["row_worst"] != at:
         found.problems.append(f"{cfg.name}: a change at ({expected}) was reported at {result['where_worst']} "
                               f"({result['failing']} elements failing)")
+    if not np.any(flat):
+        found.problems.append(f"{cfg.name}: the reference field is all zeros: an all-zero candidate matches it "
+                              "whatever the solver does (a physical zero is fine; check it is the field you mean)")
+        return found
     for words, level in (("all zeros", 0.0), ("its median", float(np.median(flat)))):
         if compare_fields(cfg, _like(slab, np.full_like(flat, level)), slab, label)["passed"]:
             found.problems.append(f"{cfg.name}: cannot fail: a constant field ({words}) passes; the tolerance is "

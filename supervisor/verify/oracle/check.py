@@ -17,11 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from supervisor.verify.oracle.compare import compare_tables
-from supervisor.verify.oracle.field import open_field
-from supervisor.verify.oracle.field_compare import compare_fields
+from supervisor.verify.oracle.field_compare import field_entry
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings, start_scan
@@ -32,13 +29,10 @@ from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_asi
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
 from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
-from supervisor.verify.oracle.table import OracleInputError, table_from_array
+from supervisor.verify.oracle.table import OracleInputError
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
     from supervisor.config.oracle import CompareConfig, OracleConfig
-
-
-SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
 
 
 @dataclass
@@ -107,7 +101,11 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
         entry["reference"] = comp.reference
     if not comp.columns and comp.x is None:
         try:
-            if _field_entry(comp, workspace, store, scan, entry):
+            path, part = _reference_path(comp, workspace, store)
+            cand_path, cand_part = split_part(comp.candidate)
+            found = field_entry(comp, path, part, resolve(workspace, cand_path), cand_part, scan)
+            if found is not None:  # the reference is an N-d field (else: a table, read below)
+                entry.update(found)
                 return entry
         except OracleInputError as exc:
             entry.update(error=str(exc), error_side=exc.side, error_kind=exc.kind)
@@ -136,34 +134,6 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
             entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
                          error_kind="internal error")
     return entry
-
-
-def _field_entry(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None, entry: dict) -> bool:
-    """Compare an N-d reference as one field (field_compare.py); False when the reference is a table."""
-    path, part = _reference_path(comp, workspace, store)
-    with open_field(path, part, "reference") as ref:
-        if ref is None:
-            return False
-        cand_path, cand_part = split_part(comp.candidate)
-        cand_file = resolve(workspace, cand_path)
-        if not cand_file.exists():
-            read_table(cand_file, cand_part)  # raises: no such file (or content not fetched)
-        with open_field(cand_file, cand_part, "candidate") as cand:
-            if cand is None:
-                raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
-                                       f"reference {ref.shape}; write the field as the reference has it", "candidate",
-                                       "wrong shape")
-            if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
-                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
-                slab = np.asarray(ref.source[:rows], dtype=float)
-                scan.take(path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
-            label = (part or Path(path).name).strip("/")
-            result = compare_fields(comp, cand, ref, label)
-    entry.update(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
-                 points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
-    if "distinct" in result:
-        entry["distinct"] = result.pop("distinct")
-    return True
 
 
 def _read_candidate(comp: CompareConfig, workspace: Path):

@@ -66,6 +66,8 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
             columns = list(pool.map(lambda job: _measure(*job), jobs))
     else:
         columns = [_measure(*job) for job in jobs]
+    for column, ri in zip(columns, ref_idx):
+        column["index"] = ri  # the reference's column: a repeated header name is not enough to find it again
     ratio = max((c["ratio"] for c in columns), default=math.inf)
     if result["uncovered"]:
         ratio = math.inf

@@ -54,7 +54,8 @@ def copy_findings(entries: list[CompareConfig], results: list[dict], workspace: 
             continue  # zeros, a constant, small integers, a given axis: an honest solver hits them exactly
         what = f"held-out reference {comp.name!r}" if comp.heldout else comp.reference
         findings.append(f"{comp.candidate} is a copy of {what}: every compared value equals it to the last "
-                        f"digit (at least {entry.get('distinct', COPY_MIN_DISTINCT)} distinct, non-trivial values); {INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
+                        f"digit (at least {entry.get('distinct', COPY_MIN_DISTINCT)} distinct, non-trivial values); "
+                        f"{INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
     if scan is not None and refs:
         findings += embedded_findings(scan, refs)
     return findings

@@ -9,18 +9,22 @@ zero, the relative error is infinite and the line quotes the absolute error inst
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from supervisor.verify.oracle.compare import _nan_to_inf, _over, _tolerances, point_ratios
 from supervisor.verify.oracle.evidence import distinct_count
-from supervisor.verify.oracle.field import Field, location
-from supervisor.verify.oracle.table import OracleInputError
+from supervisor.verify.oracle.field import Field, location, open_field
+from supervisor.verify.oracle.readers import read_table
+from supervisor.verify.oracle.table import OracleInputError, table_from_array
 
 if TYPE_CHECKING:
     from supervisor.config.oracle import CompareConfig
+    from supervisor.verify.oracle.embedded import Scan
 
+SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
 BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over a block stay in cache
 
 
@@ -57,8 +61,9 @@ def _blocks(found: Field):
     rows = max(1, BLOCK_ELEMENTS // max(per_row, 1))
     for lo in range(0, found.shape[0], rows):
         block = np.asarray(found.source[lo:lo + rows], dtype=np.float64).reshape(-1)
-        # a memory-mapped .npy gives a read-only view; the comparer writes over its blocks
-        yield lo * per_row, block if block.flags.writeable else block.copy()
+        # the comparer writes over its blocks: a numpy source (a memory-mapped .npy, an .npz member, a slab in
+        # memory) gives views of itself, copied; h5py and netCDF4 give fresh arrays
+        yield lo * per_row, block.copy() if isinstance(found.source, np.ndarray) else block
 
 
 def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> dict:
@@ -135,6 +140,32 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
     del rel_all
     if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
         found["distinct"] = distinct_count(block for _, block in _blocks(ref))
+    return found
+
+
+def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_path: Path, cand_part: str | None,
+                scan: Scan | None) -> dict | None:
+    """What a comparison of an N-d reference adds to its entry (one field over all its elements); None when the
+    reference is a table. Raises OracleInputError, one line, for anything that cannot be compared."""
+    with open_field(ref_path, ref_part, "reference") as ref:
+        if ref is None:
+            return None
+        if not cand_path.exists():
+            read_table(cand_path, cand_part)  # raises: no such file (or content not fetched)
+        with open_field(cand_path, cand_part, "candidate") as cand:
+            if cand is None:
+                raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
+                                       f"reference {ref.shape}; write the field as the reference has it", "candidate",
+                                       "wrong shape")
+            if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
+                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
+                slab = np.asarray(ref.source[:rows], dtype=float)
+                scan.take(ref_path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
+            result = compare_fields(comp, cand, ref, (ref_part or ref_path.name).strip("/"))
+    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
+                 points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
+    if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
+        found["distinct"] = result.pop("distinct")
     return found
 
 

@@ -64,8 +64,9 @@ def open_variable(path: Path, part: str | None, stack: contextlib.ExitStack, sid
         coord = handle.variables.get(dim)
         coords.append(np.asarray(coord[:], dtype=float) if coord is not None and coord.dimensions == (dim,)
                       and coord.shape == (size,) else None)
-    return dict(where=f"{path}:{var.name}", source=var, shape=tuple(var.shape), dtype=np.dtype(var.dtype), dims=dims,
-                coords=coords)
+    packed = {"scale_factor", "add_offset"} & set(var.ncattrs())  # CF packing: integers read back as floats
+    dtype = np.dtype("f8") if packed else np.dtype(var.dtype)
+    return dict(where=f"{path}:{var.name}", source=var, shape=tuple(var.shape), dtype=dtype, dims=dims, coords=coords)
 
 
 def read_netcdf_table(path: Path, part: str | None) -> Table:
