@@ -155,8 +155,8 @@ def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_
         with open_field(cand_path, cand_part, "candidate") as cand:
             if cand is None:
                 raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
-                                       f"reference {ref.shape}; write the field as the reference has it", "candidate",
-                                       "wrong shape")
+                                       f"reference {ref.shape}; write the field as the reference has it", "both",
+                                       "wrong shape")  # "both": it quotes the reference's shape
             if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
                 rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
                 slab = np.asarray(ref.source[:rows], dtype=float)
