@@ -180,3 +180,15 @@ def test_check_calibrates_a_field_and_a_table_whose_header_repeats_names(ws):
     from supervisor.config.oracle import CompareConfig
     table = CompareConfig(name="conv", candidate="c.dat", reference="conv.dat", x="nx", columns=[1, 2, 3, 4])
     assert calibrate(table, read_table(ws / "conv.dat")).ok
+
+
+def test_a_miss_where_the_reference_is_zero_is_told_as_an_absolute_error_never_0_over_0(ws):
+    honest_outputs(ws)
+    state = {k: noisy(v) for k, v in hydro_state().items()}
+    state["momy"][5, 6] = 1e-10  # the solver leaks momentum into a direction the problem does not have
+    write_hdf5(ws / "out" / "tube.h5", state)
+    code, table = compare(ws)
+    assert code == 1
+    assert ("tube:state/momy/data abs err 1.00e-10 > atol 1e-14 where the reference is 0, at x=0.106383, "
+            "y=0.387097 (index (5, 6))") in table, table
+    assert "nan" not in table.lower()

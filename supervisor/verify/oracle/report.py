@@ -111,9 +111,11 @@ def _worst_phrase(entry: dict) -> str:
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
-    err = error_words(col).replace("rel err ", "") if not col.get("ref_zero_worst") else error_words(col)
     what = "" if col.get("kind") == "field" else f" {col['column']}"
-    return f"{prefix}{what} {err} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
+    if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
+        return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} {sign} atol {col['atol']:g} "
+                f"where the reference is 0, at {where(entry, col)}")
+    return f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
