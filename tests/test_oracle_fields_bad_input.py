@@ -133,3 +133,14 @@ def test_a_git_annex_link_without_its_content_is_named_with_git_annex_get(tmp_pa
     (root / "nightshift.toml").unlink()
     done = nightshift("init", str(root), "--goal", "to 1e-6 relative", "--reference-dir", "reference", "--yes")
     assert "git annex get t.h5" in done.stdout + done.stderr
+
+
+def test_check_names_a_git_lfs_pointer_with_its_fix(tmp_path):
+    root = workspace(tmp_path, H5)
+    (root / "reference" / "t.h5").write_text(LFS_POINTER)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    done = nightshift("check", str(root), timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    lines = [line for line in done.stdout.splitlines() if "t.h5" in line]
+    assert any(line.startswith("FAIL  calibration") and "run `git lfs pull`" in line for line in lines), lines
+    assert not any("signature" in line or "is not a number" in line for line in lines), lines
