@@ -12,7 +12,11 @@ at most 2x one file. Each size runs a few times on a shared machine, every tool 
 figures are min-max ranges; speed is judged best run against best run (the ones least disturbed by other work),
 the scans' share on the median run. Not a test: it prints figures and verdicts.
 
-    .venv/bin/python bench/bench_oracle.py [--rows 200000 1000000] [--repeat 3] [--no-numdiff] [--keep DIR]
+A 3-D field of 512^3 float64 (1 GiB) in HDF5 against its reference, beside `h5diff -p` (bench/_oracle_fields.py;
+issue 29): at most 2x h5diff's time, peak RSS within 2x one field.
+
+    .venv/bin/python bench/bench_oracle.py [--rows 200000 1000000] [--repeat 3] [--no-numdiff] [--field 512]
+                                           [--keep DIR]
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import at_least, verdict  # noqa: E402
+from _oracle_fields import field_bench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS_RTOL, FAIL_RTOL = 1e-5, 1e-7  # the perturbation is ~1e-6 relative (max ~5e-6)
@@ -154,10 +159,11 @@ def one_size(folder: Path, rows: int, repeat: int, use_numdiff: bool, base: int)
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, nargs="+", default=[200_000, 1_000_000])
+    ap.add_argument("--rows", type=int, nargs="*", default=[200_000, 1_000_000], help="table sizes (none: fields only)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of ours and pyarrow's per size and case")
     ap.add_argument("--no-numdiff", action="store_true", help="skip numdiff (about 25 s per run at 1M rows)")
     ap.add_argument("--keep", help="build the workspaces under this folder and keep them")
+    ap.add_argument("--field", type=int, default=512, help="the 3-D field's side (512: 1 GiB of float64); 0 skips it")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     base = Path(args.keep or tempfile.mkdtemp(prefix="nightshift-bench-"))
@@ -167,6 +173,8 @@ def main() -> int:
             folder = base / f"ws-{rows}"
             folder.mkdir(parents=True, exist_ok=True)
             one_size(folder, rows, args.repeat, not args.no_numdiff, interpreter)
+        if args.field:
+            field_bench(base / "ws-field", args.field, args.repeat, run, ours, span)
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

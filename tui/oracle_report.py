@@ -15,7 +15,7 @@ from typing import Any
 ALIASES = {
     "max_rel": ("max_rel", "max_rel_err", "max_relative", "max_rel_error", "rel_max", "worst_rel"),
     "max_abs": ("max_abs", "max_abs_err", "max_absolute", "max_abs_error", "abs_max"),
-    "where": ("x_max_rel", "x_worst", "x_at_max", "where", "worst_x", "at"),
+    "where": ("where_max_rel", "x_max_rel", "x_worst", "x_at_max", "where", "worst_x", "at"),
     "median": ("median_rel", "median", "rel_median", "median_rel_err"),
     "p95": ("p95_rel", "p95", "rel_p95", "p95_rel_err"),
     "points": ("points", "n_points", "compared", "n", "count"),
@@ -55,7 +55,9 @@ def _columns(comp: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for i, col in enumerate(cols if isinstance(cols, list) else []):
         if isinstance(col, dict):
-            out.append((str(col.get("column", col.get("name", i))), col))
+            # a field is its comparison: one row, said to be a field (its location is in "where_max_rel")
+            name = "(field)" if col.get("kind") == "field" else str(col.get("column", col.get("name", i)))
+            out.append((name, col))
     return out
 
 

@@ -12,7 +12,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
+from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
 
 DEFAULT_RTOL = 1e-3
@@ -86,6 +89,8 @@ class Comparison:
     rows_seen: int
     notes: list[str] = field(default_factory=list)
     heldout: bool = False  # --holdout: the reference moved to nightshift's private store (cli/init_holdout.py)
+    fields: list[str] = field(default_factory=list)  # N-d fields of the file, each compared over all its elements
+    shapes: list[tuple[int, ...]] = field(default_factory=list)  # the fields' shapes, for the comment
 
 
 @dataclass
@@ -96,7 +101,8 @@ class Survey:
 
 
 def pick_x(names: list[str | None], columns) -> int | None:
-    """The x column: a monotonic column, preferring a usual grid name, else the first monotonic one."""
+    """The x column: a monotonic column, preferring a usual grid name, then any named one (a pandas index, an
+    unnamed 0, 1, 2, ... column, is the row number, not the grid), else the first monotonic one."""
     monotonic = [i for i, c in enumerate(columns) if looks_monotonic(c)]
     if not monotonic or len(columns) < 2:
         return None
@@ -105,20 +111,45 @@ def pick_x(names: list[str | None], columns) -> int | None:
             name = names[i]
             if name is not None and re.split(r"[\s(/\[]", name.strip(), maxsplit=1)[0] == wanted:
                 return i
-    return monotonic[0]
+    named = [i for i in monotonic if names[i] is not None]
+    return named[0] if named else monotonic[0]
+
+
+def pandas_index(names: list[str | None], columns) -> bool:
+    """A pandas CSV's first column: unnamed, 0, 1, 2, ... beside named columns."""
+    if len(columns) < 2 or names[0] is not None or any(n is None for n in names[1:]):
+        return False
+    first = columns[0]
+    return bool(len(first) and np.array_equal(first, np.arange(len(first), dtype=float)))
 
 
 def _comparison(ws_rel: str, under_ref: str, candidate_dir: str, data: DataSet, name: str) -> Comparison:
     table = data.sample
-    x = pick_x(table.names, table.columns)
-    key = lambda i: table.names[i] if table.names[i] is not None else i  # noqa: E731
-    columns = [key(i) for i in range(len(table.columns)) if i != x]
+    index = pandas_index(table.names, table.columns)
+    x = pick_x([None] * index + table.names[index:], [np.array([])] * index + list(table.columns[index:]))
+    repeated = {n for n in table.names if n is not None and table.names.count(n) > 1}
+    # A header name that heads two columns ("aerr rerr aerr rerr") is written as the column's position
+    key = lambda i: table.names[i] if table.names[i] is not None and table.names[i] not in repeated else i  # noqa: E731
+    columns = [key(i) for i in range(len(table.columns)) if i != x and not (index and i == 0)]
     suffix = f":{data.part}" if data.part else ""
     notes = list(data.warnings)
+    if repeated:
+        notes.append(f"the header repeats {sorted(repeated)}: those columns are named by 0-based position "
+                     f"({table.describe()})")
+    if index:
+        notes.append("the unnamed first column is a pandas index (0, 1, 2, ...): not compared")
     if x is None and len(table.columns) > 1:
         notes.append("no monotonic column in the first rows: compared row by row (set x if there is a grid)")
     return Comparison(name=name, reference=ws_rel + suffix, candidate=f"{candidate_dir}/{under_ref}{suffix}",
                       x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes)
+
+
+def _field_block(ws_rel: str, under_ref: str, candidate_dir: str, found: list[DataSet], name: str) -> Comparison:
+    """One block for a file's fields: an .npy is its one field; a container lists its fields by name."""
+    whole = len(found) == 1 and found[0].part is None
+    return Comparison(name=name, reference=ws_rel, candidate=f"{candidate_dir}/{under_ref}", x=None, columns=[],
+                      rows_seen=0, fields=[] if whole else [d.part for d in found],
+                      shapes=[d.shape for d in found])
 
 
 def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = "out", goal: str = "") -> Survey:
@@ -127,19 +158,32 @@ def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = 
     comparisons: list[Comparison] = []
     skipped: list[tuple[str, str]] = []
     taken: set[str] = set()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    # a link whose target is absent is listed too: git-annex keeps data so until `git annex get`
+    for path in sorted(p for p in root.rglob("*") if p.is_file() or (p.is_symlink() and not p.exists())):
         ws_rel = str(path.relative_to(workspace.resolve()))
         under = str(path.relative_to(root))
         if path.name.startswith(".") or path.suffix.lower() in NOT_DATA:
             skipped.append((ws_rel, NOT_DATA.get(path.suffix.lower(), "a hidden file")))
             continue
         try:
+            if not path.exists():
+                raise OracleInputError(absent_content(path) or f"{path}: a link to a missing file", kind=
+                                       "content not fetched" if absent_content(path) else "broken link")
             found = peek_file(path)
         except OracleInputError as exc:
             skipped.append((ws_rel, f"{exc.kind}: {str(exc).replace(str(path) + ': ', '')}"))
             continue
+        base = str(Path(under).with_suffix("")).replace("/", "-")
+        fields = [data for data in found if data.is_field]
+        if fields:
+            name = base
+            while name in taken:
+                name += "'"
+            taken.add(name)
+            comparisons.append(_field_block(ws_rel, under, candidate_dir.rstrip("/") or ".", fields, name))
         for data in found:
-            base = str(Path(under).with_suffix("")).replace("/", "-")
+            if data.is_field:
+                continue
             name = base + (f"-{data.part.strip('/').replace('/', '-')}" if data.part else "")
             while name in taken:
                 name += "'"
@@ -167,23 +211,53 @@ def oracle_section(survey: Survey) -> str:
                    f"reference = {_toml(comp.reference)}\n")
         if comp.x is not None:
             out.append(f"x = {_toml(comp.x)}" + " " * max(1, 24 - len(_toml(comp.x))) + "# the monotonic column\n")
-        out.append(f"columns = {_toml(comp.columns)}\nrtol = {tol.rtol:g}\n")
+        if comp.fields:
+            out.append(f"fields = {_fields_toml(comp.fields)}\n")
+        if comp.shapes:
+            out.append(f"# {_shapes_words(comp)}: each compared over all its elements\n")
+        else:
+            out.append(f"columns = {_toml(comp.columns)}\n")
+        out.append(f"rtol = {tol.rtol:g}\n")
         if comp.heldout:
             out.append("heldout = true            # the agent learns only pass or a coarse band, at a claim of done\n")
         if tol.atol:
             out.append(f"atol = {tol.atol:g}\n")
+            out.append('# tolerance = "sum"        # rtol and atol: "sum" (numpy), "either" (numdiff), "both" (strict)\n')
+        if comp.fields:
+            out.append(f"# per_field.{_toml(comp.fields[0])} = {{ rtol = {tol.rtol:g}, atol = 1e-14 }}"
+                       "   # one field's own tolerance\n")
         if comp.x is not None:
             out.append('# interpolate = "loglog"   # when the candidate\'s x grid differs from the reference\'s\n')
     return "".join(out)
+
+
+def _fields_toml(fields: list[str]) -> str:
+    """The list on one line when short, else one field a line (a readable block for a file of many fields)."""
+    one = _toml(fields)
+    if len(one) <= 100:
+        return one
+    return "[\n" + "".join(f"    {_toml(f)},\n" for f in fields) + "]"
+
+
+def _shapes_words(comp: Comparison) -> str:
+    shapes = sorted(set(comp.shapes))
+    sizes = ", ".join(" x ".join(str(n) for n in shape) for shape in shapes[:3]) + (" ..." if len(shapes) > 3 else "")
+    count = len(comp.fields) or 1
+    return f"{count} field{'s' * (count != 1)} of {sizes}"
 
 
 def describe(survey: Survey) -> list[str]:
     """What init found, for the terminal."""
     lines = []
     for comp in survey.comparisons:
+        verb = "held out" if comp.heldout else "compare "
+        if comp.shapes:
+            names = ", ".join(comp.fields[:6]) + (" ..." if len(comp.fields) > 6 else "")
+            lines.append(f"  {verb} {comp.reference}: {_shapes_words(comp)}" + (f" ({names})" if names else "")
+                         + f"  (candidate {comp.candidate})")
+            continue
         x = f"x = {comp.x}" if comp.x is not None else "row by row"
         cols = ", ".join(str(c) for c in comp.columns[:8]) + (" ..." if len(comp.columns) > 8 else "")
-        verb = "held out" if comp.heldout else "compare "
         lines.append(f"  {verb} {comp.reference}: {x}; columns {cols}  (candidate {comp.candidate})")
         lines += [f"    note   {note}" for note in comp.notes]
     lines += [f"  skip     {rel}: {why}" for rel, why in survey.skipped]

@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir", nargs="?", default=".")
     s.add_argument("--json", action="store_true")
     s.add_argument("--fast", action="store_true", help="the fast oracle instead of the full one")
+    s.add_argument("--columns", action="store_true", help="a line per column of each table (default: a line per "
+                   "comparison, a table by its worst column)")
     s = sub.add_parser("plot", help="PNG of the worst error per comparison across verdicts")
     s.add_argument("run")
     s.add_argument("-o", "--output")
@@ -137,7 +139,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return demo_main(headless=args.headless, keep_dir=args.dir)
     if verb == "compare":
         from supervisor.cli.oracle_verbs import compare_main
-        return compare_main(Path(args.dir), as_json=args.json, full=not args.fast)
+        return compare_main(Path(args.dir), as_json=args.json, full=not args.fast, columns=args.columns)
     if verb == "plot":
         from supervisor.cli.oracle_verbs import plot_main
         from supervisor.run.registry import find_run

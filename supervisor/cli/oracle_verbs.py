@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from supervisor.verify.oracle.report import fmt, x_label
+from supervisor.verify.oracle.report import fmt, where
 
 HISTORY = re.compile(r"shifts/(\d+)/t(\d+)\.oracle/oracle\.json$")
 
@@ -23,7 +23,7 @@ def _fail(verb: str, message: str) -> int:
     return 2
 
 
-def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
+def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = False) -> int:
     from supervisor.config.oracle_view import cached_oracle, keep_oracle
     from supervisor.verify.oracle.check import run_oracle
     from supervisor.verify.oracle.exam import AT_CLAIM
@@ -56,11 +56,13 @@ def compare_main(workspace: Path, as_json: bool, full: bool) -> int:
     if as_json:
         print(json.dumps(report, indent=1))
     else:
-        print(render_table(report))
+        print(render_table(report, columns))
     return 0 if outcome.passed else 1
 
 
-def render_table(report: dict) -> str:
+def render_table(report: dict, per_column: bool = False) -> str:
+    """One line per comparison (a field, or a table by its worst column: "TT (of 3)"); every column of a table
+    with ``per_column`` (`nightshift compare --columns`)."""
     head = ("comparison", "column", "points", "fail", "max rel", "at", "max abs", "median rel", "p95 rel",
             "err/tol", "")
     rows = [head]
@@ -72,12 +74,18 @@ def render_table(report: dict) -> str:
         if entry.get("error"):
             rows.append((name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "ERROR"))
             continue
-        for col in entry.get("columns", []):
-            verdict = "pass" if col["passed"] else "FAIL"
-            rows.append((name, col["column"], str(col["points"]), str(col["failing"]),
-                         fmt(float(col["max_rel"])), x_label(entry, float(col["x_max_rel"]), col.get("row_max_rel")),
-                         fmt(float(col["max_abs"])), fmt(float(col["median_rel"])), fmt(float(col["p95_rel"])),
-                         fmt(float(col["ratio"])), verdict))
+        cols = entry.get("columns", [])
+        shown = cols if per_column or len(cols) < 2 else [max(cols, key=lambda c: float(c["ratio"]))]
+        for col in shown:
+            verdict = "pass" if col["passed"] and (per_column or entry.get("passed", True)) else "FAIL"
+            label = "(field)" if col.get("kind") == "field" else str(col["column"])
+            if len(shown) < len(cols):
+                label += f" (worst of {len(cols)})"
+            failing = col["failing"] if len(shown) == len(cols) else sum(c["failing"] for c in cols)
+            points = col["points"] if len(shown) == len(cols) else sum(c["points"] for c in cols)
+            rows.append((name, label, str(points), str(failing), fmt(float(col["max_rel"])),
+                         where(entry, col, "max_rel"), fmt(float(col["max_abs"])), fmt(float(col["median_rel"])),
+                         fmt(float(col["p95_rel"])), fmt(float(col["ratio"])), verdict))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

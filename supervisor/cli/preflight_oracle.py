@@ -11,7 +11,7 @@ import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
-from supervisor.verify.oracle.report import x_label
+from supervisor.verify.oracle.report import where
 
 
 def _comparisons(ctx: PreflightContext):
@@ -103,16 +103,16 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
         return Line(NOTE, "gap today", f"{name}: already within tolerance (worst {entry['ratio']:.3g} x tol); is "
                                        "this part of the goal already met?")
     worst = max(entry.get("columns") or [{}], key=lambda c: c.get("ratio", 0))
-    where = f" at {x_label(entry, worst['x_worst'], worst.get('row_worst'))}" if worst.get("x_worst") is not None \
-        else ""
+    at = f" at {where(entry, worst)}" if worst.get("x_worst") is not None else ""
     return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}, "
-                                   f"max rel {worst.get('max_rel', float('nan')):.3g}{where})")
+                                   f"max rel {worst.get('max_rel', float('nan')):.3g}{at})")
 
 
 def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
     from supervisor.verify.oracle.calibrate import calibrate
+    from supervisor.verify.oracle.calibrate_field import calibrate_field
     from supervisor.verify.oracle.integrity import resolve
     from supervisor.verify.oracle.readers import read_table, split_part
     from supervisor.verify.oracle.table import OracleInputError
@@ -121,11 +121,13 @@ def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
     for comp in _comparisons(ctx):
         path, part = split_part(comp.reference)
         try:
-            ref = read_table(resolve(ctx.workspace, path), part)
+            found = calibrate_field(comp, resolve(ctx.workspace, path), part) \
+                if not comp.columns and comp.x is None else None
+            if found is None:
+                found = calibrate(comp, read_table(resolve(ctx.workspace, path), part))
         except OracleInputError as exc:
             yield Line(FAIL, "calibration", f"{comp.name}: the reference cannot be read: {exc}")
             continue
-        found = calibrate(comp, ref)
         if found.ok:
             good.append(comp.name)
         for problem in found.problems:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from supervisor.config.oracle_rules import OracleChoices
+from supervisor.config.oracle_rules import OracleChoices, split_part
 from supervisor.config.scale import check_scale
 from supervisor.config.types import Duration, Section
 
@@ -53,6 +53,10 @@ class CompareConfig(Section):
     tolerance: ToleranceMode = "sum"
     scale: Scale = "reference"
     per_column: dict[str, ColumnOverride] = Field(default_factory=dict)
+    # Several fields of one file in one block: each is its own comparison "<name>:<field>" over every element of
+    # "<candidate>:<field>" against "<reference>:<field>" (the list is expanded when the config is read).
+    fields: list[str] = Field(default_factory=list)
+    per_field: dict[str, ColumnOverride] = Field(default_factory=dict)  # rtol/atol/scale of one field
     range: tuple[float, float] | None = None
     interpolate: Literal["none", "linear", "loglog"] = "none"
     heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
@@ -78,6 +82,49 @@ class CompareConfig(Section):
     def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
         if value is not None and value[0] > value[1]:
             raise ValueError(f"must be [low, high] with low <= high, got {list(value)}")
+        return value
+
+    @model_validator(mode="after")
+    def _fields_are_parts(self) -> "CompareConfig":
+        if not self.fields:
+            if self.per_field:
+                raise ValueError("per_field needs fields = [...] (the fields it sets tolerances for)")
+            return self
+        dupes = sorted({f for f in self.fields if self.fields.count(f) > 1})
+        if dupes:
+            raise ValueError(f"fields lists {dupes} twice; list each field once")
+        if self.columns or self.x is not None:
+            raise ValueError("fields and columns (or x) exclude each other: a field is compared over all its "
+                             "elements; put a table in a block of its own")
+        for spec in (self.candidate, self.reference):
+            if split_part(spec)[1] is not None:
+                raise ValueError(f"with fields = [...], {spec!r} names the file only (drop ':{split_part(spec)[1]}')")
+        unknown = sorted(k for k in self.per_field if k not in self.fields)
+        if unknown:
+            raise ValueError(f"per_field names {unknown}, which are not in fields {self.fields}")
+        return self
+
+    def expanded(self) -> list["CompareConfig"]:
+        """One comparison per field (itself when it lists none)."""
+        if not self.fields:
+            return [self]
+        out = []
+        base = self.model_dump(exclude={"fields", "per_field", "name", "candidate", "reference"})
+        for part in self.fields:
+            over = self.per_field.get(part)
+            tol = {k: v for k, v in (over.model_dump() if over else {}).items() if v is not None}
+            out.append(CompareConfig(**{**base, **tol}, name=f"{self.name}:{part.strip('/')}",
+                                     candidate=f"{self.candidate}:{part}", reference=f"{self.reference}:{part}"))
+        return out
+
+    @field_validator("columns")
+    @classmethod
+    def _columns_once(cls, value: list[str | int]) -> list[str | int]:
+        keys = [str(c) for c in value]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"columns lists {dupes} more than once; each compared column must be a different "
+                             "column of the file (name a repeated header by its 0-based position)")
         return value
 
     @model_validator(mode="after")
@@ -114,6 +161,7 @@ class OracleConfig(Section, OracleChoices):
     @field_validator("compare")
     @classmethod
     def _unique_names(cls, value: list[CompareConfig]) -> list[CompareConfig]:
+        value = [one for comp in value for one in comp.expanded()]
         names = [c.name for c in value]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

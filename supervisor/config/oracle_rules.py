@@ -18,3 +18,16 @@ class OracleChoices:
 
     def command_for(self, full: bool) -> str:
         return self.command if full or not self.fast_command else self.fast_command
+
+
+CONTAINERS = (".npz", ".h5", ".hdf5", ".json", ".nc", ".nc4", ".cdf")
+
+
+def split_part(spec: str) -> tuple[str, str | None]:
+    """("file", "part") from "file.npz:part"; a colon elsewhere in the path is kept."""
+    for ext in CONTAINERS:
+        marker = ext + ":"
+        at = spec.lower().rfind(marker)
+        if at >= 0:
+            return spec[: at + len(ext)], spec[at + len(marker):] or None
+    return spec, None

@@ -70,7 +70,8 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     inside = np.ones(ref.rows, dtype=bool) if cfg.range is None else (x >= cfg.range[0]) & (x <= cfg.range[1])
     for column in same["columns"]:
         name = column["column"]
-        index = ref.index_of(name, "reference") if name in ref.names else ref.index_of(int(name), "reference")
+        index = column["index"] if "index" in column else \
+            ref.index_of(name, "reference") if name in ref.names else ref.index_of(int(name), "reference")
         key = next((k for k in (cfg.columns or [name]) if str(k) == name or k == index), name)
         values = np.asarray(ref.columns[index], dtype=float)
         tol = _tolerance_at(cfg, key, name, ref, values)
@@ -90,8 +91,8 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     return found
 
 
-def _column_result(result: dict, name: str) -> dict:
-    return next(c for c in result["columns"] if c["column"] == name)
+def _column_result(result: dict, name: str, index: int) -> dict:
+    return next(c for c in result["columns"] if c.get("index", index) == index and c["column"] == name)
 
 
 def _expect_caught(cfg, found: Calibration, ref: Table, index: int, moved: np.ndarray, name: str, x_at: float,
@@ -99,7 +100,7 @@ def _expect_caught(cfg, found: Calibration, ref: Table, index: int, moved: np.nd
     try:
         entry = {"x": cfg.x, "x_name": _x_name(cfg, ref)}  # how the push-back names a point (report.x_label)
         where = x_label(entry, x_at, row)
-        result = _column_result(compare_tables(cfg, _with(ref, index, moved), ref), name)
+        result = _column_result(compare_tables(cfg, _with(ref, index, moved), ref), name, index)
     except OracleInputError as exc:
         found.problems.append(f"{cfg.name} {name}: a perturbed copy could not be compared: {exc}")
         return
@@ -121,7 +122,8 @@ def _expect_constant_fails(cfg, found: Calibration, ref: Table, index: int, valu
         return
     for label, level in (("all zeros", 0.0), ("its median", float(np.median(finite)) if len(finite) else 0.0)):
         try:
-            result = _column_result(compare_tables(cfg, _with(ref, index, np.full_like(values, level)), ref), name)
+            result = _column_result(compare_tables(cfg, _with(ref, index, np.full_like(values, level)), ref), name,
+                                    index)
         except OracleInputError:
             continue
         if result["passed"]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from supervisor.run import untrusted
 from supervisor.verify.oracle.compare import compare_tables
+from supervisor.verify.oracle.field_compare import field_entry
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
 from supervisor.verify.oracle.copies import copy_findings, start_scan
@@ -99,6 +100,21 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
                    "range": list(comp.range) if comp.range else None, "error": None}
     if not comp.heldout:
         entry["reference"] = comp.reference
+    if not comp.columns and comp.x is None:
+        try:
+            path, part = _reference_path(comp, workspace, store)
+            cand_path, cand_part = split_part(comp.candidate)
+            found = field_entry(comp, path, part, resolve(workspace, cand_path), cand_part, scan)
+            if found is not None:  # the reference is an N-d field (else: a table, read below)
+                entry.update(found)
+                return entry
+        except OracleInputError as exc:
+            entry.update(error=str(exc), error_side=exc.side, error_kind=exc.kind)
+            return entry
+        except Exception as exc:  # noqa: BLE001 - as below: one comparison's bug must not stop the supervisor
+            entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side="both",
+                         error_kind="internal error")
+            return entry
     side = "candidate"
     # The two files are read side by side (the parsers release the GIL: a million-row pair in the time of one);
     # a candidate's error is still the one reported first.
@@ -130,14 +146,20 @@ def _read_candidate(comp: CompareConfig, workspace: Path):
     return read_table(path, cand_part)
 
 
-def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
-    """(the file the reference was read from, its table): a held-out one from the run's private store."""
+def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:
+    """(the file the reference is read from, the part in it): a held-out one from the run's private store."""
     ref_path, ref_part = split_part(comp.reference)
     path = resolve(workspace, ref_path)
     if comp.heldout:
         path, problem = heldout_reference(store, comp.name, path)
         if problem:
             raise OracleInputError(problem, "reference", "missing file")
+    return path, ref_part
+
+
+def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
+    """(the file the reference was read from, its table)."""
+    path, ref_part = _reference_path(comp, workspace, store)
     return path, read_table(path, ref_part)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from supervisor.verify.oracle.evidence import table_distinct
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -65,9 +66,13 @@ def compare_tables(cfg: CompareConfig, cand: Table, ref: Table) -> dict:
             columns = list(pool.map(lambda job: _measure(*job), jobs))
     else:
         columns = [_measure(*job) for job in jobs]
+    for column, ri in zip(columns, ref_idx):
+        column["index"] = ri  # the reference's column: a repeated header name is not enough to find it again
     ratio = max((c["ratio"] for c in columns), default=math.inf)
     if result["uncovered"]:
         ratio = math.inf
+    if ratio == 0:  # an exact match: is it a copy, or values without information (evidence.py)?
+        result["distinct"] = table_distinct(np.asarray(ref.columns[ri])[at] for ri in ref_idx)
     result.update(columns=columns, ratio=ratio,
                   passed=bool(ratio <= 1 and all(c["passed"] for c in columns) and not result["uncovered"]))
     return result

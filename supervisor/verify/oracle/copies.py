@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from supervisor.gitguard import run_git
 from supervisor.run import untrusted
 from supervisor.verify.oracle.embedded import Scan, file_numbers
+from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
 from supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
@@ -50,9 +51,12 @@ def copy_findings(entries: list[CompareConfig], results: list[dict], workspace: 
         comp = by_name.get(entry["name"])
         if comp is None or comp.allow_exact or entry.get("error") or entry.get("ratio") != 0:
             continue
+        if entry.get("distinct", COPY_MIN_DISTINCT) < COPY_MIN_DISTINCT:
+            continue  # zeros, a constant, small integers, a given axis: an honest solver hits them exactly
         what = f"held-out reference {comp.name!r}" if comp.heldout else comp.reference
         findings.append(f"{comp.candidate} is a copy of {what}: every compared value equals it to the last "
-                        f"digit; {INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
+                        f"digit (at least {entry.get('distinct', COPY_MIN_DISTINCT)} distinct, non-trivial values); "
+                        f"{INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
     if scan is not None and refs:
         findings += embedded_findings(scan, refs)
     return findings

@@ -16,6 +16,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
+from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
 
@@ -25,21 +26,35 @@ JSON_LIMIT = 64 << 20  # a JSON file is parsed whole; bigger ones are listed, no
 
 @dataclass
 class DataSet:
-    """One comparable table in a file: ``part`` is None for the whole file."""
+    """One comparable data set in a file: ``part`` is None for the whole file. A table has a ``sample``; an N-d
+    field (compared over all its elements) has its ``shape`` and no sample."""
 
     part: str | None
-    sample: Table
+    sample: Table | None
     warnings: list[str] = field(default_factory=list)
+    shape: tuple[int, ...] | None = None
+
+    @property
+    def is_field(self) -> bool:
+        return self.shape is not None
 
 
 def peek_file(path: Path) -> list[DataSet]:
     """The data sets in ``path``; raises OracleInputError (one line) when it holds none."""
+    problem = absent_content(path)
+    if problem:
+        raise OracleInputError(problem, kind="content not fetched")
     if path.stat().st_size == 0:
         raise OracleInputError(f"{path}: empty file", kind="empty file")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
-            return [DataSet(None, table_from_array(str(path), _head(np.load(path, mmap_mode="r"))))]
+            array = np.load(path, mmap_mode="r")
+            if array.ndim >= 2 and not array.dtype.names:
+                return [DataSet(None, None, shape=tuple(array.shape))]
+            return [DataSet(None, table_from_array(str(path), _head(array)))]
+        if suffix in (".nc", ".nc4", ".cdf"):
+            return _peek_netcdf(path)
         if suffix == ".npz":
             return _peek_npz(path)
         if suffix in (".h5", ".hdf5"):
@@ -51,7 +66,7 @@ def peek_file(path: Path) -> list[DataSet]:
             return [DataSet(None, read_table(path))]
     except OracleInputError:
         raise
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as exc:
         raise OracleInputError(f"{path}: cannot be read as {suffix} ({exc})", kind="unreadable file") from None
     return [_peek_text(path)]
 
@@ -151,14 +166,18 @@ def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int])
 def _peek_npz(path: Path) -> list[DataSet]:
     with zipfile.ZipFile(path) as archive:
         names = [n for n in archive.namelist() if n.endswith(".npy")]
-        arrays, lengths = {}, {}
+        arrays, lengths, fields = {}, {}, []
         for member in names:
             key = member[: -len(".npy")]
-            arrays[key], shape = _npy_member_head(archive, member)
-            lengths[key] = shape[0] if shape else 0
-    if not arrays:
+            head, shape = _npy_member_head(archive, member)
+            if len(shape) >= 2 and not head.dtype.names:
+                fields.append(DataSet(key, None, shape=tuple(shape)))
+                continue
+            arrays[key], lengths[key] = head, shape[0] if shape else 0
+    if not arrays and not fields:
         raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
-    return [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)]
+    tables = [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
+    return tables + fields
 
 
 def _peek_hdf5(path: Path) -> list[DataSet]:
@@ -171,17 +190,39 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     with h5py.File(path, "r") as handle:
         groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
         for group in groups:
-            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset)}
+            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset) and not _is_scale(v)}
+            prefix = group.name.rstrip("/")
+            for k, v in list(members.items()):
+                if v.ndim >= 2 and not v.dtype.names:  # a field: compared over all its elements
+                    found.append(DataSet(f"{prefix}/{k}", None, shape=tuple(v.shape)))
+                    del members[k]
             if not any(v.shape != () for v in members.values()):
                 continue
             arrays = {k: np.asarray(v[()] if v.shape == () else v[:SAMPLE_ROWS]) for k, v in members.items()}
             lengths = {k: v.shape[0] if v.shape else 0 for k, v in members.items()}
-            prefix = group.name.rstrip("/")
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
                 found.append(DataSet(full, table))
     if not found:
         raise OracleInputError(f"{path}: no datasets in this HDF5 file", kind="no data")
+    return found
+
+
+def _is_scale(dataset) -> bool:
+    """An HDF5 dimension scale: a field's coordinate, not a data set of its own."""
+    return dataset.attrs.get("CLASS") in (b"DIMENSION_SCALE", "DIMENSION_SCALE")
+
+
+def _peek_netcdf(path: Path) -> list[DataSet]:
+    from supervisor.verify.oracle.netcdf import _open, data_variables
+
+    handle = _open(path, "reference")
+    try:
+        found = [DataSet(name, None, shape=tuple(handle.variables[name].shape)) for name in data_variables(handle)]
+    finally:
+        handle.close()
+    if not found:
+        raise OracleInputError(f"{path}: no data variables in this NetCDF file", kind="no data")
     return found
 
 

@@ -7,6 +7,7 @@ pass run, to name the file, line and column of the first bad cell.
 """
 from __future__ import annotations
 
+import csv
 import ctypes
 import re
 from pathlib import Path
@@ -22,7 +23,12 @@ STREAM_BYTES = 48 << 20  # above this a table is read batch by batch into its fi
 
 
 def _split(line: str, delimiter: str | None) -> list[str]:
-    return [f.strip().strip('"') for f in line.split(delimiter)] if delimiter else line.split()
+    if not delimiter:
+        return line.split()
+    if '"' not in line:
+        return [f.strip() for f in line.split(delimiter)]
+    # A quoted name may hold the delimiter (pandas writes "p, total [Pa]" so): csv's own quoting rules
+    return [f.strip() for f in next(csv.reader([line], delimiter=delimiter, skipinitialspace=True), [])]
 
 
 def _delimiter_for(path: Path, first_data: str) -> str | None:
@@ -51,7 +57,7 @@ def _header_names(comments: list[str], named_row: str | None, n: int, delimiter:
     if named_row is not None:
         names = _split(named_row, delimiter)
         if len(names) == n:
-            return list(names)
+            return [name or None for name in names]  # pandas leaves its index column's name empty
     for line in reversed(comments):
         body = line.lstrip("#").strip()
         numbered = CLASS_HEADER.findall(body)

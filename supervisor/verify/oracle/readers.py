@@ -11,28 +11,24 @@ from pathlib import Path
 
 import numpy as np
 
+from supervisor.config.oracle_rules import CONTAINERS, split_part  # noqa: F401 - callers import them here
+from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.read_text import read_text_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
 
-CONTAINERS = (".npz", ".h5", ".hdf5", ".json")
-
-
-def split_part(spec: str) -> tuple[str, str | None]:
-    """("file", "part") from "file.npz:part"; a colon elsewhere in the path is kept."""
-    for ext in CONTAINERS:
-        marker = ext + ":"
-        at = spec.lower().rfind(marker)
-        if at >= 0:
-            return spec[: at + len(ext)], spec[at + len(marker):] or None
-    return spec, None
 
 
 def read_table(path: Path, part: str | None = None) -> Table:
     if not path.exists():
-        raise OracleInputError(f"{path}: no such file", kind="missing file")
+        problem = absent_content(path)  # a git-annex link to content this clone does not have
+        raise OracleInputError(problem or f"{path}: no such file", kind="content not fetched" if problem else
+                               "missing file")
     if path.is_dir():
         raise OracleInputError(f"{path}: is a directory, not a file", kind="missing file")
     suffix = path.suffix.lower()
+    problem = absent_content(path)
+    if problem:
+        raise OracleInputError(problem, kind="content not fetched")
     try:
         if suffix == ".npy":
             return table_from_array(str(path), np.load(path, allow_pickle=False))
@@ -42,6 +38,9 @@ def read_table(path: Path, part: str | None = None) -> Table:
             return _read_hdf5(path, part)
         if suffix == ".json":
             return _read_json(path, part)
+        if suffix in (".nc", ".nc4", ".cdf"):
+            from supervisor.verify.oracle.netcdf import read_netcdf_table
+            return read_netcdf_table(path, part)
     except OracleInputError:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -35,15 +35,30 @@ def x_label(entry: dict, x: float, row: int | None = None) -> str:
     return f"row {row} (x={x:.6g})" if row is not None else f"x={x:.6g}"
 
 
+def where(entry: dict, col: dict, which: str = "worst") -> str:
+    """Where a column's (or a field's) point is: a field's element by coordinates and index, as the comparer
+    located it; a table's by its x (``x_label``)."""
+    if col.get(f"where_{which}"):
+        return str(col[f"where_{which}"])
+    return x_label(entry, col[f"x_{which}"], col.get(f"row_{which}"))
+
+
+def error_words(col: dict) -> str:
+    """The worst point's error: relative, or absolute where the reference is zero (never 0/0 or inf)."""
+    if col.get("ref_zero_worst"):
+        return f"abs err {fmt(col.get('abs_worst', col['max_abs']))} where the reference is 0"
+    return f"rel err {fmt(col['rel_worst'])}"
+
+
 def _column_line(entry: dict, col: dict) -> str:
-    head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']} / {col['column']}"
+    head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
+    head += "" if col.get("kind") == "field" else f" / {col['column']}"  # a field is its comparison
     tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
     if col.get("worst_is_nan"):
-        where = x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
-        return (f"{head}: NaN in the candidate at {where} ({col['nan']} NaN "
+        where_nan = col.get("where_first_nan") or x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
+        return (f"{head}: NaN in the candidate at {where_nan} ({col['nan']} NaN "
                 f"value{'s' if col['nan'] != 1 else ''}); {col['failing']} of {col['points']} points fail vs {tol}")
-    line = (f"{head}: worst at {x_label(entry, col['x_worst'], col.get('row_worst'))}: rel err "
-            f"{fmt(col['rel_worst'])} vs {tol} "
+    line = (f"{head}: worst at {where(entry, col)}: {error_words(col)} vs {tol} "
             f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
     if col["nonfinite"]:
         line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
@@ -96,8 +111,11 @@ def _worst_phrase(entry: dict) -> str:
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
-    return (f"{prefix} {col['column']} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at "
-            f"{x_label(entry, col['x_worst'], col.get('row_worst'))}")
+    what = "" if col.get("kind") == "field" else f" {col['column']}"
+    if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
+        return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} {sign} atol {col['atol']:g} "
+                f"where the reference is 0, at {where(entry, col)}")
+    return f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:

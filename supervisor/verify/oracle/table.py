@@ -49,11 +49,14 @@ class Table:
                 return i
             raise OracleInputError(f"{self.path}: no column {i} (0-based; it has {len(self.columns)} columns: "
                                    f"{self.describe()})", side, "unknown column")
-        if key in self.names:
-            return self.names.index(key)
-        folded = [i for i, n in enumerate(self.names) if n is not None and n.lower() == key.lower()]
+        exact = [i for i, n in enumerate(self.names) if n == key]
+        folded = exact or [i for i, n in enumerate(self.names) if n is not None and n.lower() == key.lower()]
         if len(folded) == 1:
             return folded[0]
+        if len(folded) > 1:  # never the first of two: "aerr rerr aerr rerr" are four different columns
+            raise OracleInputError(f"{self.path}: the name {key!r} is ambiguous, it heads columns "
+                                   f"{', '.join(str(i) for i in folded)} (0-based); name the column by its position "
+                                   f"instead (columns = [{folded[0]}, {folded[1]}])", side, "ambiguous column")
         raise OracleInputError(f"{self.path}: no column named {key!r}; it has: {self.describe()}", side,
                                "unknown column")
 

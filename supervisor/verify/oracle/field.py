@@ -1,0 +1,159 @@
+"""An N-dimensional field read as what it is: an HDF5 dataset, a NetCDF variable, an ``.npy`` array or an ``.npz``
+member, with its dimension names and, where the file has them, its coordinates (HDF5 dimension scales, NetCDF
+coordinate variables).
+
+The values are not loaded: ``Field.source`` is sliced along the first axis, a block at a time, so a 1 GiB field is
+compared in the memory of a few blocks (field_compare.py). ``open_field`` returns None for what is a table (a 1-D
+array, a structured array, a group of columns): the table readers take those.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from supervisor.verify.oracle.pointers import absent_content
+from supervisor.verify.oracle.table import OracleInputError
+
+AXES = "ijklmn"
+FIELD_SUFFIXES = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
+
+
+@dataclass
+class Field:
+    where: str  # "file:part", as messages name it
+    source: Any  # sliceable along axis 0: an h5py Dataset, a netCDF4 Variable, a numpy (memory-mapped) array
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    dims: list[str] = field(default_factory=list)
+    coords: list[np.ndarray | None] = field(default_factory=list)  # one 1-D array per axis, or None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+def dim_names(count: int) -> list[str]:
+    return [AXES[i] if i < len(AXES) else f"axis{i}" for i in range(count)]
+
+
+@contextlib.contextmanager
+def open_field(path: Path, part: str | None, side: str):
+    """The field at ``path[:part]`` (opened for the length of the ``with``), or None when it is a table.
+    A NetCDF variable of any rank is a field (its coordinates locate it)."""
+    suffix = path.suffix.lower()
+    if suffix not in FIELD_SUFFIXES or not path.exists():
+        yield None
+        return
+    problem = absent_content(path)
+    if problem:
+        raise OracleInputError(problem, side, "content not fetched")
+    with contextlib.ExitStack() as stack:
+        try:
+            if suffix == ".npy":
+                found = _npy(path, np.load(path, mmap_mode="r", allow_pickle=False))
+            elif suffix == ".npz":
+                found = _npz(path, part, stack, side)
+            elif suffix in (".h5", ".hdf5"):
+                found = _hdf5(path, part, stack, side)
+            else:
+                from supervisor.verify.oracle.netcdf import open_variable
+                found = Field(**open_variable(path, part, stack, side))
+        except OracleInputError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OracleInputError(f"{path}: cannot be read as {suffix} ({exc})", side, "unreadable file") from None
+        if found is not None:
+            _check_values(found, side)
+        yield found
+
+
+def _npy(where: Path | str, array: np.ndarray) -> Field | None:
+    if array.dtype.names or array.ndim < 2:
+        return None
+    return Field(str(where), array, tuple(array.shape), array.dtype, dim_names(array.ndim), [None] * array.ndim)
+
+
+def _npz(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -> Field | None:
+    if part is None:
+        return None
+    archive = stack.enter_context(np.load(path, allow_pickle=False))
+    if part not in archive.files:
+        raise OracleInputError(f"{path}: no array {part!r} (it has {archive.files}); the file must hold it",
+                               side, "missing field")
+    return _npy(f"{path}:{part}", archive[part])
+
+
+def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -> Field | None:
+    try:
+        import h5py
+    except ImportError:
+        raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
+                               "extra)", side, "h5py missing") from None
+    handle = stack.enter_context(h5py.File(path, "r"))
+    if part and part not in handle:
+        have = [k for k in _datasets(handle)][:12]
+        raise OracleInputError(f"{path}: no dataset {part!r} (it has {have}); the file must hold it", side,
+                               "missing field")
+    node = handle[part] if part else handle
+    if not isinstance(node, h5py.Dataset) or node.dtype.names or node.ndim < 2:
+        return None
+    where = f"{path}:{part}"
+    dims, coords = [], []
+    for axis, dim in enumerate(node.dims):
+        name = dim.label or None
+        coord = None
+        if len(dim):  # an attached dimension scale: the axis's coordinate
+            scale = dim[0]
+            name = name or scale.attrs.get("NAME", b"").decode("utf-8", "replace").split("\0")[0] or \
+                scale.name.rsplit("/", 1)[-1]
+            if scale.ndim == 1 and scale.shape[0] == node.shape[axis]:
+                coord = np.asarray(scale[()], dtype=float)
+        dims.append(name or dim_names(node.ndim)[axis])
+        coords.append(coord)
+    return Field(where, node, tuple(node.shape), node.dtype, dims, coords)
+
+
+def _datasets(handle) -> list[str]:
+    found: list[str] = []
+    handle.visititems(lambda name, node: found.append("/" + name) if hasattr(node, "dtype") else None)
+    return found
+
+
+def _check_values(found: Field, side: str) -> None:
+    """Integer, boolean or complex data and a coordinate that is not monotonic are refused, naming the fix."""
+    kind = found.dtype.kind
+    if kind == "c":
+        raise OracleInputError(f"{found.where}: complex values; compare the real and imaginary parts as two fields "
+                               "(write them as two datasets)", side, "complex data")
+    if kind in "iub":
+        raise OracleInputError(f"{found.where}: {found.dtype} values, not floating point; an integer field agrees "
+                               "exactly or not at all: store it as float, or check it with a test", side,
+                               "integer data")
+    if kind != "f":
+        raise OracleInputError(f"{found.where}: holds {found.dtype} values, not numbers", side, "not numeric")
+    for dim, coord in zip(found.dims, found.coords):
+        if coord is None or len(coord) < 2:
+            continue
+        step = np.diff(coord)
+        if not (np.all(step > 0) or np.all(step < 0)):
+            bad = int(np.flatnonzero(~(step > 0) if step[0] > 0 else ~(step < 0))[0]) + 1 if len(step) else 0
+            raise OracleInputError(f"{found.where}: its coordinate {dim!r} is not monotonic (at index {bad}: "
+                                   f"{coord[bad]:.6g} after {coord[bad - 1]:.6g}); fix the coordinate variable",
+                                   side, "coordinate not monotonic")
+
+
+def location(found_dims: list[str], coords: list[np.ndarray | None], index: tuple[int, ...]) -> str:
+    """Where an element is, in the field's own terms: "x=0.43, y=0.12 (i, j) = (107, 3)" with coordinates,
+    "(107, 3)" without."""
+    at = "(" + ", ".join(str(i) for i in index) + ")"
+    named = [f"{d}={c[i]:.6g}" for d, c, i in zip(found_dims, coords, index) if c is not None]
+    if not named:
+        return f"index {at}"
+    return f"{', '.join(named)} (index {at})"
+
+
+__all__ = ["Field", "location", "open_field"]

@@ -1,0 +1,193 @@
+"""One field against its reference, as the field tools compare (h5diff, nccmp, numpy's assert_allclose): every
+element, one result, the worst element located by its index and its coordinates.
+
+Streamed: both fields are read a block of the first axis at a time (``BLOCK_ELEMENTS`` elements), so the peak is
+a few blocks plus the relative errors kept as float32 for the median and p95 (half the field's size). A point
+where the reference is zero and the candidate too has relative error 0 (never 0/0); where only the reference is
+zero, the relative error is infinite and the line quotes the absolute error instead.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from supervisor.verify.oracle.compare import _nan_to_inf, _over, _tolerances, point_ratios
+from supervisor.verify.oracle.evidence import distinct_count
+from supervisor.verify.oracle.field import Field, location, open_field
+from supervisor.verify.oracle.readers import read_table
+from supervisor.verify.oracle.table import OracleInputError, table_from_array
+
+if TYPE_CHECKING:
+    from supervisor.config.oracle import CompareConfig
+    from supervisor.verify.oracle.embedded import Scan
+
+SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
+BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over a block stay in cache
+
+
+def _same_shape(cand: Field, ref: Field) -> None:
+    if cand.shape != ref.shape:
+        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}; write the "
+                               "candidate on the reference's grid (same dimensions, same order)", "both",
+                               "wrong shape")
+    for axis, (a, b) in enumerate(zip(cand.coords, ref.coords)):
+        if a is None or b is None:
+            continue
+        off = ~(np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b)) + 1e-300)
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise OracleInputError(f"{cand.where}: its coordinate {ref.dims[axis]!r} differs from the reference's "
+                                   f"at index {i} ({a[i]:.10g} against {b[i]:.10g}); write the candidate on the "
+                                   "reference's grid", "both", "grids differ")
+
+
+def _scale_of(cfg: CompareConfig, scale, ref: Field) -> float | None:
+    """None: relative to the reference at each point; else the one number every point is relative to."""
+    if scale == "reference":
+        return None
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+        return abs(float(scale))
+    if scale == "max":
+        return max((float(np.nanmax(np.abs(block))) if block.size else 0.0 for _, block in _blocks(ref)), default=0.0)
+    raise OracleInputError(f"scale {scale!r} names columns, and a field has none; use 'reference', 'max' or a "
+                           "number", "both", "bad scale")
+
+
+def _blocks(found: Field):
+    per_row = int(np.prod(found.shape[1:])) if len(found.shape) > 1 else 1
+    rows = max(1, BLOCK_ELEMENTS // max(per_row, 1))
+    for lo in range(0, found.shape[0], rows):
+        block = np.asarray(found.source[lo:lo + rows], dtype=np.float64).reshape(-1)
+        # the comparer writes over its blocks: a numpy source (a memory-mapped .npy, an .npz member, a slab in
+        # memory) gives views of itself, copied; h5py and netCDF4 give fresh arrays
+        yield lo * per_row, block.copy() if isinstance(found.source, np.ndarray) else block
+
+
+def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> dict:
+    """The comparison's result: one entry in ``columns`` (the field), with ``where_*`` locations."""
+    _same_shape(cand, ref)
+    rtol, atol, scale = _tolerances(cfg, label, label)
+    fixed = _scale_of(cfg, scale, ref)
+    total = ref.size
+    rel_all = np.empty(total, dtype=np.float32)  # for the median and p95: half the field, not all of it
+    worst = i_abs = i_rel = failing = nonfinite = nan = 0
+    first_nan = None
+    ratio_at = abs_at = rel_at = -math.inf
+    rel_worst = math.nan
+    only_rtol = atol == 0 and rtol > 0 and cfg.tolerance in ("sum", "either")
+    for (lo, c), (_, r) in zip(_blocks(cand), _blocks(ref)):
+        if np.isnan(r.sum()):
+            bad = lo + int(np.flatnonzero(np.isnan(r))[0])
+            raise OracleInputError(f"{ref.where}: the reference holds NaN at {_at(ref, bad)}; a reference must be "
+                                   "a number everywhere: fix the reference",
+                                   "reference", "NaN in the reference")
+        with np.errstate(all="ignore"):
+            if not np.isfinite(c.sum()):
+                bad = ~np.isfinite(c)
+                nonfinite += int(bad.sum())
+                isnan = np.isnan(c)
+                nan += int(isnan.sum())
+                if first_nan is None and isnan.any():
+                    first_nan = lo + int(np.flatnonzero(isnan)[0])
+            diff = np.subtract(c, r, out=c)  # c is not needed after this
+            np.abs(diff, out=diff)
+        _nan_to_inf(diff)
+        at_abs = int(np.argmax(diff))
+        if diff[at_abs] > abs_at:
+            i_abs, abs_at = lo + at_abs, float(diff[at_abs])
+        s = np.abs(r, out=r) if fixed is None else np.full(len(r), fixed)  # r is not needed after this
+        if only_rtol:  # the error over tolerance is the relative error over rtol: one ratio array, not two
+            rel = _over(diff, s, into_den=True)  # 0 where both are zero; inf where only the reference is
+            _nan_to_inf(rel)
+            at = at_rel = int(np.argmax(rel))
+            if rel[at] / rtol > ratio_at:
+                worst, ratio_at, rel_worst = lo + at, float(rel[at] / rtol), float(rel[at])
+            failing += int(np.count_nonzero(rel > rtol))
+        else:
+            ratio = point_ratios(diff, s, rtol, atol, cfg.tolerance)  # leaves s as it is
+            at = int(np.argmax(ratio))
+            better = ratio[at] > ratio_at
+            if better:
+                worst, ratio_at = lo + at, float(ratio[at])
+            failing += int(np.count_nonzero(ratio > 1))
+            del ratio
+            rel = _over(diff, s, into_den=True)
+            _nan_to_inf(rel)
+            at_rel = int(np.argmax(rel))
+            if better:
+                rel_worst = float(rel[at])
+        if rel[at_rel] > rel_at:
+            i_rel, rel_at = lo + at_rel, float(rel[at_rel])
+        rel_all[lo:lo + len(rel)] = rel
+    found = {"column": label, "kind": "field", "rtol": rtol, "atol": atol, "scale": scale,
+             "tolerance": cfg.tolerance, "points": total, "failing": failing, "nonfinite": nonfinite,
+             "max_abs": abs_at, "x_max_abs": float(i_abs), "row_max_abs": i_abs, "where_max_abs": _at(ref, i_abs),
+             "ratio": ratio_at, "x_worst": float(worst), "row_worst": worst, "where_worst": _at(ref, worst),
+             "index_worst": list(_index(ref, worst)), "coords_worst": _coords(ref, worst),
+             "abs_worst": _abs_at(cand, ref, worst), "ref_zero_worst": _reference_zero(ref, worst),
+             "max_rel": rel_at, "x_max_rel": float(i_rel), "row_max_rel": i_rel, "where_max_rel": _at(ref, i_rel),
+             "rel_worst": rel_worst, "passed": failing == 0}
+    if nonfinite:
+        found.update(nan=nan, worst_is_nan=first_nan is not None and first_nan == worst,
+                     x_first_nan=float(first_nan) if first_nan is not None else None, row_first_nan=first_nan,
+                     where_first_nan=_at(ref, first_nan) if first_nan is not None else None)
+    with np.errstate(all="ignore"):
+        p50, p95 = np.percentile(rel_all, [50, 95], overwrite_input=True)
+    found["median_rel"], found["p95_rel"] = (math.inf if math.isnan(v) else float(v) for v in (p50, p95))
+    del rel_all
+    if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
+        found["distinct"] = distinct_count(block for _, block in _blocks(ref))
+    return found
+
+
+def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_path: Path, cand_part: str | None,
+                scan: Scan | None) -> dict | None:
+    """What a comparison of an N-d reference adds to its entry (one field over all its elements); None when the
+    reference is a table. Raises OracleInputError, one line, for anything that cannot be compared."""
+    with open_field(ref_path, ref_part, "reference") as ref:
+        if ref is None:
+            return None
+        if not cand_path.exists():
+            read_table(cand_path, cand_part)  # raises: no such file (or content not fetched)
+        with open_field(cand_path, cand_part, "candidate") as cand:
+            if cand is None:
+                raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
+                                       f"reference {ref.shape}; write the field as the reference has it", "both",
+                                       "wrong shape")  # "both": it quotes the reference's shape
+            if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
+                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
+                slab = np.asarray(ref.source[:rows], dtype=float)
+                scan.take(ref_path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
+            result = compare_fields(comp, cand, ref, (ref_part or ref_path.name).strip("/"))
+    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
+                 points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
+    if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
+        found["distinct"] = result.pop("distinct")
+    return found
+
+
+def _index(found: Field, flat: int) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(flat, found.shape))
+
+
+def _at(found: Field, flat: int) -> str:
+    return location(found.dims, found.coords, _index(found, flat))
+
+
+def _coords(found: Field, flat: int) -> dict[str, float]:
+    return {d: float(c[i]) for d, c, i in zip(found.dims, found.coords, _index(found, flat)) if c is not None}
+
+
+def _reference_zero(ref: Field, flat: int) -> bool:
+    """The reference is zero at the worst element: its relative error is no number to print."""
+    return float(ref.source[_index(ref, flat)]) == 0.0
+
+
+def _abs_at(cand: Field, ref: Field, flat: int) -> float:
+    index = _index(ref, flat)
+    with np.errstate(all="ignore"):
+        value = abs(float(cand.source[index]) - float(ref.source[index]))
+    return value if math.isfinite(value) else math.inf

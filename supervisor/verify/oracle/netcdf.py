@@ -1,0 +1,87 @@
+"""NetCDF files (classic NetCDF-3 and NetCDF-4) through the netCDF4 library, the optional ``nightshift[netcdf]``
+extra: a data variable is a field whose coordinates are its dimensions' coordinate variables (a 1-D variable
+named as its dimension, the CF convention); the same file read as a table gives the 1-D variables of one
+dimension as named columns, its coordinate among them (so ``x = "x"`` works).
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+
+from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+
+
+def netcdf_module(path: Path, side: str = "both"):
+    try:
+        import netCDF4
+    except ImportError:
+        raise OracleInputError(f"{path}: reading NetCDF needs the netCDF4 library; pip install netCDF4 (or the "
+                               "nightshift[netcdf] extra)", side, "netCDF4 missing") from None
+    return netCDF4
+
+
+def _open(path: Path, side: str):
+    netCDF4 = netcdf_module(path, side)
+    try:
+        handle = netCDF4.Dataset(str(path), "r")
+    except OSError as exc:
+        raise OracleInputError(f"{path}: cannot be read as NetCDF ({exc.strerror or exc})", side,
+                               "unreadable file") from None
+    handle.set_auto_mask(False)  # a fill value is a value to compare, not a hole that hides a difference
+    return handle
+
+
+def coordinate_names(handle) -> set[str]:
+    return {name for name, var in handle.variables.items() if var.dimensions == (name,)}
+
+
+def data_variables(handle) -> list[str]:
+    """The variables to compare: numeric and not a coordinate, in the file's order."""
+    coords = coordinate_names(handle)
+    return [name for name, var in handle.variables.items()
+            if name not in coords and var.dimensions and np.dtype(var.dtype).kind in "fiuc"]
+
+
+def open_variable(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -> dict:
+    """What field.Field is made of: where, source, shape, dtype, dims and coords of one variable."""
+    handle = _open(path, side)
+    stack.callback(handle.close)
+    if part is None:
+        names = data_variables(handle)
+        if len(names) != 1:
+            raise OracleInputError(f"{path}: holds the variables {names}; name one as '{path}:<variable>' (or list "
+                                   "them in fields = [...])", side, "ambiguous container")
+        part = names[0]
+    var = handle.variables.get(part.lstrip("/"))
+    if var is None:
+        raise OracleInputError(f"{path}: no variable {part!r}; it has {data_variables(handle)}", side,
+                               "unknown part")
+    dims = list(var.dimensions)
+    coords = []
+    for dim, size in zip(dims, var.shape):
+        coord = handle.variables.get(dim)
+        coords.append(np.asarray(coord[:], dtype=float) if coord is not None and coord.dimensions == (dim,)
+                      and coord.shape == (size,) else None)
+    packed = {"scale_factor", "add_offset"} & set(var.ncattrs())  # CF packing: integers read back as floats
+    dtype = np.dtype("f8") if packed else np.dtype(var.dtype)
+    return dict(where=f"{path}:{var.name}", source=var, shape=tuple(var.shape), dtype=dtype, dims=dims, coords=coords)
+
+
+def read_netcdf_table(path: Path, part: str | None) -> Table:
+    """A variable (1-D or 2-D) as a table, or without a part the 1-D variables of the file's one dimension."""
+    with contextlib.closing(_open(path, "both")) as handle:
+        if part is not None:
+            var = handle.variables.get(part.lstrip("/"))
+            if var is None:
+                raise OracleInputError(f"{path}: no variable {part!r}; it has {list(handle.variables)}",
+                                       kind="unknown part")
+            return table_from_array(f"{path}:{var.name}", np.asarray(var[:]))
+        ones = {name: var for name, var in handle.variables.items() if len(var.dimensions) == 1}
+        dims = {var.dimensions for var in ones.values()}
+        if len(dims) != 1 or len(ones) != len(handle.variables):
+            raise OracleInputError(f"{path}: holds {list(handle.variables)}; name one as '{path}:<variable>' (or "
+                                   "list them in fields = [...])", kind="ambiguous container")
+        names = list(ones)
+        return Table(str(path), names, [np.asarray(ones[n][:], dtype=float) for n in names])
