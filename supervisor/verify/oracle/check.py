@@ -103,8 +103,7 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     if not comp.columns and comp.x is None:
         try:
             path, part = _reference_path(comp, workspace, store)
-            cand_path, cand_part = split_part(comp.candidate)
-            found = field_entry(comp, path, part, resolve(workspace, cand_path), cand_part, scan)
+            found = field_entry(comp, path, part, *_candidate_path(comp, workspace), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -138,12 +137,17 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
 
 
 def _read_candidate(comp: CompareConfig, workspace: Path):
+    return read_table(*_candidate_path(comp, workspace))
+
+
+def _candidate_path(comp: CompareConfig, workspace: Path) -> tuple[Path, str | None]:
+    """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device."""
     cand_path, cand_part = split_part(comp.candidate)
     path = resolve(workspace, cand_path)
-    refused = untrusted.refusal(workspace, path)  # written by the agent's code: no link out, no FIFO, no device
+    refused = untrusted.refusal(workspace, path)
     if refused:
         raise OracleInputError(refused, "candidate", "untrusted file")
-    return read_table(path, cand_part)
+    return path, cand_part
 
 
 def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:
