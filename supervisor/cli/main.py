@@ -164,9 +164,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.config.schema import load_config
         from hpc.submit import submit_config
         make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
-        submit_config(Path(args.dir), lanes=args.lanes)  # a fleet that cannot start: one line, before the preflight
+        from supervisor.fleet.launch import start_note
+        config = submit_config(Path(args.dir), lanes=args.lanes)  # a fleet that cannot start: one line, first
         found = None if args.no_check else preflight_for_start(Path(args.dir))
-        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes)
+        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes,
+                           note=start_note(Path(args.dir), config))  # after the preflight: it may write files
     if verb in ("ls", "forget"):
         from supervisor.cli import registry_verbs
         return getattr(registry_verbs, f"cmd_{verb}")(args)

@@ -61,7 +61,7 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
-    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, with_lanes
+    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, start_note, with_lanes
     from supervisor.shift.workspace_lock import launch_lock
     config = with_lanes(config, getattr(args, "lanes", None))
     with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
@@ -73,7 +73,7 @@ def cmd_run(args) -> int:
             refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
             found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
-        lanes = f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""
+        lanes = f" ({config.fleet.lanes} lanes){start_note(ws, config)}" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
         from supervisor.cli.check import record_preflight
         record_preflight(run, found)
