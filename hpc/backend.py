@@ -222,7 +222,12 @@ class SlurmBackend:
             # The job's end: what it spent of the allocation ([limits] max_core_hours), once per job.
             self._accounted.add(job_id)
             ended = (read_status(Path(target["status_file"])) or {}).get("ended") if target.get("status_file") else None
-            usage = job_usage(info or old, self.client.history([job_id]).get(job_id), ended)
+            acct = self.client.history([job_id]).get(job_id)
+            usage = job_usage(info or old, acct, ended)
+            if info is None and acct is not None and acct.terminal:
+                # It left the queue between two polls: its end as Slurm's accounting recorded it, not the live
+                # state last seen (a job seen PENDING that then ran and completed must not read PENDING).
+                info = acct
         self._queue(job_id, info, target, **(usage or {}))
 
     def _queue(self, job_id: int, info: JobInfo | None, target: dict[str, Any], **extra: Any) -> None:
