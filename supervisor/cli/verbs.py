@@ -170,24 +170,19 @@ cmd_approve, cmd_deny = _command("approve"), _command("deny")
 
 
 def cmd_stop(args) -> int:
-    """Stop a run; for a submitted run, first cancel its queued continuation jobs (see hpc.chain.stop_chain)."""
-    from hpc.chain import has_chain
-    from supervisor.run.state import load_state
+    """Stop a run (supervisor/cli/stop_verb.py, the TUI's stop key too): a submitted run's queued jobs first."""
+    from supervisor.cli.stop_verb import stop_run
 
     run = find_run(args.run)
-    if has_chain(run) and load_state(run.root)[0]["phase"] != "finished":
-        from hpc.chain import stop_chain
-        from hpc.client import make_client
-        from supervisor.shift.launcher import finish_unsupervised, frozen_config
-
-        cancelled, running = stop_chain(run, make_client(frozen_config(run).slurm.client))
-        listed = ", ".join(map(str, cancelled)) or "none"
-        if running is None:  # nothing runs the supervisor: record the end here, nothing is left to pick it up
-            finish_unsupervised(run, "stopped", f"stopped by the user while queued (cancelled jobs: {listed})")
-            print(f"stop: run {run.run_id} stopped; its queued jobs were cancelled ({listed})")
-            return 0
-        print(f"stop: queued continuation jobs cancelled ({listed}); job {running} stops the run")
-    return _command("stop")(args)
+    stopped = stop_run(run, wait=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
+    for line in stopped.lines[:-1]:
+        print(line)
+    last = stopped.lines[-1]
+    if stopped.accepted:
+        print(last)
+        return 0
+    print(f"nightshift: {last}", file=sys.stderr)
+    return 1 if stopped.accepted is False else 3
 
 
 def _age(ts: str | None) -> str:
