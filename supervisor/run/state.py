@@ -123,8 +123,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state.update(phase="stopped", status="verifying")
     elif kind == "judge.waiting":
         state.update(status="waiting", waiting_until=data.get("until"))
-        # The wait's deadline, kept for the stop it is about: a supervisor restarted mid-wait keeps it.
-        state["judge_wait"] = {"shift": shift, "turn": data.get("turn"), "deadline": data.get("deadline")}
+        state["judge_wait"] = {"shift": shift, "turn": data.get("turn"), "deadline": data.get("deadline")}  # restarts
     elif kind == "verify.finished":
         state.update(last_verdict=data, phase="verified", judge_wait=None)
         _shift_row(state, shift)["verdict"] = "pass" if data.get("passed") else "fail"
@@ -144,9 +143,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             _shift_row(state, shift)["commits"].append(data.get("sha"))
         if data.get("passed") and data.get("head"):
             state["accepted_base"] = data["head"]
-        # One stop counts once toward the breaker: the same stop verified and committed again (a judge hold, then
-        # `resume`) is not a second stop without progress.
-        counted = [shift, data.get("turn")]
+        counted = [shift, data.get("turn")]  # a stop verified again (judge hold, `resume`) counts once, not twice
         if data.get("turn") is None or state.get("stale_counted") != counted:
             state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0
             state["stale_counted"] = counted
