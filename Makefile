@@ -19,8 +19,10 @@ install: $(STAMP)
 tools:
 	@bash .ci/install-tools || echo "make: some real parts are missing (above); their tests skip, or fail under CI=true"
 
+# bubblewrap too, so the demo shows the boundary a run gets; where it cannot be installed the demo says so first.
 demo: $(STAMP)
 	@bash .ci/install-tools tmux git
+	@bash .ci/install-tools sandbox || echo "make: no bubblewrap (above): the demo runs with its boundary off, says why"
 	$(BIN)/nightshift demo
 
 # pyslurm for the Slurm 22.05 that `tools` installs, built into the venv from ../shared/vendor (see .ci/pyslurm).

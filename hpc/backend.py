@@ -222,8 +222,25 @@ class SlurmBackend:
             # The job's end: what it spent of the allocation ([limits] max_core_hours), once per job.
             self._accounted.add(job_id)
             ended = (read_status(Path(target["status_file"])) or {}).get("ended") if target.get("status_file") else None
-            usage = job_usage(info or old, self.client.history([job_id]).get(job_id), ended)
+            acct = self.client.history([job_id]).get(job_id)
+            usage = job_usage(info or old, acct, ended)
+            if info is None:
+                # It left the queue between two polls: its end as Slurm's accounting recorded it, else as the job's
+                # own exit record says, never the live state last seen (a job seen PENDING that then ran and
+                # completed must not read PENDING).
+                info = acct if acct is not None and acct.terminal else self._ended_from_status(job_id, target, old)
         self._queue(job_id, info, target, **(usage or {}))
+
+    @staticmethod
+    def _ended_from_status(job_id: int, target: dict[str, Any], old: JobInfo | None) -> JobInfo | None:
+        """Without accounting: the end the batch script recorded (its exit status), or None when it left none."""
+        status = read_status(Path(target["status_file"])) if target.get("status_file") else None
+        if not status or status.get("exit") is None:
+            return None
+        code = int(status["exit"])
+        return JobInfo(job_id=job_id, name=old.name if old else "", state="COMPLETED" if code == 0 else "FAILED",
+                       node=old.node if old else "",
+                       exit_code=code, cpus=old.cpus if old else None, gpus=old.gpus if old else 0)
 
     def _queue(self, job_id: int, info: JobInfo | None, target: dict[str, Any], **extra: Any) -> None:
         data = job_event(job_id, info, **extra)

@@ -112,7 +112,9 @@ def _paths(workspace: Path, run_id: str):
     return RunPaths.for_run(workspace, run_id)
 
 
-def submit_main(workspace: Path, backend: str | None = None, on_created=None, lanes: int | None = None) -> int:
+def submit_main(workspace: Path, backend: str | None = None, on_created=None, lanes: int | None = None,
+                note: str = "") -> int:
+    """`nightshift submit`; ``note`` ends the start line (a fleet's word on the untracked files its lanes miss)."""
     try:
         run_id, job_id = submit_run(Path(workspace), backend, on_created, lanes=lanes)
     except SubmitRejected as exc:  # Slurm's words verbatim, then where the request comes from
@@ -121,7 +123,7 @@ def submit_main(workspace: Path, backend: str | None = None, on_created=None, la
     except SlurmError as exc:
         print(f"nightshift: {exc}", file=sys.stderr)
         return 2
-    print(f"run {run_id}: submitted as Slurm job {job_id}; it continues itself across walltime limits.\n"
+    print(f"run {run_id}: submitted as Slurm job {job_id}; it continues itself across walltime limits{note}.\n"
           f"  follow: nightshift log -f {run_id}    stop: nightshift stop {run_id}    "
           f"attach: nightshift attach {run_id}")
     return 0

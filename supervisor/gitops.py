@@ -272,3 +272,10 @@ def _stdin(text: str):
     fh.write(text.encode("utf-8", "surrogateescape"))
     fh.seek(0)
     return fh
+
+
+def untracked_paths(repo: git.Repo) -> list[str]:
+    """Files git does not track and does not ignore (``??`` in git status), outside .nightshift/: what a new
+    worktree, made from a commit, will not have."""
+    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", strip_newline_in_stdout=False)
+    return [e[3:] for e in out.split("\0") if e.startswith("?? ") and not e[3:].startswith(".nightshift/")]

@@ -3,7 +3,9 @@ The demo lives in a folder whose path has a space and a quote, and the commands 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 from tests.fixtures_core import nightshift, require_tool
 
@@ -15,6 +17,7 @@ def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     story = out.stdout
     assert "scripted, offline demo agent (not a model)" in story
+    assert story.splitlines()[1].startswith("boundary: on (")  # bubblewrap works here: the demo says so first
     assert story.index("claims done: Euler") < story.index("verdict FAIL") < story.index("pushed back") \
         < story.index("claims done: RK4") < story.index("VERIFIED DONE")
     run_dir = next((ws / ".nightshift" / "runs").iterdir())
@@ -32,3 +35,27 @@ def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
                 if '"verify.finished"' in line]
     assert [v["data"]["passed"] for v in verdicts] == [False, True]
     assert verdicts[1]["data"]["metric"] <= 1.0 < verdicts[0]["data"]["metric"]
+
+
+def test_without_bubblewrap_the_demos_first_lines_say_the_boundary_is_off_and_why(tmp_path):
+    """A PATH holding every tool of this machine but bwrap: the demo still runs, and says at once what is off."""
+    require_tool("tmux")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for tool in (Path(folder).iterdir() if Path(folder).is_dir() else []):
+            if tool.name != "bwrap" and not (bin_dir / tool.name).exists():
+                (bin_dir / tool.name).symlink_to(tool)
+    out = nightshift("demo", "--headless", "--dir", str(tmp_path / "demo"), timeout=180,
+                     env={"PATH": str(bin_dir)})
+    first = out.stdout.splitlines()[:2]
+    assert first[1].startswith("boundary: OFF for this demo: bubblewrap is not installed"), out.stdout + out.stderr
+    assert "`make tools` as root installs bubblewrap" in first[1]
+    assert out.returncode == 0 and "VERIFIED DONE" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_sandbox_part_of_install_tools_installs_or_names_bubblewrap():
+    """`make demo` runs `.ci/install-tools sandbox`: one line, bubblewrap and socat with their versions."""
+    proc = subprocess.run(["bash", str(Path(__file__).parents[1] / ".ci" / "install-tools"), "sandbox"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.startswith("tools: bubblewrap "), proc.stdout + proc.stderr

@@ -35,10 +35,12 @@ def test_more_approaches_than_lanes(fleet: Fleet):
     assert "fleet lists 2 approaches for 1 lane(s)" in refused(fleet)
 
 
-def test_uncommitted_changes(fleet: Fleet):
+def test_uncommitted_changes_to_tracked_files(fleet: Fleet):
     fleet.configure({}, "lanes = 2\n")
-    (fleet.ws.path / "draft.py").write_text("x = 1\n")
-    assert "uncommitted change(s) (e.g. draft.py)" in refused(fleet) and "commit or stash" in refused(fleet)
+    (fleet.ws.path / "draft.py").write_text("x = 1\n")  # untracked: no reason to refuse (named at the start)
+    (fleet.ws.path / "agent.py").write_text("print('edited, not committed')\n")
+    text = refused(fleet)
+    assert "1 uncommitted change(s) to tracked files (e.g. agent.py)" in text and "commit or stash" in text
 
 
 def test_a_lane_branch_already_taken(fleet: Fleet):

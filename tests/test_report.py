@@ -81,7 +81,8 @@ def test_report_of_a_long_run_as_a_person_sees_it(tmp_path):
     assert page.text["verdict"].startswith("VERIFIED DONE at commit 000007d0cc")
     human = page.rows["human"] - 1
     assert human >= 5  # refusal, API wait, breaker trip, breaker pause, nudge
-    for words in ("policy refused Bash(git push*)", "API limit", "breaker tripped", "nudge: try the 2016 halofit"):
+    for words in ("policy refused Bash(git push*) (pushing is not allowed in a run)", "the model&#x27;s API asked to wait",
+                  "the breaker tripped", "a person nudged the agent", "try the 2016 halofit"):
         assert words in html.read_text()
     assert "Halofit from the 2012 paper" in html.read_text()  # failed approaches from CHANGELOG.md
     assert "(held out)" not in page.text.get("verdict", "")

@@ -3,6 +3,8 @@ CHANGELOG without a failed-approaches section, an older run: always a report tha
 never a traceback; a path that is no run and an unwritable output are one-line errors."""
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 
@@ -66,7 +68,7 @@ def test_an_older_run_with_fewer_fields_and_an_unknown_config_key(tmp_path):
     run.config.write_text(run.config.read_text() + "\n[retired_section]\nknob = 1\n")
     out, html = report(run.root, tmp_path)
     assert "config.toml could not be read" in out
-    assert "<table id=shifts>" in html and "breaker pause" in html
+    assert "<table id=shifts>" in html and "paused by the breaker" in html
 
 
 def test_a_run_copied_from_another_machine(tmp_path):
@@ -98,7 +100,64 @@ def test_a_wait_for_a_person_and_its_answer_are_told_as_such_not_as_an_api_limit
         {"type": "command.accepted", "shift": 1, "data": {"verb": "approve"}},
         {"type": "agent.wait_answered", "shift": 1, "data": {"answer": "yes", "by": "nightshift approve"}},
         {"type": "agent.waiting", "shift": 2, "data": {"until": "2026-11-23T01:00:00Z", "reason": "rate limit"}}]
-    texts = [e["text"] for e in human_events(scan)]
-    assert texts == ["waited for a person: Bash(make) (policy: wait)", "approve by a person",
-                     "the wait was answered: yes (by nightshift approve)",
-                     "API limit, waited until 2026-11-23T01:00:00Z: rate limit"]
+    texts = [e["text"] for e in human_events(scan, "r1")]
+    assert texts == ["the agent waited for a person: Bash(make); answered by `nightshift approve r1` or "
+                     "`nightshift deny r1` (when nobody answers: wait)", "a person ran `nightshift approve`",
+                     "the agent's wait was answered: yes (by nightshift approve)",
+                     "the model's API asked to wait (rate limit); nightshift waited until 01:00:00 UTC and went on: "
+                     "nothing to do unless it recurs"]
+
+
+def test_what_needed_a_person_is_in_words_with_what_to_do_never_raw_fields_cut_mid_word():
+    """The boundary event that printed as 'policy.sandbox: available=False, problem=..., doors=[...' cut mid-word,
+    a budget, a breaker, a crash loop, a long refusal and a type this report does not know yet."""
+    from supervisor.cli.report_human import human_events
+    from supervisor.cli.report_scan import Scan
+    doors = ["no namespace (bubblewrap is not installed (Debian: apt-get install bubblewrap)): the test and verify "
+             "commands run unsealed: they can read held-out references and leave files behind " * 3]
+    long_why = "the command would publish the branch to a remote that the run's policy does not allow " * 6
+    scan = Scan()
+    scan.human = [
+        {"type": "policy.sandbox", "shift": 1, "data": {
+            "available": False, "problem": "bubblewrap is not installed (Debian: apt-get install bubblewrap)",
+            "namespace": False, "claude_sandbox": False, "doors": doors, "notes": []}},
+        {"type": "policy.sandbox", "shift": 2, "data": {"available": True, "problem": None, "namespace": True,
+                                                        "doors": [], "notes": []}},
+        {"type": "budget.exceeded", "shift": 3, "data": {"what": "max_cost_usd", "limit": 3.0, "value": 3.21}},
+        {"type": "breaker.tripped", "shift": 3, "data": {"stops": 4, "reason": "4 stops in a row with no diff"}},
+        {"type": "run.paused", "shift": 3, "data": {"kind": "crashloop", "reason": "the supervisor died 3 times "
+                                                    "within 1h (last: killed); held: see supervisor.log"}},
+        {"type": "policy.denied", "shift": 4, "data": {"tool": "Bash", "input": "git push origin main",
+                                                       "rule": "Bash(git push*)", "message": long_why}},
+        {"type": "slurm.node_drained", "shift": 5, "data": {"node_name": "c042", "reason_text": long_why}}]
+    rows = human_events(scan, "r7")
+    texts = [r["text"] for r in rows]
+    assert len(texts) == 6  # a namespace that held needed nobody
+    sandbox, budget, breaker, crash, refused, unknown = texts
+    assert sandbox.startswith("the agent's processes ran without nightshift's namespace (bubblewrap is not "
+                              "installed") and "`apt-get install bubblewrap`" in sandbox
+    assert "budget spent: max_cost_usd reached 3.21 (limit 3.0); raise [limits] max_cost_usd" in budget
+    assert budget.endswith("`nightshift resume r7`")
+    assert breaker.startswith("the breaker tripped: 4 stops in a row with no diff.") and "resume r7" in breaker
+    assert crash.startswith("held for a person: the supervisor kept dying") and crash.endswith("`nightshift resume r7`")
+    assert refused.startswith("the run's policy refused Bash: git push origin main (") and "[policy]" in refused
+    assert unknown.startswith("slurm node drained: node name c042; reason text the command") \
+        and "`nightshift log r7`" in unknown
+    words = set(" ".join(doors + [long_why]).split())
+    for text in texts:
+        assert not re.search(r"\b[a-z_]+=\S", text) and "{" not in text, text  # no key=value dumps
+        if " …" in text:  # cut at a word: the last word kept is a whole word of the text it quotes
+            assert text.split(" …")[0].split()[-1] in words, text
+    assert "…" in refused and "…" in sandbox and "…" in unknown  # the long texts were cut
+
+
+def test_the_tests_passing_plot_has_whole_number_ticks():
+    """Three verdicts with 1, 2 and 2 tests passing: matplotlib's default would tick 1.25, 1.5, 1.75 tests."""
+    from supervisor.cli.report_timeline import timeline_figure
+    timeline = [{"label": f"s1t{k}", "shift": 1, "turn": k, "values": {"C_l": r}, "tests": t}
+                for k, (r, t) in enumerate([(9.0, 1), (3.0, 2), (0.5, 2)], start=1)]
+    fig, why = timeline_figure(timeline, {}, set(), "run x")
+    assert fig is not None, why
+    fig.canvas.draw()
+    ticks = [t for t in fig.axes[-1].get_yticks() if 1 <= t <= 2]
+    assert ticks and all(float(t).is_integer() for t in fig.axes[-1].get_yticks()), fig.axes[-1].get_yticks()

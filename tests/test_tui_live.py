@@ -80,7 +80,7 @@ async def test_bad_input_is_a_row_state_or_notice(tui_home):
         assert dashboard_cells(app, runs["gone"].run_id)[1] == "missing"
         assert dashboard_cells(app, runs["half"].run_id)[1].startswith("half-written")
         assert dashboard_cells(app, runs["torn"].run_id)[1] == "working !"  # ! : the log has bad lines
-        assert dashboard_cells(app, runs["paused"].run_id)[7].endswith("dead")
+        assert dashboard_cells(app, runs["paused"].run_id)[7].endswith("paused · resume")  # held, not dead
         assert any("unreadable or torn lines" in m and runs["torn"].run_id in m for m in notices(app))
         # Opening a missing run shows what is wrong instead of the tabs' contents.
         app.open_run(runs["gone"].run_id)

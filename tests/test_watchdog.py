@@ -53,10 +53,12 @@ def test_cron_resumes_a_run_whose_supervisor_was_killed(workspace, cron_daemon):
     assert nightshift("watchdog", "status").returncode == 1
 
 
-def test_a_supervisor_that_dies_three_times_within_an_hour_is_held(workspace):
+def test_a_supervisor_that_dies_three_times_within_an_hour_is_held(workspace, tmp_path):
     """`resume --dead` as cron runs it, against a supervisor that dies at once each time (the backend is local so
-    that each new supervisor inherits the test's crash hook)."""
-    ws = workspace.configure({"default": [["sleep", "30"]]}, backend="local")
+    that each new supervisor inherits the test's crash hook). The hold is told to the person ([notify])."""
+    told = tmp_path / "told.txt"
+    notify = f'[notify]\ncommand = "echo \\"$NIGHTSHIFT_EVENT $NIGHTSHIFT_RUN $NIGHTSHIFT_MESSAGE\\" >> {told}"\n'
+    ws = workspace.configure({"default": [["sleep", "30"]]}, backend="local", extra=notify)
     run = ws.create_run()
     supervise(run, env=CRASH_AT_START)  # the first death
     for revival in (1, 2):
@@ -71,6 +73,9 @@ def test_a_supervisor_that_dies_three_times_within_an_hour_is_held(workspace):
     assert state["paused"] and state["pause_kind"] == "crashloop" and str(run.supervisor_log) in state["pause_reason"]
     waited = nightshift("wait", run.run_id)
     assert waited.returncode == outcome.NEEDS_PERSON and "died 3 times" in waited.stdout
+    message = told.read_text().strip().splitlines()
+    assert len(message) == 1 and message[0].startswith(f"paused {run.run_id} the supervisor died 3 times")
+    assert f"`nightshift resume {run.run_id}`" in message[0]  # what the person does, in the notification
     before = run.events.read_bytes()
     assert nightshift("resume", "--dead", timeout=60).returncode == 0
     assert run.events.read_bytes() == before  # held: not revived again, nothing written

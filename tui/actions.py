@@ -50,7 +50,7 @@ class RunActions:
         if follower := self._need_run(follower):
             question = f"Stop run {follower.run.run_id}? The agent is ended and the run finishes as stopped."
             self.push_screen(ConfirmScreen(question, yes="Stop the run"),
-                             lambda yes: self.send_command(follower, "stop") if yes else None)
+                             lambda yes: self.send_command(follower, "stop", via=self.seams.stop) if yes else None)
 
     def action_approve(self, follower: "RunFollower | None" = None) -> None:
         """Answer yes to what the agent waits for (a permission prompt on its screen)."""
@@ -69,11 +69,13 @@ class RunActions:
                              lambda text: self.send_command(follower, "nudge", message=text) if text else None)
 
     @work(thread=True, exit_on_error=False, group="commands")
-    def send_command(self, follower: "RunFollower", verb: str, **args) -> None:
+    def send_command(self, follower: "RunFollower", verb: str, via=None, **args) -> None:
+        """``via``: the seam that carries this verb when it is more than an inbox command (stop: `nightshift
+        stop`'s own path, which cancels a submitted chain's queued jobs)."""
         run = follower.run
         self.call_from_thread(self.notify, f"{verb} sent to {run.run_id}", timeout=3)
         try:
-            ack = self.seams.send(run, verb, **args)
+            ack = via(run) if via is not None else self.seams.send(run, verb, **args)
         except (ActionError, ValueError) as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
             return
@@ -82,7 +84,8 @@ class RunActions:
                                   timeout=15)
             return
         if ack.accepted:
-            self.call_from_thread(self.notify, f"{run.run_id}: {verb} accepted", timeout=5)
+            said = f": {ack.reason}" if ack.reason and via is not None else ""
+            self.call_from_thread(self.notify, f"{run.run_id}: {verb} accepted{said}", timeout=5)
         elif ack.accepted is False:
             self.call_from_thread(self.notify, f"{run.run_id}: {verb} refused by the supervisor: {ack.reason}",
                                   severity="error", timeout=10)

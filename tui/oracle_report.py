@@ -148,6 +148,33 @@ def history(metrics: list[dict[str, Any]], baseline: dict[str, Any] | None = Non
     return series
 
 
+HELD_OUT = " (held out)"
+HELDOUT_POINTS = 2000  # held-out figures read for the plot at most (a long run: every k-th verdict, and the last)
+
+
+def heldout_keys(metrics: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    """The (shift, turn) of the verdicts whose held-out figures the plot reads."""
+    step = max(1, len(metrics) // HELDOUT_POINTS)
+    picked = list(range(0, len(metrics), step)) + ([len(metrics) - 1] if metrics else [])
+    return list(dict.fromkeys((metrics[i].get("shift"), metrics[i].get("turn")) for i in picked))
+
+
+def heldout_series(metrics: list[dict[str, Any]], baseline: dict[str, Any] | None,
+                   private: dict[tuple, dict]) -> dict[str, list[tuple[int, float | None]]]:
+    """The held-out comparisons' lines, as the report and `nightshift plot` draw them: each verdict's worst error
+    over tolerance from the user's private figures (``private``: (shift, turn) -> figures; the fold has none),
+    at the same verdict index as ``history`` gives it, named '<comparison> (held out)'."""
+    offset = 1 if baseline else 0
+    series: dict[str, list[tuple[int, float | None]]] = {}
+    for i, entry in enumerate(metrics):
+        figures = private.get((entry.get("shift"), entry.get("turn"))) or {}
+        for comparison in figures.get("comparisons") or []:
+            if isinstance(comparison, dict) and comparison.get("name"):
+                series.setdefault(f"{comparison['name']}{HELD_OUT}", []).append(
+                    (i + offset, _as_float(comparison.get("ratio"))))
+    return series
+
+
 def _as_float(v: Any) -> float | None:
     try:
         return float(v)

@@ -98,9 +98,19 @@ def status_label(state: dict[str, Any], sup: Supervisor) -> str:
     return fmt.STATUS_LABELS.get(status, status)
 
 
+ENDED = ("done", "failed", "stopped")
+
+
+def held(state: dict[str, Any]) -> bool:
+    """Paused (on its budget, its breaker, a crash loop, for a person) and not ended: its supervisor may be gone by
+    design, and `nightshift resume` is the next step, not a repair."""
+    return bool(state.get("paused")) and state.get("status") not in ENDED
+
+
 def orphaned(state: dict[str, Any], sup: Supervisor) -> bool:
     """The log says the run goes on but nobody supervises it: `nightshift resume` is the fix."""
-    return state.get("status") not in ("done", "failed", "stopped") and bool(state.get("run_id")) and not sup.alive
+    return (state.get("status") not in ENDED and bool(state.get("run_id")) and not sup.alive
+            and not held(state))
 
 
 def verdict_label(state: dict[str, Any]) -> str:
@@ -110,11 +120,17 @@ def verdict_label(state: dict[str, Any]) -> str:
     return "PASS" if verdict.get("passed") else "FAIL"
 
 
-def supervisor_label(sup: Supervisor, finished: bool) -> str:
+def supervisor_label(sup: Supervisor, state: dict[str, Any]) -> str:
+    """Who supervises the run: 'host 3s'; 'paused · resume' for a held run without one (by design, not a death);
+    'ended' for a run that ended; 'dead' only for a supervisor that died while the run went on."""
     if not sup.host:
-        return "-"
+        return "paused · resume" if held(state) else "-"
     beat = fmt.age(sup.heartbeat_age)
-    return f"{sup.host} {beat}" + ("" if sup.alive else " ended" if finished else " dead")
+    if sup.alive:
+        return f"{sup.host} {beat}"
+    if state.get("status") in ENDED:
+        return f"{sup.host} {beat} ended"
+    return f"{sup.host} {beat} paused · resume" if held(state) else f"{sup.host} {beat} dead"
 
 
 def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
@@ -130,13 +146,16 @@ def make_row(run_id: str, follower: RunFollower, now: float) -> RunRow:
     if orphaned(state, sup):
         where = f"on {sup.host}, last beat {fmt.age(sup.heartbeat_age)} ago" if sup.host else "never started"
         detail = f"no supervisor ({where}): `nightshift resume {run_id}` restarts it. {detail}"
+    elif held(state) and not sup.alive:
+        why = state.get("pause_reason") or "paused"
+        detail = f"paused ({why}): `nightshift resume {run_id}` when ready. {detail}"
     return RunRow(
         run_id=run_id, run=run, name=name, workspace=workspace, where=where_it_runs(state, now),
         state=status_label(state, sup), problem=False, detail=detail,
         shift=int(state.get("shift") or 0), verdict=verdict_label(state), best=fmt.metric(state.get("best_metric")),
         spark=fmt.sparkline(values), cost=cost_label(state, now, run),
         last_event=fmt.ts_age(state.get("last_event_ts"), now),
-        supervisor=supervisor_label(sup, state.get("status") in ("done", "failed", "stopped")),
+        supervisor=supervisor_label(sup, state),
         warnings=list(follower.warnings))
 
 

@@ -45,6 +45,12 @@ def send(run: RunPaths, verb: str, wait: float = 5.0, **args: Any) -> Ack:
     return Ack(verb, event["type"] == "command.accepted", str(data.get("reason") or ""))
 
 
+def stop(run: RunPaths) -> Ack:
+    """Stop through the inbox alone; the face hands in `nightshift stop`'s own path (supervisor/cli/stop_verb.py),
+    which also cancels a submitted chain's queued jobs."""
+    return send(run, "stop")
+
+
 def start_run(workspace: Path) -> tuple[RunPaths, str]:
     """Create a run in ``workspace`` (it needs a nightshift.toml) and start its supervisor detached."""
     workspace = Path(workspace).expanduser().resolve()
@@ -101,6 +107,7 @@ class Seams:
     """What the app calls to act; tests swap a field for a recorder without touching the rest."""
 
     send: Callable[..., Ack] = send
+    stop: Callable[[RunPaths], Ack] = stop  # the stop key: one path with `nightshift stop` (the face's)
     start_run: Callable[..., tuple[RunPaths, str]] = start_run  # (workspace[, checked]) -> (run, where)
     attach_argv: Callable[[RunPaths], list[str] | None] = attach_argv
     preflight: Callable[[str], Checked] | None = None  # the face's `nightshift check`; None: start unchecked

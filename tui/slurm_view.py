@@ -56,9 +56,28 @@ def times(job: dict[str, Any], now: float) -> tuple[float | None, float | None]:
     return (job.get("run_time") if job.get("start") else None), None  # a job that never ran has no elapsed
 
 
+ENDED_RUN = ("done", "failed", "stopped")
+
+
+def recorded_job(state: dict[str, Any]) -> dict[str, Any]:
+    """The run's last job as the dashboard may show it. While the run goes on, its last recorded state. Once the
+    run has ended, never a live state it no longer has: the end Slurm recorded for that job where there is one,
+    else the live state marked as the last one seen (a job cancelled with its run may leave no event)."""
+    job = dict(state.get("slurm") or {})
+    if state.get("status") not in ENDED_RUN or not job.get("job_id"):
+        return job
+    end = state.get("slurm_end") or {}
+    if job.get("state") in RUNNING + ("PENDING", "REQUEUED", "SUSPENDED", "") or not job.get("state"):
+        if end.get("job_id") == job["job_id"] and end.get("state"):
+            job.update(state=end["state"], reason=end.get("reason"))
+        else:
+            job.update(state=f"{job.get('state') or 'submitted'} when last seen", reason=None, gone=False)
+    return job
+
+
 def where_cell(state: dict[str, Any], now: float) -> str:
     """The dashboard's Where cell: 'slurm 123 PENDING (Priority)', 'slurm 123 RUNNING localhost 0:41 left'."""
-    job = state.get("slurm") or {}
+    job = recorded_job(state)
     if not job.get("job_id"):
         return ""
     text = f"slurm {job['job_id']} {state_text(job).replace(' on ', ' ')}"
@@ -98,7 +117,7 @@ def chain_line(records: list[dict[str, Any]], now: float | None = None) -> str |
 
 
 def job_line(state: dict[str, Any], now: float) -> str:
-    job = state.get("slurm") or {}
+    job = recorded_job(state)
     target = state.get("target") or {}
     elapsed, left = times(job, now)
     parts = [f"job {job.get('job_id')}", state_text(job)]

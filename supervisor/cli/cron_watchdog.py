@@ -7,7 +7,7 @@ command with a bare environment, so the line carries PATH and XDG_STATE_HOME; ne
 written to a file): the revived supervisor and its agent find their credentials as cron's environment gives them
 (a Claude login in the home directory works; a key only in an interactive shell's environment does not).
 Without cron (no `crontab`, or no cron daemon running) the watchdog says how to run `resume --dead` from the
-user's own scheduler. A systemd user timer is not written yet: where only systemd is there, the same advice holds.
+user's own scheduler, or `--systemd` for a systemd user timer (supervisor/cli/systemd_watchdog.py).
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from supervisor.errors import UserError
 from supervisor.run.own_python import python_line
 from supervisor.run.paths import registry_path
 
-OWN_SCHEDULER = ("run `{cmd}` every few minutes from your own scheduler (a systemd user timer, a Slurm scrontab, "
-                 "or a loop in a tmux session: `while sleep 300; do {cmd}; done`)")
+OWN_SCHEDULER = ("run `{cmd}` every few minutes from your own scheduler (`nightshift watchdog install --systemd`, "
+                 "a Slurm scrontab, or a loop in a tmux session: `while sleep 300; do {cmd}; done`)")
 
 
 class WatchdogError(UserError):
@@ -43,7 +43,18 @@ def cron_line(every: int) -> str:
     return f"*/{every} * * * * {env} {command()} >> {shlex.quote(str(log))} 2>&1 {marker()}"
 
 
-def watchdog_main(action: str, every: int = 5) -> int:
+def watchdog_main(action: str, every: int = 5, systemd: bool = False) -> int:
+    if systemd:  # where cron is not allowed: a systemd user service and timer
+        from supervisor.cli import systemd_watchdog
+        if action == "install":
+            return systemd_watchdog.install(every)
+        if action in ("remove", "uninstall"):
+            return systemd_watchdog.uninstall()
+        installed, detail = systemd_watchdog.status()
+        print(f"watchdog (systemd) {'installed' if installed else 'not installed'}: {detail}")
+        return 0 if installed else 1
+    if action == "uninstall":
+        action = "remove"
     if action == "install":
         if not 1 <= every <= 59:
             raise WatchdogError(f"--every {every}: give the minutes between checks, from 1 to 59 (e.g. --every 5)")

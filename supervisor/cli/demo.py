@@ -97,6 +97,7 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     build_workspace(workspace)
     backend = "tmux" if shutil.which("tmux") else "local"
     config = resolve_config(workspace, backend=backend)
+    print(boundary_line(workspace, config))
     run = create_run(workspace, config)
     print(f"run {run.run_id}: agent in {backend}" + (f" (watch: nightshift attach {run.run_id})" if backend == "tmux" else ""))
     started = time.monotonic()
@@ -123,6 +124,18 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     if backend == "tmux":
         subprocess.run(["tmux", "-L", f"ns-{run.run_id}", "kill-server"], capture_output=True)
     return code
+
+
+def boundary_line(workspace: Path, config) -> str:
+    """The demo's second line: whether the run it shows has nightshift's boundary, and why not where it has none
+    (so the first run a user sees is not mistaken for the one a cluster without bubblewrap gives)."""
+    from supervisor.sandbox.boundary import boundary_for
+
+    problem = boundary_for(workspace, config).problem
+    if problem is None:
+        return "boundary: on (the agent's processes run in nightshift's namespace, bubblewrap)"
+    return (f"boundary: OFF for this demo: {problem}; the agent's processes run without nightshift's namespace "
+            f"(`make tools` as root installs bubblewrap; `nightshift doctor` says what is missing)")
 
 
 def _require_pytest() -> None:

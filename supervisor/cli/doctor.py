@@ -48,6 +48,10 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     from supervisor.cli.cron_watchdog import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
+    from supervisor.cli import systemd_watchdog
+    installed, detail = systemd_watchdog.status()
+    rows.append((True, "watchdog (systemd)", ("installed: " if installed else "not installed: ") + detail))
+    rows.append((True, "linger", systemd_watchdog.linger_line()))
     sbatch = shutil.which("sbatch")
     rows.append((True, "slurm", f"CLI at {sbatch}" if sbatch else "no Slurm CLI (only needed for --backend slurm)"))
     return rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.heldout import budget_line, full_lines, read_private
+from supervisor.run.heldout import budget_line, full_lines, read_private, read_private_many
 
 NOTHING_HELD = ("every comparison is visible: a solver that memorises the visible answers passes; hold out at least "
                 "one data set (`nightshift init --reference-dir DIR --holdout NAME|N`)")
@@ -69,8 +69,9 @@ def report_lines(report, full: bool) -> list[str]:
         where = private_folder(report.run_dir).parent / "report.html"
         return lines + ["held-out figures are left out of this copy: it is inside the workspace, where the agent "
                         f"reads it; `nightshift report {report.run_id}` writes them to {where}"]
+    found = read_private_many(report.run_dir, [(point["shift"], point["turn"]) for point in report.timeline])
     for point in report.timeline:
-        private = read_private(report.run_dir, point["shift"], point["turn"]) or {}
+        private = found.get((point["shift"], point["turn"])) or {}
         for entry in private.get("comparisons", []):
             try:
                 point["values"][entry["name"]] = float(entry["ratio"])

@@ -55,9 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--foreground", action="store_true")
     s.add_argument("--dead", action="store_true", help="every run of yours on this host whose supervisor died "
                                                        "(and that no person paused or stopped)")
-    s = sub.add_parser("watchdog", help="a crontab line that resumes runs whose supervisor died")
-    s.add_argument("action", choices=["install", "remove", "status"])
+    s = sub.add_parser("watchdog", help="a crontab line (or systemd user timer) that resumes runs whose supervisor "
+                                        "died")
+    s.add_argument("action", choices=["install", "remove", "uninstall", "status"])
     s.add_argument("--every", type=int, default=5, help="minutes between checks (install)")
+    s.add_argument("--systemd", action="store_true", help="a systemd user service and timer instead of cron")
 
     s = sub.add_parser("ls", help="list your runs")
     s.add_argument("--prune", action="store_true", help="drop runs whose folder is gone from the list (asks first)")
@@ -152,7 +154,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return wait_main(args.run, args.timeout)
     if verb == "watchdog":
         from supervisor.cli.cron_watchdog import watchdog_main
-        return watchdog_main(args.action, args.every)
+        return watchdog_main(args.action, args.every, systemd=args.systemd)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
         return doctor_main(Path(args.dir), slurm=args.slurm)
@@ -166,9 +168,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.config.schema import load_config
         from hpc.submit import submit_config
         make_client(load_config(Path(args.dir)).slurm.client)  # no Slurm: the one-line error, before anything
-        submit_config(Path(args.dir), lanes=args.lanes)  # a fleet that cannot start: one line, before the preflight
+        from supervisor.fleet.launch import start_note
+        config = submit_config(Path(args.dir), lanes=args.lanes)  # a fleet that cannot start: one line, first
         found = None if args.no_check else preflight_for_start(Path(args.dir))
-        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes)
+        return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes,
+                           note=start_note(Path(args.dir), config))  # after the preflight: it may write files
     if verb in ("ls", "forget"):
         from supervisor.cli import registry_verbs
         return getattr(registry_verbs, f"cmd_{verb}")(args)

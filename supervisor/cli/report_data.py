@@ -97,7 +97,7 @@ def gather(run_dir: Path) -> Report:
     report.rows = _turn_rows(scan, run_dir) if report.per_turn else _shift_rows(state, scan)
     _diff_sizes(report)
     report.failed_approaches, report.failed_note = failed_approaches(state.get("workspace"))
-    report.human = human_events(scan)
+    report.human = human_events(scan, report.run_id)
     report.judge = _judge(report, scan)
     report.budget = budget_lines(state, scan, config, run_dir)
     report.final = _final(state)

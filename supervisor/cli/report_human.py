@@ -1,79 +1,23 @@
-"""The report's "what needed a human" list and its budget lines (cost, hours, core-hours, burn rate, projection).
-
-Event types come from several parts of nightshift, some newer than this file: each is described when known,
-and any other human-facing type (``policy.*``, ``slurm.*``, ``approval.*``) is shown with its data, so a new
-kind of refusal is never hidden.
-"""
+"""The report's "what needed a human" list (its rows' words are report_person's) and its budget lines (cost, hours,
+core-hours, burn rate, projection)."""
 from __future__ import annotations
 
 import time
 from pathlib import Path
 from typing import Any
 
+from supervisor.cli.report_person import person_line
 from supervisor.cli.report_scan import Scan, ts_seconds
 from supervisor.run.allocation import allocation, describe
 
-def _line(kind: str, d: dict[str, Any]) -> str | None:
-    if kind == "run.paused":
-        from supervisor.cli.outcome import pause_kind  # older runs recorded only the reason's text
-        what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
-        label = {"blocked": "agent claimed blocked", "breaker": "breaker pause", "budget": "budget pause",
-                 "dialog": "waiting for a person at the agent's screen", "user": "paused by a person",
-                 "judge": "held for a person: the judge was down",
-                 "crashloop": "held for a person: the supervisor kept dying"}.get(what, "paused")
-        return f"{label}: {d.get('reason', '')}"
-    if kind == "breaker.tripped":
-        return f"breaker tripped: {d.get('reason', '')}"
-    if kind == "budget.exceeded":
-        return f"budget spent: {d.get('what')} = {d.get('value')} (limit {d.get('limit')})"
-    if kind == "agent.waiting" and d.get("kind") == "human":
-        return f"waited for a person: {d.get('what')} (policy: {d.get('on_wait')})"
-    if kind == "agent.waiting":
-        return f"API limit, waited until {d.get('until')}: {d.get('reason', '')}"
-    if kind == "agent.wait_answered":
-        return f"the wait was answered: {d.get('answer')} (by {d.get('by')})"
-    if kind == "command.accepted":
-        verb = d.get("verb")
-        if verb == "nudge":
-            return f"nudge: {(d.get('args') or {}).get('message', '')}"
-        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
-    if kind == "judge.unavailable":
-        return f"judge unavailable: {d.get('error')}"
-    if kind == "agent.stalled":
-        return f"the agent was silent for {d.get('silent')}: " + ("nudged" if d.get("action") == "nudged" else
-                                                                   "its shift was ended, a fresh one started")
-    if kind == "supervisor.revived":
-        return f"the supervisor had died ({d.get('reason')}); restarted by the {d.get('by')}"
-    if kind == "judge.waiting":
-        return f"judge unavailable, asked again (try {d.get('tries')}): {d.get('error')}"
-    if kind.startswith("policy."):
-        what = d.get("rule") or d.get("tool") or d.get("command") or d.get("what") or ""
-        why = d.get("reason") or d.get("message") or ""
-        return f"policy refused{(' ' + str(what)) if what else ''}{(': ' + str(why)) if why else ''}" \
-            if kind.endswith("denied") else f"{kind}: {_short(d)}"
-    if kind == "preflight.finished":
-        problems = d.get("problems") or []
-        return (f"preflight {'passed' if d.get('passed') else 'failed'}"
-                + (f", {len(problems)} problem(s)" if problems else "")
-                + (f"; starting gap: worst {d['metric']:.3g}x the tolerance" if isinstance(d.get("metric"), (int, float))
-                   else ""))
-    if kind == "preflight.skipped":
-        return f"preflight skipped: {d.get('reason', '')}"
-    if kind.startswith(("preflight", "budget.", "approval.", "slurm.", "core_hours")):
-        return f"{kind}: {_short(d)}"
-    return None
 
-
-def _short(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in list(d.items())[:5])[:240]
-
-
-def human_events(scan: Scan) -> list[dict[str, Any]]:
-    """Everything that needed or got a person, in log order: {ts, shift, kind, text}."""
+def human_events(scan: Scan, run_id: str = "RUN") -> list[dict[str, Any]]:
+    """Everything that needed or got a person, in log order: {ts, shift, kind, text}, the text in words with what
+    to do (report_person)."""
     out = []
     for event in scan.human:
         kind = str(event.get("type"))
-        text = _line(kind, event.get("data") or {})
+        text = person_line(kind, event.get("data") or {}, run_id)
         if text:
             out.append({"ts": event.get("ts"), "shift": event.get("shift"), "kind": kind, "text": text})
     return out

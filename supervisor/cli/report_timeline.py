@@ -15,6 +15,17 @@ MARKERS_UP_TO = 300  # more verdicts than this: lines only (markers would hide t
 def timeline_png(timeline: list[dict[str, Any]], start_gap: dict[str, float], heldout: set[str],
                  title: str) -> tuple[str | None, str]:
     """(base64 PNG or None, a one-line reason when there is no image)."""
+    fig, why = timeline_figure(timeline, start_gap, heldout, title)
+    if fig is None:
+        return None, why
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii"), ""
+
+
+def timeline_figure(timeline: list[dict[str, Any]], start_gap: dict[str, float], heldout: set[str],
+                    title: str) -> tuple[Any, str]:
+    """(the matplotlib Figure or None, a one-line reason when there is none)."""
     names = sorted({n for point in timeline for n in point["values"]} | set(start_gap))
     tests = [p.get("tests") for p in timeline]
     has_tests = any(t is not None for t in tests)
@@ -54,6 +65,8 @@ def timeline_png(timeline: list[dict[str, Any]], start_gap: dict[str, float], he
         ax = axes[-1][0]
         ax.step(xs, [t if t is not None else math.nan for t in tests], where="post", color="C2")
         ax.set_ylabel("tests passing")
+        from matplotlib.ticker import MaxNLocator
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of tests: 1.5 tests is no tick
         ax.grid(True, alpha=0.3)
     axes[-1][0].set_xlabel("verdict (in order; 0 = before the agent's first change)" if start_gap else
                            "verdict (in order)")
@@ -61,9 +74,7 @@ def timeline_png(timeline: list[dict[str, Any]], start_gap: dict[str, float], he
     axes[0][0].set_title(title, fontsize=10)
     # Fixed margins: tight_layout measures every tick label and costs more than the rest of the report.
     fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.2 if rows == 2 else 0.25, hspace=0.12)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii"), ""
+    return fig, ""
 
 
 def _positive(value: Any) -> float:

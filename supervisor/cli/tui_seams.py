@@ -73,8 +73,24 @@ def report(run):
     return build_report(run.root)[0]
 
 
+def stop(run):
+    """The TUI's stop key: `nightshift stop`'s own code (a submitted chain's queued jobs cancelled first), its
+    outcome as the TUI's acknowledgement."""
+    from supervisor.cli.stop_verb import stop_run
+    from tui.seams import Ack, ActionError
+
+    try:
+        stopped = stop_run(run, wait=5.0)
+    except Exception as exc:  # noqa: BLE001 - a user's error (already finished, Slurm away) is a notice
+        if is_user_error(exc):
+            raise ActionError(str(exc)) from None
+        raise
+    return Ack("stop", stopped.accepted, "; ".join(stopped.lines) if stopped.accepted is not False
+               else stopped.reason)
+
+
 def face_seams():
     from tui.seams import Seams
 
-    return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run, report=report,
+    return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run, report=report, stop=stop,
                  plan_submit=_as_action_error(plan_submit), submit_plan=_as_action_error(submit_plan))

@@ -61,7 +61,7 @@ def cmd_run(args) -> int:
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
-    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, with_lanes
+    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, start_note, with_lanes
     from supervisor.shift.workspace_lock import launch_lock
     config = with_lanes(config, getattr(args, "lanes", None))
     with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
@@ -73,7 +73,7 @@ def cmd_run(args) -> int:
             refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
             found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
-        lanes = f" ({config.fleet.lanes} lanes)" if is_fleet(config) else ""
+        lanes = f" ({config.fleet.lanes} lanes){start_note(ws, config)}" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
         from supervisor.gitguard import not_run
         kept_off = not_run(ws)
@@ -175,24 +175,19 @@ cmd_approve, cmd_deny = _command("approve"), _command("deny")
 
 
 def cmd_stop(args) -> int:
-    """Stop a run; for a submitted run, first cancel its queued continuation jobs (see hpc.chain.stop_chain)."""
-    from hpc.chain import has_chain
-    from supervisor.run.state import load_state
+    """Stop a run (supervisor/cli/stop_verb.py, the TUI's stop key too): a submitted run's queued jobs first."""
+    from supervisor.cli.stop_verb import stop_run
 
     run = find_run(args.run)
-    if has_chain(run) and load_state(run.root)[0]["phase"] != "finished":
-        from hpc.chain import stop_chain
-        from hpc.client import make_client
-        from supervisor.shift.launcher import finish_unsupervised, frozen_config
-
-        cancelled, running = stop_chain(run, make_client(frozen_config(run).slurm.client))
-        listed = ", ".join(map(str, cancelled)) or "none"
-        if running is None:  # nothing runs the supervisor: record the end here, nothing is left to pick it up
-            finish_unsupervised(run, "stopped", f"stopped by the user while queued (cancelled jobs: {listed})")
-            print(f"stop: run {run.run_id} stopped; its queued jobs were cancelled ({listed})")
-            return 0
-        print(f"stop: queued continuation jobs cancelled ({listed}); job {running} stops the run")
-    return _command("stop")(args)
+    stopped = stop_run(run, wait=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
+    for line in stopped.lines[:-1]:
+        print(line)
+    last = stopped.lines[-1]
+    if stopped.accepted:
+        print(last)
+        return 0
+    print(f"nightshift: {last}", file=sys.stderr)
+    return 1 if stopped.accepted is False else 3
 
 
 def _age(ts: str | None) -> str:

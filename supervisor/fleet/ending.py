@@ -60,8 +60,12 @@ def conclude(sup) -> None:
                       f"branch back and `nightshift resume {sup.run_paths.run_id}`")
             sup.emit("run.paused", kind="git", reason=reason)
             return sup.say(f"fleet paused: {reason}")
-        head = finish.merge_winner(sup.run_paths.workspace, lane["branch"]) if problem is None else sha
-        sup.emit("fleet.merged", lane=winner, branch=lane["branch"], sha=head)
+        head, moved = (finish.merge_winner(sup.run_paths.workspace, lane["branch"], sup.run_paths.root / "set-aside")
+                       if problem is None else (sha, []))
+        sup.emit("fleet.merged", lane=winner, branch=lane["branch"], sha=head, set_aside=moved)
+        if moved:
+            sup.say(f"fleet: {len(moved)} untracked file(s) the winner also has were moved to "
+                    f"{sup.run_paths.root / 'set-aside'} before the merge (e.g. {moved[0]})")
     write_changelog(sup, winner, sup.fleet["decided"]["reason"])
     record_winning_verdict(sup, winner)
     sup.emit("run.finished", outcome="done", reason=f"lane {winner} verified by the fleet and merged "

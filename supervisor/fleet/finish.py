@@ -25,16 +25,26 @@ def merge_problem(workspace: Path, branch: str | None, base: str) -> str | None:
     if now != base:
         return (f"branch {branch} moved since the fleet began (was {base[:10]}, now {(now or '?')[:10]}): nothing "
                 f"was merged over it")
-    if gitops.worktree_changes(repo):
-        return f"{workspace} has uncommitted changes; commit or stash them"
+    untracked = set(gitops.untracked_paths(repo))
+    if [p for p in gitops.worktree_changes(repo) if p not in untracked]:
+        return f"{workspace} has uncommitted changes to tracked files; commit or stash them"
     return None
 
 
-def merge_winner(workspace: Path, lane_branch: str) -> str:
-    """Fast-forward the run's branch to the winning lane's branch; returns the new HEAD."""
+def merge_winner(workspace: Path, lane_branch: str, set_aside: Path) -> tuple[str, list[str]]:
+    """Fast-forward the run's branch to the winning lane's branch; returns the new HEAD and the untracked files
+    moved into ``set_aside`` first. An untracked file the winner tracks (an output the preflight's oracle wrote
+    before the fleet began, say) would stop git's merge; it is the user's, so it is kept there, never deleted."""
     repo = gitops.open_repo(workspace)
+    root = Path(repo.working_tree_dir)
+    theirs = set(repo.git.ls_tree("-r", "-z", "--name-only", lane_branch).split("\0"))
+    moved = [p for p in gitops.untracked_paths(repo) if p in theirs]
+    for rel in moved:
+        target = set_aside / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).rename(target)
     repo.git.merge("--ff-only", "-q", lane_branch)
-    return gitops.head_sha(repo)
+    return gitops.head_sha(repo), moved
 
 
 def lanes_section(rows: list[dict[str, Any]], winner: int | None, why: str) -> str:

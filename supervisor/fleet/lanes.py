@@ -1,6 +1,7 @@
 """Planning a fleet and making its lanes. Everything a fleet could be refused for is checked before anything is
-created (one line each): uncommitted changes (a worktree starts from a commit), a lane branch already taken, more
-lanes than the limits can pay one shift each. A lane is a git worktree on its own branch holding an ordinary run
+created (one line each): changes to tracked files (a worktree starts from a commit and would lose them; untracked
+files are only named, since they are the user's to keep), a lane branch already taken, more lanes than the limits
+can pay one shift each. A lane is a git worktree on its own branch holding an ordinary run
 whose config is the fleet's with the lane's approach in the goal and the other lanes' folders out of sight.
 """
 from __future__ import annotations
@@ -39,8 +40,9 @@ def branch_for(run_id: str, lane: int) -> str:
     return f"nightshift/{run_id}/lane-{lane}"
 
 
-def refuse_fleet(workspace: Path, config: Config, run_id: str, lanes: int) -> None:
-    """Raise a one-line FleetRefused where this fleet cannot start; nothing is created before."""
+def refuse_fleet(workspace: Path, config: Config, run_id: str, lanes: int) -> list[str]:
+    """Raise a one-line FleetRefused where this fleet cannot start; nothing is created before. Returns the untracked
+    files the lanes will not see (they start from the last commit): no reason to refuse, but worth a word."""
     if lanes < 1:
         raise FleetRefused(f"--lanes {lanes}: a fleet needs 1 lane or more; give e.g. --lanes 4")
     if len(config.fleet.approaches) > lanes:
@@ -49,10 +51,14 @@ def refuse_fleet(workspace: Path, config: Config, run_id: str, lanes: int) -> No
     repo = gitops.open_repo(workspace)
     if gitops.head_sha(repo) is None:
         raise FleetRefused(f"{workspace} has no commit yet; lanes start from a commit: commit your work first")
-    dirty = gitops.worktree_changes(repo)
+    untracked = gitops.untracked_paths(repo)
+    # Only a change to a tracked file refuses: the lane would work on the old version and its merge would clash.
+    # Untracked files (a candidate the preflight's oracle just wrote, a scratch file) stay where they are.
+    dirty = [p for p in gitops.worktree_changes(repo) if p not in set(untracked)]
     if dirty:
-        raise FleetRefused(f"{workspace} has {len(dirty)} uncommitted change(s) (e.g. {dirty[0]}); lanes start from "
-                           f"the last commit and would not see them: commit or stash them, then run again")
+        raise FleetRefused(f"{workspace} has {len(dirty)} uncommitted change(s) to tracked files (e.g. {dirty[0]}); "
+                           f"lanes start from the last commit and would not see them: commit or stash them, then "
+                           f"run again")
     taken = [branch_for(run_id, k) for k in range(1, lanes + 1) if branch_for(run_id, k) in repo.heads]
     if taken:
         raise FleetRefused(f"branch {taken[0]} already exists; lanes need their own branches: delete it "
@@ -66,6 +72,16 @@ def refuse_fleet(workspace: Path, config: Config, run_id: str, lanes: int) -> No
                                f"run fewer lanes")
     if limits.max_shifts < 1 or (limits.max_hours and limits.max_hours <= 0):
         raise FleetRefused("[limits] leaves no shift for any lane; raise max_shifts")
+    return untracked
+
+
+def untracked_note(untracked: list[str]) -> str:
+    """The start line's word on the untracked files a fleet's lanes will not see ('' when there are none)."""
+    if not untracked:
+        return ""
+    shown = ", ".join(untracked[:3]) + (f" and {len(untracked) - 3} more" if len(untracked) > 3 else "")
+    return (f"; the lanes start from the last commit and do not see {len(untracked)} untracked file(s): {shown} "
+            f"(commit what they need)")
 
 
 def _walltime_hours(text: str) -> float:

@@ -41,6 +41,16 @@ def refuse_fleet_now(workspace: Path, config: Config) -> str:
     return run_id
 
 
+def start_note(workspace: Path, config: Config) -> str:
+    """What a fleet's start line adds: the untracked files its lanes will not see ('' for one run, or none)."""
+    if not is_fleet(config):
+        return ""
+    from supervisor import gitops
+    from supervisor.fleet.lanes import untracked_note
+
+    return untracked_note(gitops.untracked_paths(gitops.open_repo(workspace)))
+
+
 def create_fleet(workspace: Path, config: Config, run_id: str | None = None) -> RunPaths:
     """The fleet's run (checked again: the preflight may have taken a while); its lanes are made by its supervisor."""
     from supervisor.shift.launcher import create_run

@@ -5,6 +5,7 @@ views (status, log, report, TUI) show from it and from the fold's account (evalu
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from supervisor.run.paths import heldout_store
@@ -19,10 +20,35 @@ def private_folder(run_root: Path) -> Path:
     return heldout_store(Path(run_root) / "references") / "reports"
 
 
+def _name(shift: int | None, turn: int | None) -> str:
+    return f"{shift}-t{turn}.oracle.json"
+
+
 def read_private(run_root: Path, shift: int | None, turn: int | None) -> dict | None:
     """A verdict's full held-out figures (the user's views), or None when there are none."""
+    return _read(private_folder(run_root) / _name(shift, turn))
+
+
+def read_private_many(run_root: Path, keys: list[tuple[int | None, int | None]]) -> dict[tuple, dict]:
+    """{(shift, turn): figures} for the verdicts among ``keys`` that have them: the folder is found and listed once
+    (the report asks for thousands of verdicts; finding the folder costs a path resolution each time)."""
+    folder = private_folder(run_root)
     try:
-        return json.loads((private_folder(run_root) / f"{shift}-t{turn}.oracle.json").read_text())
+        present = {entry.name for entry in os.scandir(folder)}
+    except OSError:
+        return {}
+    out = {}
+    for key in keys:
+        if _name(*key) in present:
+            found = _read(folder / _name(*key))
+            if found is not None:
+                out[key] = found
+    return out
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
 

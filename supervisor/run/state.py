@@ -21,7 +21,7 @@ preflight.finished passed problems metric metrics summary report (the baseline: 
 preflight.skipped  reason
 policy.denied    (shift) tool input rule message  policy.sandbox available problem
 agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
-judge.waiting    (shift) turn until tries error  verify.retried (shift) turn reason
+judge.waiting    (shift) turn until tries error deadline  verify.retried (shift) turn reason
 supervisor.revived by reason deaths (written by `resume --dead` before it starts a new supervisor)
 agent.stalled    (shift) turn action=nudged|ended silent [delivered]
 """
@@ -123,8 +123,9 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state.update(phase="stopped", status="verifying")
     elif kind == "judge.waiting":
         state.update(status="waiting", waiting_until=data.get("until"))
+        state["judge_wait"] = {"shift": shift, "turn": data.get("turn"), "deadline": data.get("deadline")}  # restarts
     elif kind == "verify.finished":
-        state.update(last_verdict=data, phase="verified")
+        state.update(last_verdict=data, phase="verified", judge_wait=None)
         _shift_row(state, shift)["verdict"] = "pass" if data.get("passed") else "fail"
         if data.get("judge"):
             _shift_row(state, shift)["judge"] = data["judge"]
@@ -142,7 +143,10 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             _shift_row(state, shift)["commits"].append(data.get("sha"))
         if data.get("passed") and data.get("head"):
             state["accepted_base"] = data["head"]
-        state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0
+        counted = [shift, data.get("turn")]  # a stop verified again (judge hold, `resume`) counts once, not twice
+        if data.get("turn") is None or state.get("stale_counted") != counted:
+            state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0
+            state["stale_counted"] = counted
     elif kind == "pushback.sent":
         # Delivered into the live session (hook answer, typed) the agent goes on; otherwise a new process.
         live = data.get("delivery") in ("hook", "typed")

@@ -5,7 +5,8 @@ While the supervisor waits it keeps its heartbeat and reads its inbox (a `stop` 
 ``judge.waiting`` event, so `status` and the TUI say what the run is doing. Only the judge is asked again: the
 oracle and the tests of the same stop stand. A judge that cannot come back by itself (no key, a refused model, a
 logged-out CLI, a spent cap) holds the run at once, with the reason and its fix. After a person resumes a held
-run the same stop is verified afresh (``verify.retried``), so a judge that is back by then decides.
+run the same stop is verified afresh (``verify.retried``), so a judge that is back by then decides. The wait's
+deadline is in each ``judge.waiting`` event: a supervisor restarted during the wait keeps it.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def first_delay(max_wait: float) -> float:
 def wait_for_judge(sup, ctx: StopContext, verdict: Verdict) -> Verdict:
     """Ask the judge again with backoff while it is down for a reason that may pass, until ``max_wait``."""
     max_wait = sup.config.judge.max_wait
-    deadline = time.time() + max_wait
+    deadline = kept_deadline(sup.state, ctx) or time.time() + max_wait
     delay, tries = first_delay(max_wait), 1
     while judge_down(verdict) and verdict.judge.get("retry") and not sup.stop_requested:
         now = time.time()
@@ -49,6 +50,16 @@ def wait_for_judge(sup, ctx: StopContext, verdict: Verdict) -> Verdict:
         verdict = rejudge(ctx, verdict)
         delay, tries = min(delay * 2, LONGEST_DELAY), tries + 1
     return verdict
+
+
+def kept_deadline(state: dict[str, Any], ctx: StopContext) -> float | None:
+    """The deadline of a wait for this same stop that a previous supervisor began (from the log), if any: a restart
+    mid-wait does not give the judge a fresh ``max_wait``. A wait after a person's `resume` starts afresh (the
+    hold's verify.finished ended the old one)."""
+    wait = state.get("judge_wait") or {}
+    if wait.get("deadline") and (wait.get("shift"), wait.get("turn")) == (ctx.shift, ctx.turn):
+        return float(wait["deadline"])
+    return None
 
 
 def hold_reason(run_id: str, verdict: dict[str, Any], max_wait: float, config: Any) -> str:

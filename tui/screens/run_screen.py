@@ -17,7 +17,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from supervisor.fleet.state import is_fleet_dir, lane_rows
 from tui import fmt
 from tui.fleet_rows import fleet_line
-from tui.runs import orphaned, read_supervisor, run_limits, status_label, where_it_runs
+from tui.runs import held, orphaned, read_supervisor, run_limits, status_label, where_it_runs
 from tui.slurm_view import slurm_lines
 from tui.widgets.agent_tail import AgentTail
 from tui.widgets.doc_view import DocView
@@ -124,6 +124,9 @@ class RunScreen(Screen):
             text.append(f" · {state['refusals']} refused", style="yellow")
         if orphaned(state, sup):
             text.append(f" · no supervisor: `nightshift resume {self.run_id}`", style="red")
+        elif held(state) and not sup.alive:
+            text.append(f" · paused, no supervisor needed: `nightshift resume {self.run_id}` when ready",
+                        style="yellow")
         text.append(f"\n{where_it_runs(state, now)} · last event {fmt.ts_age(state.get('last_event_ts'), now)} ago · ",
                     style="dim")
         text.append(fmt.ellipsize(state.get("goal") or "", 200), style="dim")

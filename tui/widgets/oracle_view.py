@@ -11,10 +11,10 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from supervisor.run.paths import RunPaths
-from supervisor.run.heldout import budget_line, read_private
+from supervisor.run.heldout import budget_line, read_private, read_private_many
 from tui import fmt
 from tui.follow import latest_turn_file
-from tui.oracle_report import OracleRow, history, load_report, num
+from tui.oracle_report import OracleRow, heldout_keys, heldout_series, history, load_report, num
 from tui.widgets.oracle_plot import OracleHistoryPlot
 
 COLUMNS = ("Result", "Comparison", "Column", "max rel", "tol", "at x", "p95", "failing", "max abs")
@@ -70,9 +70,19 @@ class OracleView(Vertical):
         if key == self._shown:
             return
         self._shown = key
-        self.query_one(OracleHistoryPlot).set_series(history(metrics, state.get("baseline")))
+        visible = history(metrics, state.get("baseline"))
+        self.query_one(OracleHistoryPlot).set_series(visible)
+        self.load_heldout_lines(visible, metrics, state.get("baseline"))
         self.load(report_path(self.run, state), metrics[-1] if metrics else None, state.get("best_metric"),
                   budget_line(state.get("heldout")))
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="oracle-heldout")
+    def load_heldout_lines(self, visible: dict, metrics: list[dict[str, Any]], baseline: dict | None) -> None:
+        # The held-out lines, as the report and `nightshift plot` draw them: from the user's private figures
+        # (the fold carries none), read in a worker since a long run has thousands.
+        held = heldout_series(metrics, baseline, read_private_many(self.run.root, heldout_keys(metrics)))
+        if held:
+            self.app.call_from_thread(self.query_one(OracleHistoryPlot).set_series, {**visible, **held})
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="oracle")
     def load(self, path, last: dict[str, Any] | None, best: Any, exam: str | None = None) -> None:
