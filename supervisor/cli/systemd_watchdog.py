@@ -15,9 +15,9 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from supervisor.run.own_python import python_argv
 from supervisor.errors import UserError
 from supervisor.run.paths import registry_path
 
@@ -49,7 +49,7 @@ def service_text() -> str:
     log = registry_path().parent / "watchdog.log"
     env = " ".join(quoted(f"{k}={v}") for k, v in (("PATH", os.environ.get("PATH", "/usr/bin:/bin")),
                                                       ("XDG_STATE_HOME", str(state_home))))
-    exec_start = " ".join(quoted(a) for a in (sys.executable, "-m", "supervisor.cli.main", "resume", "--dead"))
+    exec_start = " ".join(quoted(a) for a in python_argv("supervisor.cli.main", "resume", "--dead"))
     # append: takes a bare path (no quoting): one with whitespace goes to the user journal instead.
     output = ("" if any(c.isspace() for c in str(log))
               else f"StandardOutput=append:{str(log).replace('%', '%%')}\nStandardError=append:"
