@@ -35,15 +35,15 @@ def default_ssh_key() -> Path:
     return Path.home() / ".ssh" / "id_ed25519"
 
 
-def chosen_key(setting: str) -> Path | None:
-    """The private key file that signs (None: unsigned). ``setting``: ``[attest] key``."""
+def chosen_key(setting: str, label: str = "[attest] key") -> Path | None:
+    """The private key file that signs (None: unsigned). ``setting``: ``[attest] key`` (or --key, ``label``)."""
     if setting.strip().lower() == "none":
         return None
     if setting:
         path = Path(setting).expanduser()
         if not path.is_file():
-            raise KeyProblem(f"[attest] key = {setting!r}: no such file; fix the path in nightshift.toml, or "
-                            f"{NEW_KEY_HINT} (set key = \"none\" to attest unsigned)")
+            raise KeyProblem(f"{label} = {setting!r}: no such file; fix the path, or {NEW_KEY_HINT} ([attest] "
+                             "key = \"none\" attests unsigned)")
         return path
     for path in (own_key_path(), default_ssh_key()):
         if path.is_file():

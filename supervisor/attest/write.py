@@ -47,31 +47,34 @@ def attestation_path(run_root: Path, verdict: int) -> Path:
     return Path(run_root) / "attestations" / f"verdict-{verdict}.dsse.json"
 
 
-def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = False) -> Attested:
+def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = False,
+                   key: str | None = None) -> Attested:
+    """``key``: a key file for this attestation instead of ``[attest] key`` (the run's, frozen at its start)."""
     from supervisor.config.schema import parse_config
 
     facts = verdict_facts(run_root, number)
     config = parse_config(facts.config_text, str(facts.run.config))
     problems: list[str] = []
     try:
-        key_file = chosen_key(config.attest.key)
-        key = signing_key(key_file) if key_file else None
+        setting = config.attest.key if key is None else key
+        key_file = chosen_key(setting, "[attest] key" if key is None else "--key")
+        signer = signing_key(key_file) if key_file else None
     except KeyProblem as exc:
         if not at_done:
             raise
-        key = None
+        signer, setting = None, config.attest.key
         problems.append(f"unsigned: {exc}; then `nightshift attest {facts.run.run_id}` signs it")
-    if key is None and not problems:
-        why = "[attest] key = \"none\"" if config.attest.key.strip().lower() == "none" else "no key was found"
+    if signer is None and not problems:
+        why = "[attest] key = \"none\"" if setting.strip().lower() == "none" else "no key was found"
         problems.append(f"unsigned ({why}): nothing vouches for who made it; `nightshift attest --new-key` makes a key")
     statement = build_statement(facts, config)
     predicate = statement["predicate"]
     predicate["event_log"]["sha256"] = sha256_prefix(facts.run.events, facts.log_bytes)
-    predicate["signer"] = key.describe() if key else None
+    predicate["signer"] = signer.describe() if signer else None
     wrong = validate(statement)
     if wrong:  # our own statement breaks our own schema: a bug, never published
         raise RuntimeError(f"the attestation does not validate against its schema: {wrong[0]}")
-    envelope = seal(statement, key)
+    envelope = seal(statement, signer)
     body = (json.dumps(envelope, indent=1) + "\n").encode()
     path = attestation_path(facts.run.root, facts.number)
     make_private_dir(path.parent)
@@ -84,4 +87,4 @@ def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = Fa
         except (GitProblem, OSError) as exc:
             problems.append(f"the git note was not written ({exc}); the file holds the attestation")
     return Attested(path, hashlib.sha256(body).hexdigest(), facts.number, facts.passed, facts.commit,
-                    key.fingerprint if key else None, noted, problems)
+                    signer.fingerprint if signer else None, noted, problems)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def attest_main(run: str | None, verdict: int | None, make_key: bool) -> int:
+def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str | None = None) -> int:
     from supervisor.attest.keys import new_key
     if make_key:
         path, printed = new_key()
@@ -16,7 +16,7 @@ def attest_main(run: str | None, verdict: int | None, make_key: bool) -> int:
             return 0
     from supervisor.attest.write import attest_verdict
     from supervisor.cli.report import resolve_run_dir
-    done = attest_verdict(resolve_run_dir(run), verdict)
+    done = attest_verdict(resolve_run_dir(run), verdict, key=key)
     print("\n".join(done.lines()))
     return 0
 

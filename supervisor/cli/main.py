@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run", nargs="?", help="run id or run directory (default: the newest run)")
     s.add_argument("--verdict", type=int, help="the Nth verdict of the run (default: the last)")
     s.add_argument("--new-key", action="store_true", help="first make an ed25519 signing key for nightshift")
+    s.add_argument("--key", metavar="FILE", help="sign with this ed25519 key instead of [attest] key")
     s = sub.add_parser("verify-result", help="check an attestation's signature and digests; --rerun its figures")
     s.add_argument("target", metavar="FILE|COMMIT")
     s.add_argument("--key", metavar="PUB", help="the signer's public key (OpenSSH .pub or PEM)")
@@ -161,7 +162,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb in ("attest", "verify-result"):
         from supervisor.cli import attest_verbs
         if verb == "attest":
-            return attest_verbs.attest_main(args.run, args.verdict, args.new_key)
+            return attest_verbs.attest_main(args.run, args.verdict, args.new_key, args.key)
         return attest_verbs.verify_result_main(args.target, args.key, args.rerun, args.allow_missing,
                                                args.references, args.dir)
     if verb == "wait":
