@@ -73,8 +73,7 @@ def _container() -> dict[str, Any] | None:
     return out
 
 
-def _slurm(state: dict[str, Any]) -> dict[str, Any] | None:
-    job = state.get("slurm") or {}
+def _slurm(state: dict[str, Any], job: dict[str, Any]) -> dict[str, Any] | None:
     here = os.environ.get("SLURM_JOB_ID")
     if not job.get("job_id") and not here:
         return None
@@ -83,10 +82,11 @@ def _slurm(state: dict[str, Any]) -> dict[str, Any] | None:
             "attested_in_job": here, "attested_on_node": os.environ.get("SLURMD_NODENAME")}
 
 
-def environment(agent_kind: str, claude_bin: str, state: dict[str, Any]) -> dict[str, Any]:
+def environment(agent_kind: str, claude_bin: str, state: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """``state``: the run's fold at the verdict; ``job``: the verified turn's Slurm job (empty: none)."""
     agent: dict[str, Any] = {"kind": agent_kind, "cli": None, "version": None}
     if agent_kind == "claude":
         agent.update(cli=claude_bin, version=_cli_version(claude_bin))
     return {"nightshift": _version("nightshift"), "python": platform.python_version(), "numpy": _version("numpy"),
             "agent": agent, "os": _os_name(), "machine": platform.machine(), "cpu": _cpu_model(),
-            "host": platform.node(), "slurm": _slurm(state), "container": _container()}
+            "host": platform.node(), "slurm": _slurm(state, job), "container": _container()}

@@ -37,6 +37,7 @@ class VerdictFacts:
     heldout_private: dict[str, Any] | None
     references: dict[str, Any] = field(default_factory=dict)  # visible: path -> {sha256, size}
     heldout_refs: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, size}
+    slurm_job: dict[str, Any] = field(default_factory=dict)  # the verified turn's job, as the whole log knows it
     later_oracle: bool = False  # a later verdict ran the oracle again (the workspace's candidates are its)
     log_bytes: int = 0
     last_seq: int = 0
@@ -97,7 +98,12 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     for name, entry in (held.get("heldout") or {}).items():
         copy = heldout_store(run.references) / str(entry.get("copy", ""))
         heldout_refs[name] = {"sha256": entry.get("sha256"), "size": copy.stat().st_size if copy.is_file() else None}
-    return VerdictFacts(run=run, number=number, event=event, commit=events[commit_at]["data"]["head"], state=state,
+    job = (state.get("slurm") or {}).get("job_id")
+    slurm_job: dict[str, Any] = {}
+    for e in events:  # its node and end may be recorded after the verdict (the job ends just after its turn)
+        if e.get("type") == "slurm.job_changed" and job is not None and (e.get("data") or {}).get("job_id") == job:
+            slurm_job.update({k: v for k, v in e["data"].items() if v not in (None, "")})
+    return VerdictFacts(run=run, slurm_job=slurm_job, number=number, event=event, commit=events[commit_at]["data"]["head"], state=state,
                         config_text=config_text, oracle=oracle, heldout_private=read_private(run.root, shift, turn),
                         references=manifest.get("references") or {}, heldout_refs=heldout_refs, later_oracle=later,
                         log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))

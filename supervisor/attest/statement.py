@@ -108,7 +108,7 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
     entries = {e.get("name"): e for e in (facts.oracle or {}).get("comparisons") or [] if isinstance(e, dict)}
     comps = [_comparison(facts, c, entries.get(c.name), ws) for c in (config.oracle.compare if config.oracle else [])]
     plan = facts.check("plan") or {}
-    state, s = facts.state, facts.state
+    s = facts.state
     held = s.get("heldout") or {}
     predicate = {
         "version": 1,
@@ -128,7 +128,7 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
         "definition_of_done": {"sha256": sha256_bytes(dod.words(section).encode()) if section else None,
                                "items": dod.items(claude), "plan": plan.get("summary")},
         "judge": _judge(facts, config, dod.items(claude)),
-        "environment": environment(config.agent.kind, config.agent.claude_bin, state),
+        "environment": environment(config.agent.kind, config.agent.claude_bin, s, facts.slurm_job),
         "run_totals": {"shifts": len(s.get("shifts") or []), "cost_usd": round(float(s.get("cost_usd") or 0), 6),
                        "hours": hours_between(s.get("created"), facts.event.get("ts"))},
         "event_log": {"sha256": None, "bytes": facts.log_bytes, "last_seq": facts.last_seq},

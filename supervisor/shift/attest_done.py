@@ -10,6 +10,7 @@ def attest_done(sup) -> None:
     """``sup``: the shift loop (shift.loop.Supervisor)."""
     shift = sup.state["shift"] or None
     try:
+        sup.session.settle()  # a batch turn's job ends just after its agent: its last state (the node) first
         from supervisor.attest.write import attest_verdict
         done = attest_verdict(sup.run_paths.root, None, at_done=True)
     except Exception as exc:  # noqa: BLE001 - the run is verified done whatever happens to its attestation
