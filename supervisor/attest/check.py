@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.digests import sha256_bytes, sha256_prefix, sha256_under
+from supervisor.attest.digests import digests_under, sha256_bytes, sha256_prefix
 from supervisor.attest.envelope import EnvelopeProblem, open_envelope, signature_holds
 from supervisor.attest.findings import DigestFinder, Findings
 from supervisor.attest.gitnotes import blob_at, commit_of, read_note
@@ -109,17 +109,17 @@ def load_public_line(line: str):
         raise UserError("the statement's signer key is unreadable") from None
 
 
-def _digest_line(found: Findings, what: str, want: str | None, root: Path, rel: str, name: str) -> None:
+def _digest_line(found: Findings, what: str, want: str | None, root: Path, rel: str, name: str,
+                 digests: dict) -> None:
     if not want:
         found.note(f"{what} {rel}: no digest was attested (a later verdict's outputs had replaced it)")
         return
-    try:
-        got = sha256_under(root, rel)[0]
-    except FileNotFoundError:
+    got = digests.get((root, rel))
+    if isinstance(got, FileNotFoundError):
         found.missing(name, f"{what} {rel} is not in {root}")
         return
-    except OSError as exc:
-        found.mismatch(f"{what} {rel}: cannot be read as a plain file ({exc})")
+    if not isinstance(got, str):
+        found.mismatch(f"{what} {rel}: cannot be read as a plain file ({got})")
         return
     if got == want:
         found.ok(f"{what} {rel}: sha256 {want[:16]}… as attested")
@@ -156,7 +156,11 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
         else:
             found.mismatch(f"{CONFIG_NAME} at {commit[:12]} is not the attested one")
     finder = DigestFinder(references + [user_state_dir() / "heldout"])
-    for comp in predicate.get("comparisons") or []:
+    comparisons = [c for c in predicate.get("comparisons") or [] if isinstance(c, dict)]
+    digests = digests_under([(workspace, split_part(str((c.get(side) or {}).get("path", "")))[0])
+                             for c in comparisons if not c.get("heldout")
+                             for side in (("reference",) if rerun else ("reference", "candidate"))])
+    for comp in comparisons:
         ref = comp.get("reference") or {}
         if comp.get("heldout"):
             at = finder.find(ref.get("sha256") or "", ref.get("size"))
@@ -166,11 +170,12 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
             else:
                 found.ok(f"held-out reference of {comp['name']}: found by digest at {at}")
             continue
-        _digest_line(found, "reference", ref.get("sha256"), workspace, split_part(ref.get("path", ""))[0], comp["name"])
+        _digest_line(found, "reference", ref.get("sha256"), workspace, split_part(str(ref.get("path", "")))[0],
+                     comp["name"], digests)
         if not rerun:
             cand = comp.get("candidate") or {}
-            _digest_line(found, "candidate", cand.get("sha256"), workspace, split_part(cand.get("path", ""))[0],
-                         comp["name"])
+            _digest_line(found, "candidate", cand.get("sha256"), workspace, split_part(str(cand.get("path", "")))[0],
+                         comp["name"], digests)
     _event_log(found, workspace, predicate)
     if rerun and here is not None:
         from supervisor.attest.rerun import rerun_oracle

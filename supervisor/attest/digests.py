@@ -92,3 +92,19 @@ def sha256_prefix(path: Path, length: int) -> str | None:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def digests_under(pairs: list[tuple[Path, str]]) -> dict[tuple[Path, str], str | OSError]:
+    """sha256 of many files inside their roots at once (hashlib releases the GIL on large reads: a core per file),
+    each a digest or the OSError that stopped it (a missing file, a link)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(pair: tuple[Path, str]) -> str | OSError:
+        try:
+            return sha256_under(*pair)[0]
+        except OSError as exc:
+            return exc
+
+    unique = list(dict.fromkeys(pairs))
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        return dict(zip(unique, pool.map(one, unique)))

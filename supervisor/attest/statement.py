@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.digests import sha256_bytes, sha256_under
+from supervisor.attest.digests import digests_under, sha256_bytes
 from supervisor.attest.environment import environment
 from supervisor.attest.facts import VerdictFacts, hours_between
 from supervisor.attest.gitnotes import blob_at
@@ -48,7 +48,7 @@ def _column(col: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, ws: Path) -> dict[str, Any]:
+def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests: dict) -> dict[str, Any]:
     ref_path = split_part(comp.reference)[0]
     if comp.heldout:
         private = next((e for e in (facts.heldout_private or {}).get("comparisons", []) if e.get("name") == comp.name),
@@ -61,19 +61,22 @@ def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, ws: Pat
     entry = entry or {}
     cols = [_column(c) for c in entry.get("columns") or [] if isinstance(c, dict)]
     return {"name": comp.name, "heldout": False, "passed": bool(entry.get("passed")),
-            "candidate": {"path": comp.candidate, "sha256": _candidate_digest(facts, ws, comp.candidate)},
+            "candidate": {"path": comp.candidate, "sha256": _text(digests.get(split_part(comp.candidate)[0]))},
             "reference": {"path": comp.reference, "sha256": ref.get("sha256"), "size": ref.get("size")},
             "x": comp.x if comp.x is None or isinstance(comp.x, (str, int)) else str(comp.x),
             "columns": cols, "ratio": _figure(entry.get("ratio")), "error": entry.get("error")}
 
 
-def _candidate_digest(facts: VerdictFacts, ws: Path, candidate: str) -> str | None:
-    if facts.later_oracle:  # a later verdict's oracle wrote over this verdict's candidates: not digested
-        return None
-    try:
-        return sha256_under(ws, split_part(candidate)[0])[0]
-    except OSError:
-        return None
+def _text(digest: Any) -> str | None:
+    return digest if isinstance(digest, str) else None  # a missing candidate (or a link) has no digest
+
+
+def _candidate_digests(facts: VerdictFacts, ws: Path, comps: list) -> dict[str, Any]:
+    """Each visible candidate's digest, hashed side by side; none when a later verdict's oracle wrote over them."""
+    if facts.later_oracle:
+        return {}
+    paths = [split_part(c.candidate)[0] for c in comps if not c.heldout]
+    return {rel: found for (_root, rel), found in digests_under([(ws, p) for p in paths]).items()}
 
 
 def _tests(facts: VerdictFacts, config) -> dict[str, Any]:
@@ -106,7 +109,9 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
     claude = (blob_at(ws, facts.commit, "CLAUDE.md") or b"").decode("utf-8", "replace")
     section = dod.section(claude)
     entries = {e.get("name"): e for e in (facts.oracle or {}).get("comparisons") or [] if isinstance(e, dict)}
-    comps = [_comparison(facts, c, entries.get(c.name), ws) for c in (config.oracle.compare if config.oracle else [])]
+    compares = config.oracle.compare if config.oracle else []
+    digests = _candidate_digests(facts, ws, compares)
+    comps = [_comparison(facts, c, entries.get(c.name), digests) for c in compares]
     plan = facts.check("plan") or {}
     s = facts.state
     held = s.get("heldout") or {}
