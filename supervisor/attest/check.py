@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.attest.digests import digests_under, sha256_bytes, sha256_prefix
+from supervisor.attest.config_view import file_of
 from supervisor.attest.envelope import EnvelopeProblem, open_envelope, signature_holds
 from supervisor.attest.findings import DigestFinder, Findings
 from supervisor.attest.gitnotes import blob_at, commit_of, read_note
@@ -22,7 +23,6 @@ from supervisor.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE, validate
 from supervisor.config import CONFIG_NAME
 from supervisor.errors import UserError
 from supervisor.run.paths import user_state_dir
-from supervisor.verify.oracle.readers import split_part
 
 MAX_ENVELOPE = 64 << 20
 
@@ -157,7 +157,7 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
             found.mismatch(f"{CONFIG_NAME} at {commit[:12]} is not the attested one")
     finder = DigestFinder(references + [user_state_dir() / "heldout"])
     comparisons = [c for c in predicate.get("comparisons") or [] if isinstance(c, dict)]
-    digests = digests_under([(workspace, split_part(str((c.get(side) or {}).get("path", "")))[0])
+    digests = digests_under([(workspace, file_of(str((c.get(side) or {}).get("path", ""))))
                              for c in comparisons if not c.get("heldout")
                              for side in (("reference",) if rerun else ("reference", "candidate"))])
     for comp in comparisons:
@@ -170,11 +170,11 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
             else:
                 found.ok(f"held-out reference of {comp['name']}: found by digest at {at}")
             continue
-        _digest_line(found, "reference", ref.get("sha256"), workspace, split_part(str(ref.get("path", "")))[0],
+        _digest_line(found, "reference", ref.get("sha256"), workspace, file_of(str(ref.get("path", ""))),
                      comp["name"], digests)
         if not rerun:
             cand = comp.get("candidate") or {}
-            _digest_line(found, "candidate", cand.get("sha256"), workspace, split_part(str(cand.get("path", "")))[0],
+            _digest_line(found, "candidate", cand.get("sha256"), workspace, file_of(str(cand.get("path", ""))),
                          comp["name"], digests)
     _event_log(found, workspace, predicate)
     if rerun and here is not None:

@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from supervisor.errors import UserError
-from supervisor.gitops import FALLBACK_IDENTITY
 
 NOTES_REF = "refs/notes/nightshift"
 SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
@@ -78,6 +77,7 @@ def _identity(repo: Path) -> list[str]:
     if git(repo, "config", "--get", "user.email", check=False).returncode == 0 and \
             git(repo, "config", "--get", "user.name", check=False).returncode == 0:
         return []
+    from supervisor.gitops import FALLBACK_IDENTITY  # here: GitPython loads only when the user has no identity
     return ["-c", f"user.name={FALLBACK_IDENTITY[0]}", "-c", f"user.email={FALLBACK_IDENTITY[1]}"]
 
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from supervisor.attest.config_view import file_of
 from supervisor.attest.digests import digests_under, sha256_bytes
 from supervisor.attest.environment import environment
 from supervisor.attest.facts import VerdictFacts, hours_between
@@ -20,7 +21,6 @@ from supervisor.attest.gitnotes import blob_at
 from supervisor.config import CONFIG_NAME
 from supervisor.run.events import utc_now
 from supervisor.verify import definition_of_done as dod
-from supervisor.verify.oracle.readers import split_part
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nightshift.invalid/attestation/verified-result/v1"
@@ -49,7 +49,7 @@ def _column(col: dict[str, Any]) -> dict[str, Any]:
 
 
 def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests: dict) -> dict[str, Any]:
-    ref_path = split_part(comp.reference)[0]
+    ref_path = file_of(comp.reference)
     if comp.heldout:
         private = next((e for e in (facts.heldout_private or {}).get("comparisons", []) if e.get("name") == comp.name),
                        None)
@@ -61,7 +61,7 @@ def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests
     entry = entry or {}
     cols = [_column(c) for c in entry.get("columns") or [] if isinstance(c, dict)]
     return {"name": comp.name, "heldout": False, "passed": bool(entry.get("passed")),
-            "candidate": {"path": comp.candidate, "sha256": _text(digests.get(split_part(comp.candidate)[0]))},
+            "candidate": {"path": comp.candidate, "sha256": _text(digests.get(file_of(comp.candidate)))},
             "reference": {"path": comp.reference, "sha256": ref.get("sha256"), "size": ref.get("size")},
             "x": comp.x if comp.x is None or isinstance(comp.x, (str, int)) else str(comp.x),
             "columns": cols, "ratio": _figure(entry.get("ratio")), "error": entry.get("error")}
@@ -75,7 +75,7 @@ def _candidate_digests(facts: VerdictFacts, ws: Path, comps: list) -> dict[str, 
     """Each visible candidate's digest, hashed side by side; none when a later verdict's oracle wrote over them."""
     if facts.later_oracle:
         return {}
-    paths = [split_part(c.candidate)[0] for c in comps if not c.heldout]
+    paths = [file_of(c.candidate) for c in comps if not c.heldout]
     return {rel: found for (_root, rel), found in digests_under([(ws, p) for p in paths]).items()}
 
 

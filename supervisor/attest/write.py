@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.attest.digests import sha256_prefix
+from supervisor.attest.config_view import run_config
 from supervisor.attest.envelope import seal
 from supervisor.attest.facts import verdict_facts
 from supervisor.attest.gitnotes import GitProblem, add_note
@@ -50,10 +51,8 @@ def attestation_path(run_root: Path, verdict: int) -> Path:
 def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = False,
                    key: str | None = None) -> Attested:
     """``key``: a key file for this attestation instead of ``[attest] key`` (the run's, frozen at its start)."""
-    from supervisor.config.schema import parse_config
-
     facts = verdict_facts(run_root, number)
-    config = parse_config(facts.config_text, str(facts.run.config))
+    config = run_config(facts.config_text)
     problems: list[str] = []
     try:
         setting = config.attest.key if key is None else key

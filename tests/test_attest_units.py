@@ -1,0 +1,47 @@
+"""Small rules of attestations held to the code they mirror: the frozen-config reader against the schema's
+defaults and the oracle's "file.npz:key" rule, and the no-follow digests against a workspace of links."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from supervisor.attest.config_view import file_of, run_config
+from supervisor.attest.digests import LinkRefused, sha256_under
+from supervisor.config.schema import Config, parse_config
+from supervisor.verify.oracle.readers import split_part
+
+
+@pytest.mark.parametrize("spec", ["out/a.dat", "out/a.npz:cl", "b.H5:/g/d", "x.json:a.b", "c:/d.dat", "e.hdf5:",
+                                  "dir.npz/f.dat", "a.json:b.npz:c"])
+def test_file_of_is_the_oracles_rule(spec):
+    assert file_of(spec) == split_part(spec)[0]
+
+
+def test_the_frozen_config_reader_has_the_schemas_defaults_and_values():
+    empty, full = run_config(""), Config()
+    assert empty.agent.kind == full.agent.kind and empty.agent.claude_bin == full.agent.claude_bin
+    assert empty.attest.key == full.attest.key and empty.attest.note == full.attest.note
+    text = ('goal = "g"\n[judge]\n[oracle]\ncommand = "c"\n[[oracle.compare]]\nname = "n"\ncandidate = "a"\n'
+            'reference = "b"\n[attest]\nkey = "none"\n')
+    mine, theirs = run_config(text), parse_config(text)
+    assert mine.judge.model == theirs.judge.model and mine.judge.criteria == theirs.judge.criteria
+    assert mine.oracle.heldout_budget == theirs.oracle.heldout_budget
+    comp, same = mine.oracle.compare[0], theirs.oracle.compare[0]
+    assert (comp.name, comp.candidate, comp.reference, comp.heldout, comp.x) == \
+        (same.name, same.candidate, same.reference, same.heldout, same.x)
+    assert mine.attest.key == "none"
+
+
+def test_digests_never_follow_a_link(tmp_path):
+    ws, outside = tmp_path / "ws", tmp_path / "secret"
+    (ws / "out").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "f.dat").write_text("secret")
+    (ws / "out" / "real.dat").write_text("ok")
+    os.symlink(outside / "f.dat", ws / "out" / "link.dat")
+    os.symlink(outside, ws / "linked")
+    assert sha256_under(ws, "out/real.dat")[1] == 2
+    for rel in ("out/link.dat", "linked/f.dat", "../secret/f.dat", "/etc/passwd"):
+        with pytest.raises(LinkRefused):
+            sha256_under(ws, rel)
