@@ -45,3 +45,15 @@ def test_digests_never_follow_a_link(tmp_path):
     for rel in ("out/link.dat", "linked/f.dat", "../secret/f.dat", "/etc/passwd"):
         with pytest.raises(LinkRefused):
             sha256_under(ws, rel)
+
+
+def test_the_readme_publishes_the_schema_nightshift_validates_with():
+    import json
+    from pathlib import Path
+
+    from supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("<!-- attest-schema: begin")[1].split("<!-- attest-schema: end")[0]
+    published = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
+    assert published == json.loads(SCHEMA_FILE.read_text())
+    assert PREDICATE_TYPE in readme
