@@ -102,6 +102,17 @@ def test_one_changed_byte_in_a_candidate_or_a_reference_is_found_and_named(demo_
     out = copy.ns("verify-result", str(copy.attestation), "--key", str(copy.pub))
     lines = [line for line in out.stdout.splitlines() if line.startswith("MISMATCH")]
     assert out.returncode == 1 and len(lines) == 1 and "reference reference/trajectory.dat" in lines[0], out.stdout
+    copy = demo_run.copy(tmp_path / "deleted")
+    (copy.ws / "out" / "trajectory.dat").unlink()
+    out = copy.ns("verify-result", str(copy.attestation), "--key", str(copy.pub))
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("MISMATCH", "MISSING"))]
+    assert out.returncode == 1 and len(lines) == 1 and "MISSING: candidate out/trajectory.dat" in lines[0], out.stdout
+    copy = demo_run.copy(tmp_path / "linked")  # a candidate swapped for a link to the reference: never followed
+    (copy.ws / "out" / "trajectory.dat").unlink()
+    (copy.ws / "out" / "trajectory.dat").symlink_to(copy.ws / "reference" / "trajectory.dat")
+    out = copy.ns("verify-result", str(copy.attestation), "--key", str(copy.pub))
+    assert out.returncode == 1 and "MISMATCH: candidate out/trajectory.dat: cannot be read as a plain file" in \
+        out.stdout, out.stdout
 
 
 def test_rerun_on_a_clean_clone_confirms_every_figure(demo_run, tmp_path):

@@ -57,3 +57,20 @@ def test_the_readme_publishes_the_schema_nightshift_validates_with():
     published = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
     assert published == json.loads(SCHEMA_FILE.read_text())
     assert PREDICATE_TYPE in readme
+
+
+def test_the_container_image_is_named_and_digested_from_the_runtimes_variables(tmp_path, monkeypatch):
+    import hashlib
+
+    from supervisor.attest.environment import environment
+    image = tmp_path / "solver.sif"
+    image.write_bytes(b"SIF image bytes" * 1000)
+    monkeypatch.delenv("SINGULARITY_CONTAINER", raising=False)
+    monkeypatch.setenv("APPTAINER_CONTAINER", str(image))
+    found = environment("demo", "claude", {}, {})["container"]
+    assert found == {"runtime": "apptainer", "image": str(image),
+                     "sha256": hashlib.sha256(image.read_bytes()).hexdigest()}
+    monkeypatch.setenv("APPTAINER_CONTAINER", str(tmp_path / "a-sandbox-folder"))
+    assert "not readable" in environment("demo", "claude", {}, {})["container"]["note"]
+    monkeypatch.delenv("APPTAINER_CONTAINER")
+    assert environment("demo", "claude", {}, {})["container"] is None
