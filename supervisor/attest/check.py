@@ -10,6 +10,7 @@ only when the attested verdict passed and everything named holds.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,7 @@ def _event_log(found: Findings, workspace: Path, predicate: dict[str, Any]) -> N
     log = predicate.get("event_log") or {}
     run_id = str((predicate.get("run") or {}).get("id", ""))
     path = workspace / ".nightshift" / "runs" / run_id / "events.jsonl"
-    if not run_id or "/" in run_id or not path.is_file():
+    if not re.fullmatch(r"[\w.-]+", run_id) or run_id in (".", "..") or not path.is_file():
         found.missing("event-log", f"the run's event log (.nightshift/runs/{run_id}/events.jsonl) is not here")
         return
     got = sha256_prefix(path, int(log.get("bytes") or 0))

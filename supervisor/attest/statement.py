@@ -92,14 +92,19 @@ def _tests(facts: VerdictFacts, config) -> dict[str, Any]:
             "ratchet": {"regressed": int(regressed.group(1)) if regressed else None, "protected_tests": protected}}
 
 
-def _judge(facts: VerdictFacts, config, rubric: list[str]) -> dict[str, Any]:
+def _judge(facts: VerdictFacts, config, dod_items: list[str]) -> dict[str, Any]:
+    """The judge as it was asked: the rubric is the one verify/judge builds (the Definition of done's items, the
+    configured criteria, the integrity criteria), its digest over the JSON list of its criteria."""
     record = facts.data.get("judge")
     if not record or config.judge is None:
         return {"asked": False, "verdict": "not asked"}
+    from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
     verdict = "pass" if record.get("passed") else ("unavailable" if not record.get("available") else "fail")
-    criteria = rubric + [c for c in config.judge.criteria if c not in rubric]
+    rubric = list(dict.fromkeys(dod_items + [c for c in config.judge.criteria if c not in dod_items]))
+    if getattr(config.judge, "integrity_checks", True):
+        rubric += [c for c in INTEGRITY_CRITERIA if c not in rubric]
     return {"asked": True, "model": config.judge.model, "via": record.get("via"), "verdict": verdict,
-            "rubric_sha256": sha256_bytes(json.dumps(criteria).encode()), "criteria": len(criteria)}
+            "rubric_sha256": sha256_bytes(json.dumps(rubric).encode()), "criteria": len(rubric)}
 
 
 def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
