@@ -100,3 +100,17 @@ def test_a_statement_about_a_commit_not_in_the_repository_and_a_key_that_did_not
     bad_key.write_text("ssh-ed25519 not-base64\n")
     out = demo_run.ns("verify-result", str(demo_run.attestation), "--key", str(bad_key))
     assert out.returncode == 2 and out.stderr.startswith("nightshift: ") and "Traceback" not in out.stderr
+
+
+def test_a_statement_that_breaks_the_schema_is_named_and_not_read_further(demo_run, tmp_path):
+    envelope = read_envelope(demo_run.attestation)
+    statement = statement_of(envelope)
+    statement["predicate"]["comparisons"] = [{"name": 7, "candidate": "../../etc/passwd"}]
+    statement["predicate"]["signer"] = "me"
+    forged = tmp_path / "odd.dsse.json"
+    forged.write_text(json.dumps(reseal_unsigned(envelope, statement)))
+    out = demo_run.ns("verify-result", str(forged), "--dir", str(demo_run.ws))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert any(line.startswith("MISMATCH: the predicate breaks its schema at comparisons/0") for line in
+               out.stdout.splitlines()), out.stdout
+    assert not any(line.startswith(("ok: candidate", "ok: reference")) for line in out.stdout.splitlines())

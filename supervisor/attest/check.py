@@ -82,7 +82,8 @@ def _signature(envelope, predicate: dict[str, Any], key: Path | None, found: Fin
             found.mismatch(f"the signature does not hold for {fingerprint(public)} ({key}): the envelope was "
                            "changed, or another key signed it")
         return
-    named = (predicate.get("signer") or {}).get("public_key")
+    signer = predicate.get("signer")
+    named = signer.get("public_key") if isinstance(signer, dict) else None
     try:
         embedded = load_public_line(named) if named else None
     except UserError:
@@ -136,10 +137,13 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
     if statement.get("_type") != STATEMENT_TYPE or statement.get("predicateType") != PREDICATE_TYPE:
         raise EnvelopeProblem(f"{source} is not a nightshift attestation (type {statement.get('_type')!r}, predicate "
                               f"{statement.get('predicateType')!r})")
-    predicate = statement.get("predicate") or {}
-    for problem in validate(statement):
+    predicate = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
+    broken = validate(statement)
+    for problem in broken[:10]:
         found.mismatch(f"the predicate breaks its schema at {problem}")
     _signature(envelope, predicate, key, found)
+    if broken:  # a statement that is not of the published form is not read further
+        return found
     commit = str(predicate.get("commit", ""))
     subject = next((s for s in statement.get("subject") or [] if s.get("name") == "commit"), {})
     if (subject.get("digest") or {}).get("gitCommit") != commit:

@@ -116,7 +116,9 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
     entries = {e.get("name"): e for e in (facts.oracle or {}).get("comparisons") or [] if isinstance(e, dict)}
     compares = config.oracle.compare if config.oracle else []
     digests = _candidate_digests(facts, ws, compares)
-    comps = [_comparison(facts, c, entries.get(c.name), digests) for c in compares]
+    # the comparisons this verdict measured (a fast oracle runs some of them); held-out ones are always named
+    comps = [_comparison(facts, c, entries.get(c.name), digests) for c in compares
+             if c.name in entries or c.heldout]
     plan = facts.check("plan") or {}
     s = facts.state
     held = s.get("heldout") or {}
