@@ -49,8 +49,10 @@ def test_passed_then_regressed_verdict_attested_on_demand_says_failed_and_heldou
     predicate = statement_of(envelope)["predicate"]
     assert predicate["signer"] is None
     heldout = next(c for c in predicate["comparisons"] if c["heldout"])
-    assert set(heldout) == {"name", "heldout", "passed", "reference"} and heldout["passed"] is True
-    assert predicate["heldout"]["bits_released"] > 0 and len(heldout["reference"]["sha256"]) == 64
+    assert set(heldout) == {"name", "heldout", "passed", "reference", "released_bits"} and heldout["passed"] is True
+    state = json.loads(run.snapshot.read_text())["state"]
+    assert heldout["released_bits"] == predicate["heldout"]["bits_released"] == state["heldout"]["bits"] > 0
+    assert len(heldout["reference"]["sha256"]) == 64
     private = json.dumps(json.loads(next((tmp_path / "who" / "state").rglob("*-t3.oracle.json")).read_text()))
     columns = next(c for c in json.loads(private)["comparisons"] if c["name"] == "held")["columns"]
     worst = float(max(columns, key=lambda c: float(c["ratio"]))["rel_worst"])

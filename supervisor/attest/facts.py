@@ -38,6 +38,7 @@ class VerdictFacts:
     references: dict[str, Any] = field(default_factory=dict)  # visible: path -> {sha256, size}
     heldout_refs: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, size}
     slurm_job: dict[str, Any] = field(default_factory=dict)  # the verified turn's job, as the whole log knows it
+    heldout_bits: dict[str, float] = field(default_factory=dict)  # name -> bits released about it up to the verdict
     later_oracle: bool = False  # a later verdict ran the oracle again (the workspace's candidates are its)
     log_bytes: int = 0
     last_seq: int = 0
@@ -103,10 +104,27 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     for e in events:  # its node and end may be recorded after the verdict (the job ends just after its turn)
         if e.get("type") == "slurm.job_changed" and job is not None and (e.get("data") or {}).get("job_id") == job:
             slurm_job.update({k: v for k, v in e["data"].items() if v not in (None, "")})
-    return VerdictFacts(run=run, slurm_job=slurm_job, number=number, event=event, commit=events[commit_at]["data"]["head"], state=state,
+    return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number, event=event, commit=events[commit_at]["data"]["head"], state=state,
                         config_text=config_text, oracle=oracle, heldout_private=read_private(run.root, shift, turn),
                         references=manifest.get("references") or {}, heldout_refs=heldout_refs, later_oracle=later,
                         log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))
+
+
+def bits_released(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Per held-out comparison, the bits its releases cost up to the last of ``events``: each release answers one
+    of (best band so far + 1) words, as verify/oracle/exam.py counts them."""
+    import math
+    from supervisor.verify.oracle.exam import FLOOR, answers
+    best: dict[str, int] = {}
+    bits: dict[str, float] = {}
+    for event in events:
+        record = (event.get("data") or {}).get("heldout") if event.get("type") == "verify.finished" else None
+        if not record or not record.get("evaluations"):
+            continue
+        for name, band in (record.get("best") or {}).items():
+            bits[name] = bits.get(name, 0.0) + math.log2(answers(best.get(name, FLOOR)))
+            best[name] = int(band)
+    return {name: round(value, 6) for name, value in bits.items()}
 
 
 def hours_between(start: str | None, end: str | None) -> float | None:

@@ -56,7 +56,8 @@ def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests
         passed = (private or {}).get("passed", (entry or {}).get("passed"))
         ref = facts.heldout_refs.get(comp.name) or {}
         return {"name": comp.name, "heldout": True, "passed": passed if isinstance(passed, bool) else None,
-                "reference": {"sha256": ref.get("sha256"), "size": ref.get("size")}}
+                "reference": {"sha256": ref.get("sha256"), "size": ref.get("size")},
+                "released_bits": facts.heldout_bits.get(comp.name, 0.0)}
     ref = facts.references.get(ref_path) or {}
     entry = entry or {}
     cols = [_column(c) for c in entry.get("columns") or [] if isinstance(c, dict)]
