@@ -46,6 +46,8 @@ def test_verified_done_writes_a_signed_attestation_beside_the_run_and_as_a_git_n
     report = demo_run.ns("report", str(demo_run.run_dir))
     fingerprint = predicate["signer"]["ssh_fingerprint"]
     assert report.returncode == 0 and fingerprint in report.stdout and str(demo_run.attestation) in report.stdout
+    page = (demo_run.run_dir / "report.html").read_text()
+    assert "id=attestation" in page and demo_run.attestation.resolve().as_uri() in page and fingerprint in page
 
 
 def test_the_attestation_verifies_from_its_file_and_from_the_commit(demo_run):

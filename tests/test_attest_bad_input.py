@@ -35,6 +35,8 @@ def test_key_problems_are_one_line_and_write_nothing_over(demo_run, tmp_path):
     one_line_error(copy.ns("attest", str(copy.run_dir), "--key", str(rsa)), "not an ed25519 key")
     one_line_error(copy.ns("attest", "--new-key"), "already exists", "nothing was written over")
     one_line_error(copy.ns("attest", str(copy.run_dir), "--verdict", "9"), "verdicts 1 to 2", "--verdict 9")
+    nobody = private_env(tmp_path / "nobody")  # no key anywhere: unsigned would replace a signed one
+    one_line_error(copy.ns("attest", str(copy.run_dir), env=nobody), "is signed", "nothing was written")
     assert copy.attestation.read_bytes() == before
 
 

@@ -44,6 +44,13 @@ class Attested:
         return out + [f"  note: {p}" for p in self.problems]
 
 
+def _signed(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text()).get("signatures"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def attestation_path(run_root: Path, verdict: int) -> Path:
     return Path(run_root) / "attestations" / f"verdict-{verdict}.dsse.json"
 
@@ -66,6 +73,10 @@ def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = Fa
     if signer is None and not problems:
         why = "[attest] key = \"none\"" if setting.strip().lower() == "none" else "no key was found"
         problems.append(f"unsigned ({why}): nothing vouches for who made it; `nightshift attest --new-key` makes a key")
+    path = attestation_path(facts.run.root, facts.number)
+    if signer is None and not at_done and _signed(path):
+        raise KeyProblem(f"{path} is signed; an unsigned attestation would replace it, so nothing was written: give "
+                         "the key with --key (or through ssh-agent), or remove that file first")
     statement = build_statement(facts, config)
     predicate = statement["predicate"]
     predicate["event_log"]["sha256"] = sha256_prefix(facts.run.events, facts.log_bytes)
@@ -75,7 +86,6 @@ def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = Fa
         raise RuntimeError(f"the attestation does not validate against its schema: {wrong[0]}")
     envelope = seal(statement, signer)
     body = (json.dumps(envelope, indent=1) + "\n").encode()
-    path = attestation_path(facts.run.root, facts.number)
     make_private_dir(path.parent)
     write_private_bytes(path, body, durable=True)
     noted = False
