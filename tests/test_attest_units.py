@@ -74,3 +74,31 @@ def test_the_container_image_is_named_and_digested_from_the_runtimes_variables(t
     assert "not readable" in environment("demo", "claude", {}, {})["container"]["note"]
     monkeypatch.delenv("APPTAINER_CONTAINER")
     assert environment("demo", "claude", {}, {})["container"] is None
+
+
+def test_a_commits_tree_is_written_from_the_object_store_without_running_the_repository(tmp_path):
+    import subprocess
+
+    from supervisor.attest.gitnotes import write_tree
+    repo = tmp_path / "repo"
+    (repo / "src" / "deep").mkdir(parents=True)
+    (repo / "src" / "deep" / "data.bin").write_bytes(bytes(range(256)) * 5000)
+    (repo / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("src/deep/data.bin")
+    (repo / ".gitattributes").write_text("*.bin filter=evil\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    proof = tmp_path / "hook-ran"
+    subprocess.run([*git, "config", "filter.evil.smudge", f"touch {proof}; cat"], check=True)
+    (repo / ".git" / "hooks" / "post-checkout").write_text(f"#!/bin/sh\ntouch {proof}\n")
+    (repo / ".git" / "hooks" / "post-checkout").chmod(0o755)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dest = tmp_path / "fresh"
+    dest.mkdir()
+    assert write_tree(repo, head, dest) == []
+    assert (dest / "src" / "deep" / "data.bin").read_bytes() == bytes(range(256)) * 5000
+    assert os.access(dest / "run.sh", os.X_OK) and (dest / "link").is_symlink()
+    assert os.readlink(dest / "link") == "src/deep/data.bin" and not proof.exists()

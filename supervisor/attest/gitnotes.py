@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from supervisor.errors import UserError
@@ -89,6 +91,48 @@ def _safe_parts(path: bytes) -> list[str]:
     return list(parts)
 
 
+@contextmanager
+def _batch(repo: Path, shas: list[str]):
+    """git cat-file --batch over ``shas``, its output read as a stream (a blob of gigabytes never sits in memory);
+    the names are fed from a thread so neither side waits on a full pipe."""
+    proc = subprocess.Popen(["git", *SAFE, "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **ENV})
+
+    def feed() -> None:
+        try:
+            for sha in shas:
+                proc.stdin.write(f"{sha}\n".encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        yield proc.stdout
+    finally:
+        proc.kill()
+        proc.wait()
+        feeder.join(timeout=5)
+
+
+def _write_blob(dest: Path, parts: list[str], mode: str, stream, size: int) -> None:
+    folder = dest.joinpath(*parts[:-1])
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_symlink() or not folder.resolve().is_relative_to(dest.resolve()):
+        raise GitProblem(f"the commit's path {'/'.join(parts)} leaves the fresh tree")
+    fd = os.open(folder / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                 0o755 if mode == "100755" else 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        left = size
+        while left:
+            chunk = stream.read(min(left, 1 << 20))
+            if not chunk:
+                raise GitProblem(f"git cat-file ended inside {'/'.join(parts)}")
+            fh.write(chunk)
+            left -= len(chunk)
+
+
 def write_tree(repo: Path, commit: str, dest: Path) -> list[str]:
     """Write ``commit``'s files into the empty folder ``dest``; returns notes (submodules not written)."""
     listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", commit).stdout
@@ -102,27 +146,18 @@ def write_tree(repo: Path, commit: str, dest: Path) -> list[str]:
             notes.append(f"submodule {path.decode(errors='replace')} is not written (its commit is not here)")
             continue
         entries.append((mode, sha, _safe_parts(path)))
-    wanted = "".join(f"{sha}\n" for _m, sha, _p in entries).encode()
-    blobs = git(repo, "cat-file", "--batch", stdin=wanted).stdout
-    contents, at = [], 0
-    for _ in entries:
-        header_end = blobs.index(b"\n", at)
-        size = int(blobs[at:header_end].split()[2])
-        contents.append(blobs[header_end + 1: header_end + 1 + size])
-        at = header_end + 1 + size + 1
     links = []
-    for (mode, _sha, parts), body in zip(entries, contents):
-        if mode == "120000":
-            links.append((parts, body))
-            continue
-        folder = dest.joinpath(*parts[:-1])
-        folder.mkdir(parents=True, exist_ok=True)
-        if folder.is_symlink() or not folder.resolve().is_relative_to(dest.resolve()):
-            raise GitProblem(f"the commit's path {'/'.join(parts)} leaves the fresh tree")
-        fd = os.open(folder / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                     0o755 if mode == "100755" else 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
+    with _batch(repo, [sha for _m, sha, _p in entries]) as blobs:
+        for mode, sha, parts in entries:
+            header = blobs.readline().split()
+            if len(header) != 3 or header[0].decode() != sha:
+                raise GitProblem(f"git cat-file did not give blob {sha} of {'/'.join(parts)}")
+            size = int(header[2])
+            if mode == "120000":
+                links.append((parts, blobs.read(size)))
+            else:
+                _write_blob(dest, parts, mode, blobs, size)
+            blobs.read(1)  # the newline after each object
     for parts, target in links:  # last, so no file above was written through one of them
         folder = dest.joinpath(*parts[:-1])
         folder.mkdir(parents=True, exist_ok=True)

@@ -71,15 +71,11 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         if want is None:
             found.note(f"--rerun: comparison {comp.name} is not in the statement; not run")
             continue
-        if comp.heldout:
-            ref = want.get("reference") or {}
-            at = finder.find(ref.get("sha256") or "", ref.get("size"))
-            if at is None:  # already named as missing by the digest checks; it cannot be measured here
-                found.note(f"--rerun: held-out {comp.name} not re-run (its reference is not here)")
-                continue
-            path, part = split_part(comp.reference)
-            comp = comp.model_copy(update={"reference": str(at) + (f":{part}" if part else "")})
-        kept.append(comp)
+        at = _reference(comp, want.get("reference") or {}, tree, workspace, finder, found)
+        if at is None:
+            continue
+        part = split_part(comp.reference)[1]
+        kept.append(comp.model_copy(update={"reference": str(at) + (f":{part}" if part else "")}))
     cfg = config.oracle.model_copy(update={"compare": kept})
     # "auto" whatever the commit's [policy] says: the commit is the stranger here, and may not turn the namespace off
     boundary = boundary_for_oracle(tree, cfg, "auto")
@@ -95,6 +91,25 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         found.mismatch(f"--rerun: {problem}")
     for entry in outcome.report.get("comparisons") or []:
         _confirm(entry, attested.get(entry.get("name")) or {}, tree, found)
+
+
+def _reference(comp, ref: dict[str, Any], tree: Path, workspace: Path, finder: DigestFinder,
+               found: Findings) -> Path | None:
+    """The file to measure ``comp`` against, the one the statement names by digest: the commit's own (a visible
+    reference in git), else the working tree's, else one found by digest where the checker keeps references."""
+    want, rel = ref.get("sha256") or "", split_part(comp.reference)[0]
+    if not comp.heldout:
+        for root in (tree, workspace):
+            try:
+                if sha256_under(root, rel)[0] == want:
+                    return root / rel
+            except OSError:
+                continue
+    at = finder.find(want, ref.get("size"))
+    if at is None:  # named as missing (or as a mismatch) by the digest checks; it cannot be measured here
+        found.note(f"--rerun: {'held-out ' if comp.heldout else ''}{comp.name} not re-run (no reference with the "
+                   "attested digest here)")
+    return at
 
 
 def _confirm(entry: dict[str, Any], want: dict[str, Any], tree: Path, found: Findings) -> None:
