@@ -117,7 +117,7 @@ def main() -> int:
         nightshift = [sys.executable, "-m", "supervisor.cli.main"]
         subprocess.run([*nightshift, "attest", "--new-key"], env=env, check=True, capture_output=True)
         print(f"bench_attest: {args.files} references totalling {total / (1 << 30):.2f} GB, candidates of the same "
-              f"sizes; {os.cpu_count()} cores (shared with whatever else runs on this machine)")
+              f"sizes, page cache warm; {os.cpu_count()} cores (shared with whatever else runs on this machine)")
         ws = build(root, args.files, total)
         run = ws / ".nightshift" / "runs" / RUN_ID
         # the first pass reads from disk into the page cache; the figures are of the second, as on a warm system
@@ -130,7 +130,7 @@ def main() -> int:
         start_s, _mb, _ = timed([*nightshift, "attest", "--help"], ws, env)
     print(info("data attest hashes (the candidates)", round(total / (1 << 20)), "MB"))
     print(info("data verify hashes (references and candidates)", round(2 * total / (1 << 20)), "MB"))
-    print(info("a bare `nightshift attest --help` (interpreter and imports)", start_s, "s"))
+    print(info("`nightshift attest --help` (the interpreter and the parser)", start_s, "s"))
     print(against_goal("nightshift attest: wall time", attest_s, 2.0, "s"))
     print(against_goal("nightshift verify-result (no --rerun): wall time", verify_s, 2.0, "s"))
     print(info("attest throughput", round(total / (1 << 20) / attest_s), "MB/s"))
