@@ -9,8 +9,17 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 from tests.fixtures_attest import (demo_run, independent_verify, private_env, read_envelope,  # noqa: F401
                                    reseal_unsigned, statement_of)
+from tests.fixtures_core import require_tool
+
+
+@pytest.fixture(autouse=True)
+def openssh():
+    for tool in ("ssh-keygen", "ssh-agent", "ssh-add"):
+        require_tool(tool)
 
 
 def one_line_error(out, *words: str) -> None:
