@@ -55,6 +55,7 @@ def test_the_attestation_verifies_from_its_file_and_from_the_commit(demo_run):
     assert by_file.returncode == 0, by_file.stdout + by_file.stderr
     assert "VERIFIED" in by_file.stdout and "MISMATCH" not in by_file.stdout
     assert "candidate out/trajectory.dat" in by_file.stdout and "event log" in by_file.stdout
+    assert "ok: CLAUDE.md's Definition of done at" in by_file.stdout
     by_commit = demo_run.ns("verify-result", "HEAD", "--key", str(demo_run.pub))
     assert by_commit.returncode == 0, by_commit.stdout + by_commit.stderr
 

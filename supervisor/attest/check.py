@@ -160,6 +160,7 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
             found.ok(f"{CONFIG_NAME} at {commit[:12]}: sha256 {want[:16]}… as attested")
         else:
             found.mismatch(f"{CONFIG_NAME} at {commit[:12]} is not the attested one")
+        _definition_of_done(found, workspace, commit, predicate)
     finder = DigestFinder(references + [user_state_dir() / "heldout"])
     comparisons = [c for c in predicate.get("comparisons") or [] if isinstance(c, dict)]
     digests = digests_under([(workspace, file_of(str((c.get(side) or {}).get("path", ""))))
@@ -189,6 +190,18 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
     if result.get("passed") is not True:
         found.mismatch(f"the attested verdict FAILED ({str(result.get('summary', ''))[:200]})")
     return found
+
+
+def _definition_of_done(found: Findings, workspace: Path, commit: str, predicate: dict[str, Any]) -> None:
+    from supervisor.verify import definition_of_done as dod
+    want = (predicate.get("definition_of_done") or {}).get("sha256")
+    section = dod.section((blob_at(workspace, commit, "CLAUDE.md") or b"").decode("utf-8", "replace"))
+    got = sha256_bytes(dod.words(section).encode()) if section else None
+    if got == want:
+        found.ok(f"CLAUDE.md's Definition of done at {commit[:12]}: as attested" if want else
+                 f"CLAUDE.md at {commit[:12]} has no Definition of done, as attested")
+    else:
+        found.mismatch(f"CLAUDE.md's Definition of done at {commit[:12]} is not the attested one")
 
 
 def _event_log(found: Findings, workspace: Path, predicate: dict[str, Any]) -> None:
