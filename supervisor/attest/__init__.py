@@ -16,5 +16,5 @@ as a git note on the commit; and the check of such an envelope, with or without 
     findings.py     those lines (ok, MISMATCH, MISSING by name for --allow-missing), references found by digest
     rerun.py        `verify-result --rerun`: the commit in a fresh tree, the oracle and comparisons run again
 
-May import: errors, gitops, config, run, sandbox, verify.
+May import: errors, gitops, gitguard, config, run, sandbox, verify.
 """

@@ -29,9 +29,19 @@ class GitProblem(UserError):
     pass
 
 
+def git_env(repo: Path) -> dict[str, str]:
+    """The environment of our git processes: the project's guard where it is (supervisor/gitguard.py, #27: every
+    hook, driver and program the configuration names switched off), else the switches above."""
+    try:
+        from supervisor.gitguard import safe_env
+    except ImportError:
+        return {**os.environ, **ENV}
+    return safe_env(Path(repo), {**os.environ, **ENV})
+
+
 def git(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run(["git", *SAFE, "-C", str(repo), *args], input=stdin, capture_output=True,
-                          env={**os.environ, **ENV}, timeout=600)
+                          env=git_env(repo), timeout=600)
     if check and proc.returncode:
         said = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GitProblem(f"git {args[0]} failed in {repo}: {said[-1] if said else proc.returncode}")
@@ -96,7 +106,7 @@ def _batch(repo: Path, shas: list[str]):
     """git cat-file --batch over ``shas``, its output read as a stream (a blob of gigabytes never sits in memory);
     the names are fed from a thread so neither side waits on a full pipe."""
     proc = subprocess.Popen(["git", *SAFE, "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **ENV})
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(repo))
 
     def feed() -> None:
         try:
