@@ -5,6 +5,7 @@ import, and tests/test_layers.py holds every module to it):
     fleet/     several lanes (runs in their own worktrees) on one goal, each claim re-verified, the best kept
     shift/     the shift state machine, turns and prompts, the hooks' channel to the agent, launching a run
     sandbox/   the boundary: the one namespace (bubblewrap) around every process of the agent and its code
+    attest/    a verified result anyone can check: the signed in-toto attestation of a verdict, and its check
     verify/    the verdict: the check pipeline, plan / notes / test checks, oracle/, judge/
     agents/    how each agent is started, stops, claims and costs (claude, command, demo)
     backends/  where a turn runs (tmux, local; Slurm's is registered by the face from hpc/)

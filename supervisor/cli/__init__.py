@@ -2,6 +2,6 @@
 prints. It is the composition root: it registers hpc/'s Slurm backend with the core and starts tui/, handing it
 what it needs.
 
-May import: errors, gitguard, gitops, resources, pricing, config, run, sandbox, verify, agents, backends, shift, fleet, hpc,
-tui.
+May import: errors, gitguard, gitops, resources, pricing, config, run, sandbox, verify, attest, agents, backends,
+shift, fleet, hpc, tui.
 """

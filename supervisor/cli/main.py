@@ -108,6 +108,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run", nargs="?", help="run id, or the path of a run directory (e.g. copied from a cluster)")
     s.add_argument("-o", "--output", help="where to write the HTML (default: <run dir>/report.html; for a run with held-out comparisons, beside their private copies, outside the workspace)")
     s.add_argument("--open", action="store_true", help="open it in a browser")
+    s = sub.add_parser("attest", help="a signed in-toto attestation of a verdict (written beside the run, git note)")
+    s.add_argument("run", nargs="?", help="run id or run directory (default: the newest run)")
+    s.add_argument("--verdict", type=int, help="the Nth verdict of the run (default: the last)")
+    s.add_argument("--new-key", action="store_true", help="first make an ed25519 signing key for nightshift")
+    s.add_argument("--key", metavar="FILE", help="sign with this ed25519 key instead of [attest] key")
+    s = sub.add_parser("verify-result", help="check an attestation's signature and digests; --rerun its figures")
+    s.add_argument("target", metavar="FILE|COMMIT")
+    s.add_argument("--key", metavar="PUB", help="the signer's public key (OpenSSH .pub or PEM)")
+    s.add_argument("--rerun", action="store_true", help="run the oracle again on a fresh tree of the commit")
+    s.add_argument("--allow-missing", action="append", default=[], metavar="NAME",
+                   help="accept that these could not be checked here (comparison names, event-log, signature)")
+    s.add_argument("--references", action="append", default=[], metavar="DIR",
+                   help="where to look for held-out references by digest")
+    s.add_argument("--dir", help="the clone to check against (default: the run's workspace, or here)")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")
     s.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")
@@ -149,6 +163,12 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb == "report":
         from supervisor.cli.report import report_main, resolve_run_dir
         return report_main(resolve_run_dir(args.run), Path(args.output) if args.output else None, args.open)
+    if verb in ("attest", "verify-result"):
+        from supervisor.cli import attest_verbs
+        if verb == "attest":
+            return attest_verbs.attest_main(args.run, args.verdict, args.new_key, args.key)
+        return attest_verbs.verify_result_main(args.target, args.key, args.rerun, args.allow_missing,
+                                               args.references, args.dir)
     if verb == "wait":
         from supervisor.cli.outcome import wait_main
         return wait_main(args.run, args.timeout)

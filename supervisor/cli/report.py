@@ -60,6 +60,8 @@ def summary(report: Report, path: Path) -> str:
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
     from supervisor.cli.report_lanes import summary_lines
     lines += summary_lines(report.run_dir)
+    from supervisor.cli.report_attest import attest_lines  # issue #31: the run's signed attestations
+    lines += [f"  {line}" for line in attest_lines(report.run_dir)]
     lines += [f"  {b}" for b in report.budget + report.heldout_lines]
     lines += [f"  missing: {m}" for m in report.missing]
     return "\n".join(lines)

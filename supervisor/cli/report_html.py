@@ -108,6 +108,7 @@ def _judge(report: Report) -> str:
 
 
 def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> str:
+    from supervisor.cli.report_attest import attest_html  # issue #31: the run's signed attestations
     css_class, line = verdict_line(report)
     st = report.state
     image = (f"<img class=timeline id=timeline alt='accuracy timeline' src='data:image/png;base64,{png_b64}'>"
@@ -127,6 +128,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 <div class='verdict {css_class}' id=verdict>{_e(line)}</div>
 <p>Last verdict: {_e(report.final.get('summary') or '-')}<br>Judge on the last verdict: {'ran' if judge_ran else 'did not run'}</p>
 {repro}
+{attest_html(report.run_dir)}
 {('<h2>What is missing from this report</h2>' + _list(report.missing, '', 'missing')) if report.missing else ''}
 {lanes_html(report.run_dir)}
 <h2>Accuracy timeline</h2>

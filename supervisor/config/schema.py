@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from supervisor.config import CONFIG_NAME
+from supervisor.config.attest import AttestConfig
 from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
@@ -90,6 +91,7 @@ class Config(Section):
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     fleet: FleetConfig = Field(default_factory=FleetConfig)
+    attest: AttestConfig = Field(default_factory=AttestConfig)
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:

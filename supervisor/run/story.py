@@ -70,6 +70,11 @@ def describe(event: dict[str, Any]) -> str | None:
                 f"committed only if the agent changes them")
     if kind == "commit.skipped" and d.get("conflicts"):
         return f"{at}not committed: conflict markers in {', '.join(d['conflicts'][:3])}"
+    if kind == "attest.written":  # issue #31: the verdict's signed attestation
+        who = f"signed by {d.get('fingerprint')}" if d.get("signed") else "UNSIGNED"
+        return f"{at}attestation of verdict {d.get('verdict')} written ({who}): {d.get('path')}"
+    if kind == "attest.failed":
+        return f"{at}attestation not written: {d.get('error')}"
     if kind == "slurm.job_changed":
         return f"{at}job {d.get('job_id')} {d.get('state')} {d.get('reason') or ''}".rstrip()
     return None

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from supervisor.run.allocation import allocation
+from supervisor.shift.attest_done import attest_done
 from supervisor.shift.judge_wait import judge_down
 from supervisor.shift.turns import pushback_text, write_private
 
@@ -23,6 +24,7 @@ def decide(sup) -> None:
     claim = verdict.get("claimed")
     if verdict["passed"] and claim == "done":
         sup.session.release()
+        attest_done(sup)  # the verified result, signed, beside the run and as a git note (supervisor/attest)
         return sup.finish("done", (stop.get("claim") or {}).get("summary", "verified"))
     if s["paused"]:
         return sup.wait_while_paused()

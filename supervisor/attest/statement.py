@@ -1,0 +1,161 @@
+"""The in-toto Statement v1 of one verdict: subjects are the verified commit (by git commit id) and each candidate
+output (by sha256); the predicate is nightshift's own (``PREDICATE_TYPE``, versioned; its JSON schema is
+``predicate.schema.json`` beside this file and in the README), validated before anything is signed.
+
+A held-out comparison carries only pass or fail, its reference's digest and the bits the run released about
+held-out comparisons: never a figure (the attestation sits in the workspace, where the agent reads).
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from supervisor.attest.config_view import file_of
+from supervisor.attest.digests import digests_under, sha256_bytes
+from supervisor.attest.environment import environment
+from supervisor.attest.facts import VerdictFacts, hours_between
+from supervisor.attest.gitnotes import blob_at
+from supervisor.config import CONFIG_NAME
+from supervisor.run.events import utc_now
+from supervisor.verify import definition_of_done as dod
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://nightshift.invalid/attestation/verified-result/v1"
+SCHEMA_FILE = Path(__file__).with_name("predicate.schema.json")
+COLUMN_KEYS = ("column", "rtol", "atol", "scale", "tolerance", "points", "failing", "passed", "ratio", "rel_worst",
+               "max_abs", "nonfinite")
+
+
+@lru_cache(maxsize=1)
+def predicate_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_FILE.read_text())
+
+
+def _figure(value: Any) -> Any:
+    """A figure as the oracle wrote it (non-finite ones are the strings "inf"/"nan"), anything else dropped."""
+    return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+
+
+def _column(col: dict[str, Any]) -> dict[str, Any]:
+    out = {k: _figure(col[k]) if k not in ("column", "passed", "scale", "tolerance") else col[k]
+           for k in COLUMN_KEYS if k in col}
+    out["column"] = str(col.get("column"))
+    # where the worst point is: whatever the record names (x, row, an N-d index), carried as it is
+    out["where"] = {k: v for k, v in col.items() if ("worst" in k and k != "rel_worst") and v is not None}
+    return out
+
+
+def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests: dict) -> dict[str, Any]:
+    ref_path = file_of(comp.reference)
+    if comp.heldout:
+        private = next((e for e in (facts.heldout_private or {}).get("comparisons", []) if e.get("name") == comp.name),
+                       None)
+        passed = (private or {}).get("passed", (entry or {}).get("passed"))
+        ref = facts.heldout_refs.get(comp.name) or {}
+        return {"name": comp.name, "heldout": True, "passed": passed if isinstance(passed, bool) else None,
+                "reference": {"sha256": ref.get("sha256"), "size": ref.get("size")},
+                "released_bits": facts.heldout_bits.get(comp.name, 0.0)}
+    ref = facts.references.get(ref_path) or {}
+    entry = entry or {}
+    cols = [_column(c) for c in entry.get("columns") or [] if isinstance(c, dict)]
+    return {"name": comp.name, "heldout": False, "passed": bool(entry.get("passed")),
+            "candidate": {"path": comp.candidate, "sha256": _text(digests.get(file_of(comp.candidate)))},
+            "reference": {"path": comp.reference, "sha256": ref.get("sha256"), "size": ref.get("size")},
+            "x": comp.x if comp.x is None or isinstance(comp.x, (str, int)) else str(comp.x),
+            "columns": cols, "ratio": _figure(entry.get("ratio")), "error": entry.get("error")}
+
+
+def _text(digest: Any) -> str | None:
+    return digest if isinstance(digest, str) else None  # a missing candidate (or a link) has no digest
+
+
+def _candidate_digests(facts: VerdictFacts, ws: Path, comps: list) -> dict[str, Any]:
+    """Each visible candidate's digest, hashed side by side; none when a later verdict's oracle wrote over them."""
+    if facts.later_oracle:
+        return {}
+    paths = [file_of(c.candidate) for c in comps if not c.heldout]
+    return {rel: found for (_root, rel), found in digests_under([(ws, p) for p in paths]).items()}
+
+
+def _tests(facts: VerdictFacts, config) -> dict[str, Any]:
+    check = facts.check("tests")
+    if check is None:
+        return {"command": config.verify.test_command or None, "passed": None, "summary": "no test command"}
+    regressed = re.search(r"(\d+) regressed", check.get("summary", ""))
+    try:
+        protected = len(json.loads((facts.run.root / "tests-passed.json").read_text()))
+    except (OSError, ValueError, TypeError):
+        protected = None
+    return {"command": config.verify.test_command, "passed": bool(check.get("passed")), "summary": check.get("summary"),
+            "ratchet": {"regressed": int(regressed.group(1)) if regressed else None, "protected_tests": protected}}
+
+
+def _judge(facts: VerdictFacts, config, dod_items: list[str]) -> dict[str, Any]:
+    """The judge as it was asked: the rubric is the one verify/judge builds (the Definition of done's items, the
+    configured criteria, the integrity criteria), its digest over the JSON list of its criteria."""
+    record = facts.data.get("judge")
+    if not record or config.judge is None:
+        return {"asked": False, "verdict": "not asked"}
+    from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
+    verdict = "pass" if record.get("passed") else ("unavailable" if not record.get("available") else "fail")
+    rubric = list(dict.fromkeys(dod_items + [c for c in config.judge.criteria if c not in dod_items]))
+    if getattr(config.judge, "integrity_checks", True):
+        rubric += [c for c in INTEGRITY_CRITERIA if c not in rubric]
+    return {"asked": True, "model": config.judge.model, "via": record.get("via"), "verdict": verdict,
+            "rubric_sha256": sha256_bytes(json.dumps(rubric).encode()), "criteria": len(rubric)}
+
+
+def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
+    """The Statement (a dict), checked against the published schema."""
+    ws = facts.run.workspace
+    toml = blob_at(ws, facts.commit, CONFIG_NAME)
+    claude = (blob_at(ws, facts.commit, "CLAUDE.md") or b"").decode("utf-8", "replace")
+    section = dod.section(claude)
+    entries = {e.get("name"): e for e in (facts.oracle or {}).get("comparisons") or [] if isinstance(e, dict)}
+    compares = config.oracle.compare if config.oracle else []
+    digests = _candidate_digests(facts, ws, compares)
+    # the comparisons this verdict measured (a fast oracle runs some of them); held-out ones are always named
+    comps = [_comparison(facts, c, entries.get(c.name), digests) for c in compares
+             if c.name in entries or c.heldout]
+    plan = facts.check("plan") or {}
+    s = facts.state
+    held = s.get("heldout") or {}
+    predicate = {
+        "version": 1,
+        "run": {"id": facts.run.run_id, "verdict": facts.number, "shift": facts.event.get("shift"),
+                "turn": facts.data.get("turn"), "verified_at": facts.event.get("ts"), "attested_at": utc_now()},
+        "result": {"passed": facts.passed, "claimed": facts.data.get("claimed"),
+                   "summary": str(facts.data.get("summary", ""))[:2000]},
+        "goal": config.goal,
+        "commit": facts.commit,
+        "comparisons": comps,
+        "heldout": {"evaluations": int(held.get("evaluations") or 0), "bits_released": float(held.get("bits") or 0.0),
+                    "budget": float(config.oracle.heldout_budget) if config.oracle else None},
+        "oracle": {"command": config.oracle.command if config.oracle else None,
+                   "passed": (facts.check("oracle") or {}).get("passed"),
+                   "config_file": CONFIG_NAME, "config_sha256": sha256_bytes(toml) if toml is not None else None},
+        "tests": _tests(facts, config),
+        "definition_of_done": {"sha256": sha256_bytes(dod.words(section).encode()) if section else None,
+                               "items": dod.items(claude), "plan": plan.get("summary")},
+        "judge": _judge(facts, config, dod.items(claude)),
+        "environment": environment(config.agent.kind, config.agent.claude_bin, s, facts.slurm_job),
+        "run_totals": {"shifts": len(s.get("shifts") or []), "cost_usd": round(float(s.get("cost_usd") or 0), 6),
+                       "hours": hours_between(s.get("created"), facts.event.get("ts"))},
+        "event_log": {"sha256": None, "bytes": facts.log_bytes, "last_seq": facts.last_seq},
+        "signer": None,
+    }
+    subjects = [{"name": "commit", "digest": {"gitCommit": facts.commit}}]
+    subjects += [{"name": c["candidate"]["path"], "digest": {"sha256": c["candidate"]["sha256"]}}
+                 for c in comps if not c["heldout"] and c["candidate"]["sha256"]]
+    return {"_type": STATEMENT_TYPE, "subject": subjects, "predicateType": PREDICATE_TYPE, "predicate": predicate}
+
+
+def validate(statement: dict[str, Any]) -> list[str]:
+    """Where ``statement``'s predicate breaks the published schema (empty: it validates)."""
+    import jsonschema
+    validator = jsonschema.Draft202012Validator(predicate_schema())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(predicate)'}: {e.message}"
+            for e in validator.iter_errors(statement.get("predicate"))]

@@ -1,0 +1,38 @@
+"""`nightshift attest [RUN] [--verdict N] [--new-key]` and `nightshift verify-result FILE|COMMIT ...`: the face of
+supervisor/attest (parse, compose, print). Errors are one line (UserError); a check prints a line per thing named.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str | None = None) -> int:
+    from supervisor.attest.keys import new_key
+    if make_key:
+        path, printed = new_key()
+        print(f"made an ed25519 key: {path} (public: {path}.pub, {printed}); nightshift signs with it unless "
+              "[attest] key names another; give the .pub file to whoever checks your results")
+        if run is None:
+            return 0
+    from supervisor.attest.write import attest_verdict
+    from supervisor.cli.report import resolve_run_dir
+    done = attest_verdict(resolve_run_dir(run), verdict, key=key)
+    print("\n".join(done.lines()))
+    return 0
+
+
+def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[str], references: list[str],
+                       folder: str | None) -> int:
+    from supervisor.attest.check import check_result, workspace_of
+    workspace = workspace_of(target, folder)
+    allowed = [name.strip() for item in allow for name in item.split(",") if name.strip()]
+    found = check_result(target, workspace, Path(key).expanduser() if key else None, allowed,
+                         [Path(r).expanduser() for r in references], rerun)
+    for line in found.render():
+        print(line)
+    if found.failed:
+        print(f"NOT VERIFIED: {found.failed} thing(s) named above do not hold or could not be checked")
+        return 1
+    print("VERIFIED: the signature and every digest named hold" + (", and every figure is within its tolerance "
+                                                                    "again" if rerun else ""))
+    return 0

@@ -1,0 +1,15 @@
+"""The [attest] section of nightshift.toml: how a verified result is signed and kept.
+
+    [attest]
+    key = "~/.ssh/id_ed25519"   # the ed25519 key that signs ("" : nightshift's own key if made, else this one;
+                                # "none": unsigned on purpose); a passphrase is used through ssh-agent
+    note = true                 # also keep the envelope as a git note on the commit (refs/notes/nightshift)
+"""
+from __future__ import annotations
+
+from supervisor.config.types import Section
+
+
+class AttestConfig(Section):
+    key: str = ""
+    note: bool = True
