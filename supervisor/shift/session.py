@@ -24,6 +24,7 @@ from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.stall import StallWatch, on_stall
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
+from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.shift.turn_boundary import TurnBoundary
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
 from supervisor.shift.waits import take_waits, waiting_on_screen
@@ -84,9 +85,11 @@ class AgentSession:
         # The boundary is compiled afresh at every turn: tests that passed since the last one are protected too.
         ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.passed_tests(), sandbox=not self.sandbox)
         write_policy(self.run_paths, ctx.policy)
+        ctx.pretool = pretool_transport(self.config).kind
         self.agent.prepare(ctx)
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
-        self.boundary.wrap(spec, self.ledger.passed_tests())
+        http_settings = self.agent.settings_file(ctx) if ctx.pretool == "http" else None
+        self.boundary.wrap(spec, self.ledger.passed_tests(), http_settings)
         target = self.backend.find(spec)
         if target is not None:
             target = {**target, "exit_file": str(spec.exit_file)}

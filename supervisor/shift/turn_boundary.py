@@ -6,12 +6,14 @@ and the TUI name it like any other refusal.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from supervisor.backends.base import LaunchSpec
 from supervisor.config.schema import Config
 from supervisor.sandbox.boundary import Boundary, boundary_for, notes, open_doors, start_problems
 from supervisor.sandbox.turn import inner_script, turn_namespace
 from supervisor.shift.ledger import RunLedger
+from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.verify.boundary import test_files
 
 READ_ONLY = "Read-only file system"
@@ -34,9 +36,11 @@ class TurnBoundary:
     def announce(self, claude_sandbox: bool) -> None:
         """One event per supervisor: whether the namespace holds, and which doors are open where it does not."""
         b = self.boundary()
+        hook = pretool_transport(self.config)
         self.ledger.emit("policy.sandbox", self.ledger.state["shift"] or None, available=b.problem is None,
                          problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
-                         doors=open_doors(b, self.config.agent.kind), notes=notes(b))
+                         doors=open_doors(b, self.config.agent.kind), notes=notes(b),
+                         pretool_hook=hook.kind, pretool_hook_line=hook.line())
 
     def refusal(self) -> str | None:
         """Why no turn may start: the boundary cannot hold what the run needs, or the agent's state is missing."""
@@ -51,12 +55,14 @@ class TurnBoundary:
                             f"workspace its turn may write; {self.agent.state_fix(path)}")
         return None
 
-    def wrap(self, spec: LaunchSpec, passed: set[str]) -> None:
-        """Put the turn's command inside its namespace (the wrapper runs bwrap; the command is in inner.sh)."""
+    def wrap(self, spec: LaunchSpec, passed: set[str], http_settings: Path | None = None) -> None:
+        """Put the turn's command inside its namespace (the wrapper runs bwrap; the command is in inner.sh).
+        ``http_settings``: the agent's settings whose HTTP PreToolUse hook the turn's helper serves."""
         ws = self.run.workspace
         b = self.boundary(passed)
         ns = turn_namespace(b, self.run, spec.shift, spec.name, self.agent.state_paths(),
-                            sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude")
+                            sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude",
+                            http_settings=http_settings)
         if not ns.argv:
             return
         inner = spec.wrapper.with_name(f"t{spec.turn}.inner.sh")
@@ -69,6 +75,7 @@ class TurnBoundary:
         """What the namespace refused or ended during the turn, as refusals: processes left running, writes that
         met a read-only path, reads of a held-out path (each seen in the agent's own output)."""
         self.record_leftovers(shift, turn)
+        self.record_helper_problems(shift, turn)
         for rule, line in self.scan_log(shift, turn):
             message = (f"{line}: the namespace keeps references, passed tests, nightshift.toml and .nightshift/ "
                        "read-only" if rule == "read_only" else
@@ -97,6 +104,19 @@ class TurnBoundary:
             elif any(h in line for h in held) and any(w in line for w in MISSING):
                 found.append(("held_out", line[:300]))
         return found[:10]
+
+    def record_helper_problems(self, shift: int, turn: int) -> list[str]:
+        """What went wrong with the turn's decision helper (its door did not open, it ended mid-turn): each an event;
+        the calls it could not decide were refused by Claude Code (the HTTP hook fails closed)."""
+        path = self.run.turn_file(shift, turn, "pretool-problems")
+        try:
+            lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return []
+        path.rename(path.with_name(path.name + ".seen"))
+        for line in lines[:5]:
+            self.ledger.emit("policy.denied", shift, tool="hook", input=f"turn {turn}", rule="helper", message=line)
+        return lines
 
     def record_leftovers(self, shift: int, turn: int) -> list[str]:
         """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""
