@@ -53,14 +53,14 @@ class Session:
         path.write_text(json.dumps(claude_settings(policy, None, [], self.deny, pretool="http")))
         return path
 
-    def script(self) -> tuple[str, Path, Path]:
+    def script(self, before: str = "") -> tuple[str, Path, Path]:
         self.turns += 1
         settings = self.settings()
         name = f"s1t{self.turns}"
         ns = turn_namespace(boundary_for(self.ws, self.config, self.run.root), self.run, 1, name,
                             [self.config_dir], decisions=True, http_settings=settings)
         inner = self.run.root / f"inner-{self.turns}.sh"
-        inner.write_text(ns.inside + f"claude -p go --output-format json --permission-mode dontAsk "
+        inner.write_text(before + ns.inside + f"claude -p go --output-format json --permission-mode dontAsk "
                                      f"--settings {shlex.quote(str(settings))}\n")
         script = ("export NIGHTSHIFT_SHIFT=1\n" + ns.prologue + " ".join(shlex.quote(a) for a in ns.argv)
                   + f" bash {shlex.quote(str(inner))}\nstatus=$?\n" + ns.epilogue + "exit $status\n")
@@ -73,8 +73,9 @@ class Session:
         return {**os.environ, **fake.env(), "CLAUDE_CONFIG_DIR": str(self.config_dir), "CLAUDE_CODE_MAX_RETRIES": "0",
                 "NIGHTSHIFT_RUN_DIR": str(self.run.root), "NIGHTSHIFT_TOKEN": "tok"}
 
-    def turn(self, fake: FakeAnthropic) -> Turn:
-        script, folder, problems = self.script()
+    def turn(self, fake: FakeAnthropic, before: str = "") -> Turn:
+        """``before``: lines run inside the namespace before nightshift's own (a squatter on the helper's port)."""
+        script, folder, problems = self.script(before)
         out = subprocess.run(["bash", "-c", script], cwd=self.ws, capture_output=True, text=True, timeout=240,
                              env=self.env(fake))
         return Turn(out, None, folder, problems)

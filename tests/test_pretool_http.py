@@ -84,6 +84,8 @@ def test_a_helper_killed_mid_turn_refuses_the_calls_after_and_the_next_turn_has_
     assert not (ws / "b").exists()  # refused, never allowed
     assert results[1]["error"] and 'blocking because onFailure is "block"' in results[1]["text"]
     assert "ended before the turn did" in turn.problems.read_text()
+    [event] = _supervisor_records(s)  # what the supervisor makes of it at the stop: an event, named in the push-back
+    assert event["rule"] == "helper" and "refused" in event["message"] and event["tool"] == "hook"
 
     with FakeAnthropic([tools(bash("touch c")), tools(write(str(ws / "nightshift.toml"), "goal = 'x'\n")),
                         text("done")]) as fake:
@@ -93,6 +95,38 @@ def test_a_helper_killed_mid_turn_refuses_the_calls_after_and_the_next_turn_has_
     assert (ws / "c").exists() and not results[0]["error"]
     assert results[1]["error"] and "nightshift policy (config)" in results[1]["text"]
     assert s.refusals()[-1]["decided_by"] == "helper"
+
+
+def _supervisor_records(s: Session) -> list[dict]:
+    from supervisor.agents import make_agent
+    from supervisor.shift.ledger import RunLedger
+    from supervisor.shift.turn_boundary import TurnBoundary
+
+    ledger = RunLedger(s.run)
+    ledger.open()
+    try:
+        TurnBoundary(ledger, s.config, make_agent("claude")).record_after_stop(1, s.turns)
+    finally:
+        ledger.close()
+    events = [json.loads(line) for line in s.run.events.read_text().splitlines()]
+    return [e["data"] for e in events if e["type"] == "policy.denied" and e["data"]["tool"] == "hook"]
+
+
+def test_a_port_taken_inside_the_namespace_refuses_the_calls_with_an_event(tmp_path, session_parts):
+    """Network off: something already holds the helper's port inside (here a process started before the door):
+    the door says so, every call is refused (never allowed) and the supervisor records it."""
+    s = Session(tmp_path, network=False)
+    squat = ("python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 8120)); s.listen(); "
+             "open('/tmp/squatting', 'w').close(); [c.close() for c, _ in iter(s.accept, None)]\" &\n"
+             "until [ -e /tmp/squatting ]; do sleep 0.05; done\n")
+    with FakeAnthropic([tools(bash("touch made")), text("done")]) as fake:
+        turn = s.turn(fake, before=squat)
+        results = tool_results(fake)
+    assert turn.out.returncode == 0, turn.out.stderr[-2000:]
+    assert "cannot be opened in the namespace" in turn.out.stderr
+    assert not (s.ws / "made").exists() and results[0]["error"]
+    [event] = _supervisor_records(s)
+    assert "door could not open" in event["message"]
 
 
 def _alive(pid: int) -> bool:
