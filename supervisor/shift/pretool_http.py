@@ -36,6 +36,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:  # the turn's pane is the agent's: print nothing
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        # One small answer per call on a kept-alive connection: without this, Nagle's algorithm and the client's
+        # delayed ACK hold each answer ~40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _send(self, status: int, body: bytes, close: bool = False) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -43,8 +49,8 @@ class _Handler(BaseHTTPRequestHandler):
         if close:
             self.send_header("Connection", "close")
             self.close_connection = True
-        self.end_headers()
-        self.wfile.write(body)
+        self._headers_buffer.append(b"\r\n" + body)  # headers and body in one write (end_headers flushes it)
+        self.flush_headers()
 
     def do_POST(self) -> None:
         srv = self.server
