@@ -71,7 +71,7 @@ def test_a_helper_killed_mid_turn_refuses_the_calls_after_and_the_next_turn_has_
         turn = s.start(fake)
         try:
             wait_for(lambda: (ws / "a").exists(), 120, what="the first call to run")
-            pid = int((turn.helper_folder / "pid").read_text())
+            pid = int((turn.helper_folder / "pid").read_text().split()[0])
             os.kill(pid, signal.SIGKILL)
             wait_for(lambda: not _alive(pid), 30, what="the helper to end")
             (ws / "go").touch()

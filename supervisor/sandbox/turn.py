@@ -99,7 +99,7 @@ def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | Non
     the helper (its door, its end mid-turn) is written to ``problems`` for the supervisor's events."""
     folder.mkdir(exist_ok=True, mode=0o700)
     sock = folder / "s"
-    for stale in ("s", "d", "pid"):
+    for stale in ("s", "d", "pid", "lost"):
         (folder / stale).unlink(missing_ok=True)
     out.argv[-1:-1] = ["--ro-bind", str(folder), "/tmp/.pretool"]
     args = [str(sock)]
@@ -116,7 +116,8 @@ def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | Non
     out.inside = ("[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + door
                   + out.inside)
     lost = "the decision helper ended before the turn did: tool calls after that were refused (fail closed)"
-    out.epilogue += (f"kill -0 $ns_pretool 2>/dev/null || echo {shlex.quote(lost)} >> {report}\n"
+    told = shlex.quote(str(folder / "lost"))  # the supervisor saw it at a stop and said so already
+    out.epilogue += (f"kill -0 $ns_pretool 2>/dev/null || [ -e {told} ] || echo {shlex.quote(lost)} >> {report}\n"
                      "kill $ns_pretool 2>/dev/null\n")
 
 

@@ -134,8 +134,8 @@ def serve(path: str, http: str | None = None, settings: str | None = None) -> No
             door.listen(4)
             threading.Thread(target=_take_door, args=(door, port, decisions), daemon=True).start()
         point_settings(settings, decisions.url)
-    with open("pid.new", "w") as fh:  # for the wrapper's epilogue and tests: the agent cannot see this process
-        fh.write(str(os.getpid()))
+    with open("pid.new", "w") as fh:  # for the supervisor's check at a stop (same host) and tests
+        fh.write(f"{os.getpid()} {socket.gethostname()}")
     os.replace("pid.new", "pid")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(name + ".new")

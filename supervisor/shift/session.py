@@ -124,9 +124,16 @@ class AgentSession:
             if self.agent.hook_driven:
                 request = self.take_hook_request()
                 if request is not None:
-                    self.boundary.record_after_stop(ctx.shift, self.state["launch_turn"] or ctx.turn)
+                    turn = self.state["launch_turn"] or ctx.turn
+                    lost = self.boundary.helper_lost(ctx.shift, turn)
+                    self.boundary.record_after_stop(ctx.shift, turn)
                     stop = self.agent.read_hook_stop(ctx, request)
                     stop.reason = "hook"
+                    if lost:  # every later tool call of this session would be refused: end it (issue 30)
+                        stop_channel.answer(self.run_paths.stops, request["id"], "allow")
+                        self.backend.terminate(target)
+                        stop.reason, stop.error = "helper_lost", "the tool-call decision helper ended mid-session"
+                        return stop
                     self.pending_request = request["id"]
                     return stop
             if exit_code is not None:

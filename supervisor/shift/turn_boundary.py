@@ -6,6 +6,7 @@ and the TUI name it like any other refusal.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from supervisor.backends.base import LaunchSpec
@@ -104,6 +105,33 @@ class TurnBoundary:
             elif any(h in line for h in held) and any(w in line for w in MISSING):
                 found.append(("held_out", line[:300]))
         return found[:10]
+
+    def helper_lost(self, shift: int, turn: int) -> bool:
+        """Has the turn's decision helper ended while the agent's session lives (checked at a stop, where the
+        helper runs on this host)? Every tool call of the session is refused from then on: the caller ends it, and
+        the line written here becomes the event."""
+        folder = self.run.root / "tmp" / f"s{shift}t{turn}.hook"
+        try:
+            pid_text, _, host = (folder / "pid").read_text().partition(" ")
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            return False  # no helper for this turn (or not yet up)
+        if host.strip() != socket.gethostname() or (folder / "lost").exists():
+            return False  # another host's (a Slurm node: its wrapper's epilogue says it) or already told
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                alive = b"pretool_server" in fh.read()
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                alive = alive and fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except OSError:
+            alive = False
+        if alive:
+            return False
+        (folder / "lost").touch()
+        with open(self.run.turn_file(shift, turn, "pretool-problems"), "a") as fh:
+            fh.write("the decision helper ended while the session ran: its tool calls were refused (fail closed); "
+                     "the session was ended and the next turn has a new helper\n")
+        return True
 
     def record_helper_problems(self, shift: int, turn: int) -> list[str]:
         """What went wrong with the turn's decision helper (its door did not open, it ended mid-turn): each an event;
