@@ -100,6 +100,14 @@ class Bench:
             inner.write_text(ns.inside + claude + "\n")
             script = (ns.prologue + " ".join(shlex.quote(a) for a in ns.argv) + f" bash {shlex.quote(str(inner))}\n"
                       "status=$?\n" + ns.epilogue + "exit $status\n")
+        elif hook == "http":  # no namespace: the helper as a turn starts it, on the host's loopback
+            folder = self.tmp / f"bare-helper-{self.turns}"
+            folder.mkdir()
+            helper = (f"{shlex.quote(sys.executable)} -m supervisor.shift.pretool_server "
+                      f"{shlex.quote(str(folder / 's'))} --http host --settings {shlex.quote(str(settings))}")
+            script = (f"(cd {shlex.quote(str(ROOT))} && exec {helper}) &\nh=$!\n"
+                      f"for i in $(seq 500); do [ -S {shlex.quote(str(folder / 's'))} ] && break; sleep 0.02; done\n"
+                      f"{claude}\nstatus=$?\nkill $h\nexit $status\n")
         else:
             script = claude
         self.stamps.unlink(missing_ok=True)
@@ -183,6 +191,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=1, help="sessions per variant, interleaved (a loaded machine "
                                                               "drifts; the median of each is reported)")
+    parser.add_argument("--no-claude-sandbox", action="store_true", help="skip the variant with Claude Code's own "
+                                                                           "sandbox (~90 s a session on 2 cores)")
     args = parser.parse_args()
     calls = args.calls
     bench = Bench(Path(tempfile.mkdtemp(prefix="nightshift-bench-pretool-")), calls)
@@ -191,13 +201,18 @@ def main() -> int:
     walls: dict[str, list[float]] = {}
     lats: dict[str, list[float]] = {}
     defaults = "init defaults (namespace + HTTP hook to the helper)"
-    for name, hook, sandbox, namespaced in args.rounds * (
-            ("no boundary", "", False, False),
-            (defaults, "http", False, True),
-            ("namespace + command hook through socat (issue 21)", "socat", False, True),
-            ("namespace + plain hook (no helper)", "plain", False, True),
-            ("init defaults + Claude Code's sandbox", "http", True, True),
-            ("a command hook that does nothing", "true", False, False)):
+    plan = (("no boundary", "", False, False),
+                (defaults, "http", False, True),
+                ("namespace + command hook through socat (issue 21)", "socat", False, True),
+                ("namespace + plain hook (no helper)", "plain", False, True),
+                ("init defaults + Claude Code's sandbox", "http", True, True),
+                ("a command hook that does nothing", "true", False, False),
+                # where init defaults' time goes: the HTTP hook alone, and the namespace alone
+                ("part: HTTP hook to the helper, no namespace", "http", False, False),
+                ("part: namespace, no hook", "", False, True))
+    if args.no_claude_sandbox:
+        plan = tuple(v for v in plan if not v[2])
+    for name, hook, sandbox, namespaced in args.rounds * plan:
         walls.setdefault(name, []).append(bench.session(hook, sandbox, namespaced))
         if hook in ("socat", "plain", "true"):
             label = {"socat": "command hook through socat", "plain": "plain hook", "true": "`true`"}[hook]

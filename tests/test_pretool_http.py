@@ -59,6 +59,7 @@ def test_calls_are_allowed_and_refused_over_http(tmp_path, session_parts, networ
     assert [r["rule"] for r in records] == ["references", "definition_of_done", "history"]
     assert {r["decided_by"] for r in records} == {"helper"} and {r["shift"] for r in records} == {"1"}
     assert not turn.problems.exists()  # the helper lived through the turn
+    assert not (turn.helper_folder / "d").exists()  # the handover happened once, before the agent started
 
 
 def test_a_helper_killed_mid_turn_refuses_the_calls_after_and_the_next_turn_has_one(tmp_path, session_parts):
@@ -124,6 +125,7 @@ def test_a_port_taken_inside_the_namespace_refuses_the_calls_with_an_event(tmp_p
         results = tool_results(fake)
     assert turn.out.returncode == 0, turn.out.stderr[-2000:]
     assert "cannot be opened in the namespace" in turn.out.stderr
+    assert not (turn.helper_folder / "d").exists()  # the handover window closed when the door said it failed
     assert not (s.ws / "made").exists() and results[0]["error"]
     [event] = _supervisor_records(s)
     assert "door could not open" in event["message"]

@@ -24,6 +24,7 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"nightshift: the decision helper's port 127.0.0.1:{port} cannot be opened in the namespace ({exc}); "
               "tool calls are refused this turn", file=sys.stderr)
+        _close_the_door(path)
         return 1
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -37,6 +38,17 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _close_the_door(path: str) -> None:
+    """Tell the helper no door comes: it takes only the first connection, so no later one (the agent's) counts."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(10)
+            conn.connect(path)
+            conn.sendall(b"none")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -70,31 +70,26 @@ def _handle(conn: socket.socket, policy: Policy, run_dir: str, token: str, shift
 
 
 def _take_door(door: socket.socket, port: int, decisions: DecisionServer) -> None:
-    """Accept the one listening socket `pretool_door` hands over from inside; anything else is refused. The door's
-    socket is closed afterwards: a later handover (the agent's) finds nothing to connect to."""
+    """Take the listening socket `pretool_door` hands over from inside, on the first connection only: whatever it
+    brings (a door that could not open its port connects to say so), the door's socket is then closed, so nothing
+    the agent hands over later is ever served (the agent would hold such a socket too, and could answer on it)."""
     door.settimeout(120)
     try:
-        while True:
-            conn, _ = door.accept()
-            with conn:
-                conn.settimeout(10)
-                try:
-                    _, fds, _, _ = socket.recv_fds(conn, 16, 4)
-                except OSError:
-                    continue
-                listener = None
-                for fd in fds:
-                    sock = socket.socket(fileno=fd)
-                    if listener is None and _is_door(sock, port):
-                        listener = sock
-                    else:
-                        sock.close()
-                if listener is None:
-                    continue
+        conn, _ = door.accept()
+        with conn:
+            conn.settimeout(10)
+            _, fds, _, _ = socket.recv_fds(conn, 16, 4)
+            listener = None
+            for fd in fds:
+                sock = socket.socket(fileno=fd)
+                if listener is None and _is_door(sock, port):
+                    listener = sock
+                else:
+                    sock.close()
+            if listener is not None:
                 decisions.socket = listener
                 decisions.start()
                 conn.sendall(b"ok")
-                return
     except OSError:
         return  # no door within the limit: the hook's URL refuses every call (fails closed)
     finally:

@@ -86,17 +86,18 @@ class AgentSession:
         ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.passed_tests(), sandbox=not self.sandbox)
         write_policy(self.run_paths, ctx.policy)
         ctx.pretool = pretool_transport(self.config).kind
-        self.agent.prepare(ctx)
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
-        http_settings = self.agent.settings_file(ctx) if ctx.pretool == "http" else None
-        self.boundary.wrap(spec, self.ledger.passed_tests(), http_settings)
         target = self.backend.find(spec)
         if target is not None:
             target = {**target, "exit_file": str(spec.exit_file)}
         if target is not None or spec.started_file.exists():
-            # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost).
+            # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost). Its
+            # settings stay as they are: written again, the HTTP hook's URL would be the placeholder's.
             self.ledger.emit("agent.adopted", ctx.shift, turn=ctx.turn, target=target)
             return
+        self.agent.prepare(ctx)
+        http_settings = self.agent.settings_file(ctx) if ctx.pretool == "http" else None
+        self.boundary.wrap(spec, self.ledger.passed_tests(), http_settings)
         previous = self.state["target"]
         target = {**self.backend.launch(spec), "exit_file": str(spec.exit_file)}
         self.ledger.emit("agent.started", ctx.shift, turn=ctx.turn, target=target, prompt_file=str(ctx.prompt_file))
