@@ -98,6 +98,33 @@ def test_a_helper_killed_mid_turn_refuses_the_calls_after_and_the_next_turn_has_
     assert s.refusals()[-1]["decided_by"] == "helper"
 
 
+def test_a_policy_refreshed_mid_turn_holds_at_the_next_call(tmp_path, session_parts):
+    """The supervisor rewrites policy.json when a test passes mid-session: the helper reads it again at the next
+    call, so the newly protected file is refused at once."""
+    s = Session(tmp_path)
+    ws = s.ws
+    (ws / "test_solver.py").write_text("def test_it():\n    assert True\n")
+    script = [tools(bash("touch a; while [ ! -e go ]; do sleep 0.05; done")),
+              tools(write(str(ws / "test_solver.py"), "def test_it():\n    pass\n")),
+              text("done")]
+    with FakeAnthropic(script) as fake:
+        turn = s.start(fake)
+        try:
+            wait_for(lambda: (ws / "a").exists(), 120, what="the first call to run")
+            from supervisor.shift.policy import compile_policy, write_policy
+            write_policy(s.run, compile_policy(s.run, s.config, {"test_solver.py::test_it"}, sandbox=False))
+            (ws / "go").touch()
+            _, stderr = turn.proc.communicate(timeout=240)
+        finally:
+            if turn.proc.poll() is None:
+                turn.proc.kill()
+        results = tool_results(fake)
+    assert turn.proc.returncode == 0, stderr[-2000:]
+    assert results[1]["error"] and "nightshift policy (tests)" in results[1]["text"], results
+    assert "assert True" in (ws / "test_solver.py").read_text()
+    assert s.refusals()[-1]["decided_by"] == "helper"
+
+
 def _supervisor_records(s: Session) -> list[dict]:
     from supervisor.agents import make_agent
     from supervisor.shift.ledger import RunLedger
