@@ -102,3 +102,23 @@ def test_without_its_helper_the_http_hook_refuses_the_call(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert not (ws / "made").exists()
     assert results[0]["error"] and "127.0.0.1:1" in results[0]["text"]
+
+
+def test_check_names_the_hook_a_run_will_use(tmp_path):
+    """`nightshift check`'s boundary lines: ok for HTTP, a note with the reason for the command hook."""
+    require_tool("claude")
+    need_namespace()
+    from supervisor.cli.preflight_boundary import boundary_lines
+    from supervisor.cli.preflight_lines import PreflightContext
+
+    ws = _workspace(tmp_path)
+    ctx = PreflightContext(workspace=ws, out_dir=tmp_path / "out", config=load_config(ws))
+    lines = [(line.status, line.text) for line in boundary_lines(ctx) if "tool calls are decided" in line.text]
+    assert lines == [("ok", pretool_transport(ctx.config).line())], lines
+    old = tmp_path / "old"
+    old.mkdir()
+    ws = _workspace(old, claude_bin=_old_cli(old, "2.1.100"))
+    ctx = PreflightContext(workspace=ws, out_dir=old / "out", config=load_config(ws))
+    [(status, detail)] = [(line.status, line.text) for line in boundary_lines(ctx)
+                          if "tool calls are decided" in line.text]
+    assert status == "note" and "command hook" in detail and "2.1.100 is older than 2.1.295" in detail
