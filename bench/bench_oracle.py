@@ -7,7 +7,7 @@ ours: numdiff 5.9 with equivalent tolerances (-a 0 -r RTOL: our tolerance = "eit
 CSV reader parsing the same two files, each as its own process. `nightshift compare` validates a nightshift.toml
 in full the first time it sees those bytes and reads the validated [oracle] section back after that (see
 supervisor/config/oracle_view.py): the first call is printed on its own line, the timed runs are the ones after. Goals (issues 4 and 22): >= 20x faster than
-numdiff with the same verdict, within 2x of pyarrow's parse, the scans under 10% of the oracle's time, peak RSS
+numdiff with the same verdict, within 1.5x of pyarrow's parse (issue 30; 2x before), the scans under 10% of the oracle's time, peak RSS
 at most 2x one file. Each size runs a few times on a shared machine, every tool interleaved with the others:
 figures are min-max ranges; speed is judged best run against best run (the ones least disturbed by other work),
 the scans' share on the median run. Not a test: it prints figures and verdicts.
@@ -144,7 +144,8 @@ def one_size(folder: Path, rows: int, repeat: int, use_numdiff: bool, base: int)
               f"(goal <= 2x: {verdict(min(ratios) <= 2)}); above the interpreter's own {base / 1e6:.0f} MB: "
               f"{min(r['peak'] - base for r in runs) / size:.2f}x")
         print(f"  pyarrow.csv parse of both files, whole process: {span(parses)}; ours is "
-              f"{best['wall'] / min(parses):.2f}x that (goal <= 2x: {verdict(best['wall'] <= 2 * min(parses))})")
+              f"{best['wall'] / min(parses):.2f}x that (goal <= 1.5x, issue 30: "
+              f"{verdict(best['wall'] <= 1.5 * min(parses))})")
         if not numdiffs:
             print("  numdiff: skipped" if shutil.which("numdiff") else
                   "  numdiff: not installed (.ci/tools/numdiff.sh installs it)")

@@ -91,8 +91,13 @@ def assert_boundary_held(run, fake, pushback_marker: str) -> None:
     assert not [e for e in evs if e["type"] == "agent.waiting"]  # nothing ever waited for a human
     sandbox = next(e["data"] for e in evs if e["type"] == "policy.sandbox")
     assert sandbox["available"], sandbox  # bubblewrap and socat are part of `make test`'s tools
-    # Inside the namespace every call is decided by the turn's resident helper, not a hook interpreter per call.
+    # Inside the namespace every call is decided by the turn's resident helper, not a hook interpreter per call,
+    # over Claude Code's HTTP hook (issue 30): said by the run's first event and the supervisor's boundary event.
     assert {d["decided_by"] for d in denied} == {"helper"}, denied
+    assert evs[0]["type"] == "run.created" and evs[0]["data"]["pretool_hook"] == "http", evs[0]
+    assert sandbox["pretool_hook"] == "http" and "HTTP hook" in sandbox["pretool_hook_line"], sandbox
+    [hook] = json.loads((run.root / "claude-settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"]
+    assert hook["type"] == "http" and hook["onFailure"] == "block" and "/pretool/" in hook["url"], hook
     results = tool_results(fake)
     refused = [r for r in results if r["error"]]
     assert len(refused) == 5 and all("nightshift policy" in r["text"] for r in refused), results

@@ -27,6 +27,7 @@ class TurnContext:
     session_id: str | None = None  # the session of the previous turn, for resuming
     log_file: Path | None = None
     policy: dict[str, Any] | None = None  # the run's compiled boundary (shift/policy.py), for the agent's settings
+    pretool: str = "command"  # how the PreToolUse hook reaches the decision: "http" or "command"
 
     @property
     def workspace(self) -> Path:

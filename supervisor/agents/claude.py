@@ -96,7 +96,8 @@ class ClaudeAgent(Agent):
     def prepare(self, ctx: TurnContext) -> None:
         cfg = ctx.config
         stop_hook = int(cfg.agent.hook_timeout) + 60 if self.hook_driven else None
-        settings = claude_settings(ctx.policy, stop_hook, cfg.policy.allow, cfg.policy.deny, cfg.agent.permission_mode)
+        settings = claude_settings(ctx.policy, stop_hook, cfg.policy.allow, cfg.policy.deny, cfg.agent.permission_mode,
+                                   pretool=ctx.pretool)
         path = self.settings_file(ctx)
         path.write_text(json.dumps(settings, indent=1))
         os.chmod(path, 0o600)

@@ -1,5 +1,5 @@
 """The settings nightshift hands Claude Code for a shift (``--settings <run>/claude-settings.json``; the user's
-own settings stay untouched): the hooks (Stop, PreToolUse, PermissionRequest) and the boundary of the run's
+own settings stay untouched): the hooks (Stop, PreToolUse over HTTP or as a command, PermissionRequest) and the boundary of the run's
 compiled policy as permission rules and sandbox settings.
 
 Verified on the pinned CLI (2.1.330): in ``dontAsk`` mode whatever no rule allows is refused, never asked, so
@@ -17,6 +17,9 @@ from typing import Any
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 # Tools the agent always has: reading, searching, its todo list, sub-agents (which meet the same rules).
+# Where the HTTP hook points until the turn's helper writes its own URL: port 1 is privileged and never served, so a
+# call made before (or without) the helper is refused, never allowed.
+HTTP_PLACEHOLDER = "http://127.0.0.1:1/pretool"
 ALWAYS = ["Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "NotebookRead", "BashOutput", "KillShell"]
 
 
@@ -44,18 +47,29 @@ def _abs_rule(tool: str, path: str) -> str:
     return f"{tool}(/{path})" if path.startswith("/") else f"{tool}({path})"  # "//abs" is absolute
 
 
+def pretool_hook(transport: str) -> dict[str, Any]:
+    """The PreToolUse hook. "http": POSTed to the turn's resident helper, which writes its URL over the placeholder
+    when it starts (shift/pretool_http.py); any failure (nothing listening, an error, a body that is not JSON, the
+    timeout) blocks the call. "command": a shell per call (see ``pretool_command``)."""
+    if transport == "http":
+        return {"type": "http", "url": HTTP_PLACEHOLDER, "timeout": 30, "onFailure": "block"}
+    return {"type": "command", "timeout": 30, "command": pretool_command()}
+
+
 def claude_settings(policy: dict[str, Any] | None, hook_timeout: int | None, extra_allow: list[str],
-                    extra_deny: list[str], mode: str = "dontAsk") -> dict[str, Any]:
+                    extra_deny: list[str], mode: str = "dontAsk", pretool: str = "command") -> dict[str, Any]:
     """``hook_timeout`` None: no Stop hook (a headless turn's stop is its exit). ``mode`` "default" is a user who
-    wants shell commands asked: the shell gets no allow rule then (and the run says when it waits)."""
+    wants shell commands asked: the shell gets no allow rule then (and the run says when it waits). ``pretool``:
+    "http" or "command" (shift/pretool_transport.py decides). The Stop hook stays a command hook: it runs once per
+    stop, beside a verification that takes seconds, and Claude Code ignores onFailure on Stop (an HTTP Stop hook
+    that cannot be reached would let the agent stop unverified)."""
     hooks: dict[str, Any] = {}
     if hook_timeout is not None:
         hooks["Stop"] = [{"hooks": [{"type": "command", "command": hook_command("supervisor.shift.hook", "stop"),
                                      "timeout": hook_timeout}]}]
     if policy is None:
         return {"hooks": hooks}
-    hooks["PreToolUse"] = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 30,
-                                                       "command": pretool_command()}]}]
+    hooks["PreToolUse"] = [{"matcher": "*", "hooks": [pretool_hook(pretool)]}]
     hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 30,
                                                               "command": hook_command("supervisor.shift.waits")}]}]
     ws, sandbox, network = policy["workspace"], bool(policy.get("sandbox")), bool(policy.get("network", True))
@@ -81,6 +95,8 @@ def claude_settings(policy: dict[str, Any] | None, hook_timeout: int | None, ext
         "permissions": {"allow": allow + [r for r in extra_allow if r not in allow],
                         "deny": deny + [r for r in extra_deny if r not in deny]},
     }
+    if pretool == "http":
+        settings["allowedHttpHookUrls"] = [HTTP_PLACEHOLDER]
     if sandbox:
         network_rules: dict[str, Any] = {"allowedDomains": [] if not network else ["*"]}
         settings["sandbox"] = {

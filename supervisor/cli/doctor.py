@@ -90,6 +90,10 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
     rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
                                      "recorded as policy.denied and named in the next push-back)"))
+    if config is not None and config.agent.kind == "claude":
+        from supervisor.shift.pretool_transport import pretool_transport
+
+        rows.append((True, "tool-call hook", pretool_transport(config).line()))
     bypass = config is not None and (config.agent.permission_mode == "bypassPermissions" or
                                      "--dangerously-skip-permissions" in config.agent.extra_args)
     if os.getuid() == 0:

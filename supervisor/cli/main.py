@@ -207,11 +207,19 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:  # hot paths: no parser, no other imports
         return run_hook(argv[1])
+    if argv and argv[0] == "compare":  # run at every stop by the agent: its own small parser, no Slurm wiring
+        from supervisor.cli.oracle_verbs import compare_fast
+        return _guarded(lambda: compare_fast(argv[1:]))
     args = build_parser().parse_args(argv)
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here
+    return _guarded(lambda: dispatch(args))
+
+
+def _guarded(run) -> int:
+    """A verb's body with the endings every verb shares: Ctrl-C, a reader gone early, a user error as one line."""
     try:
-        code = dispatch(args)
+        code = run()
         sys.stdout.flush()  # inside the try: a reader gone early (`| head -1`) is met here, not at exit
         return code
     except KeyboardInterrupt:
@@ -228,7 +236,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"nightshift: {exc}", file=sys.stderr)
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,6 +20,9 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
     for ok, what, detail in boundary_checks(ctx.workspace):
         if what in ("root", "permission mode", "nightshift.toml"):
             yield Line(FAIL if not ok else OK, "boundary", detail)
+        elif what == "tool-call hook":  # which hook the run's turns will use, and why not HTTP where it is not
+            yield Line(OK if detail.startswith("Claude Code's tool calls are decided over") else NOTE, "boundary",
+                       detail)
     boundary = boundary_for(ctx.workspace, ctx.config)
     for problem in start_problems(boundary):
         yield Line(FAIL, "boundary", problem)

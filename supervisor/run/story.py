@@ -34,7 +34,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"{at}refused {d.get('tool')} {d.get('input')}: {d.get('message')}"
     if kind == "policy.sandbox":
         return ("the agent's shell runs in Claude Code's sandbox" if d.get("available") else
-                f"no sandbox for the agent's shell: {d.get('problem')} (the hook and the integrity check hold the rules)")
+                f"no sandbox for the agent's shell: {d.get('problem')} (the hook and the integrity check hold the rules)") \
+            + (f"; {d['pretool_hook_line']}" if d.get("pretool_hook_line") else "")
     if kind == "agent.waiting":
         return f"{at}API limit, waiting: {d.get('reason')}"
     if kind == "verify.finished":

@@ -25,6 +25,7 @@ from supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
+HOOK_PORT = 8120  # the decision helper's HTTP door there (network off; with network on it is an ephemeral port)
 HOOK_FOLDERS = ("stops", "refusals", "waits")
 
 
@@ -49,10 +50,12 @@ class TurnNamespace:
 
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
-                   protected: list[Path] = (), decisions: bool = False) -> TurnNamespace:
+                   protected: list[Path] = (), decisions: bool = False,
+                   http_settings: Path | None = None) -> TurnNamespace:
     """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
     workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only; ``decisions``: run
-    the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code)."""
+    the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code); ``http_settings``: the
+    agent's settings file whose HTTP hook the helper serves (and points at itself)."""
     problem = boundary.problem
     if problem is not None:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
@@ -68,34 +71,54 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp))
     out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
-    if decisions and shutil.which("socat"):
-        _decision_helper(out, tmp.parent / f"{name}.hook")
+    if decisions and (http_settings is not None or shutil.which("socat")):
+        problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
+        _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, boundary.network, problems)
     if not boundary.network:
         socket = tmp / ".api.sock"
-        out.prologue = (f"{python_line('supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
-        out.inside = (f"{python_line('supervisor.sandbox.proxy', 'inside', '/tmp/.api.sock', str(API_PORT))} &\n"
+        # Added to the decision helper's lines (an assignment here once dropped them: the helper never ran).
+        out.prologue += (f"{python_line('supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
+        out.inside += (f"{python_line('supervisor.sandbox.proxy', 'inside', '/tmp/.api.sock', str(API_PORT))} &\n"
                       "helpers=\"$helpers $!\"\n"
                       "for i in $(seq 200); do [ -e /tmp/.api.ready ] && break; sleep 0.05; done\n"
                       'case "${ANTHROPIC_BASE_URL:-}" in\n'
                       f'  http://*) export ANTHROPIC_BASE_URL=http://127.0.0.1:{API_PORT} ;;\n'
                       f'  *) export HTTPS_PROXY=http://127.0.0.1:{API_PORT} https_proxy=http://127.0.0.1:{API_PORT} ;;\n'
                       'esac\n')
-        out.epilogue = "kill $ns_proxy 2>/dev/null\n"
+        out.epilogue += "kill $ns_proxy 2>/dev/null\n"
     return out
 
 
-def _decision_helper(out: TurnNamespace, folder: Path) -> None:
+def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | None, network: bool,
+                     problems: Path) -> None:
     """The resident PreToolUse helper (shift/pretool_server.py), outside; its socket's folder read-only inside at
     /tmp/.pretool (the agent can neither replace the socket nor end the helper). The agent starts only once the
-    socket is there; where it never comes, the hook decides alone (the variable stays unset)."""
+    socket is there; where it never comes, the hook decides alone (the variable stays unset) or, over HTTP, every
+    call is refused (the settings keep their placeholder URL). With HTTP and the network off, the helper's door is
+    opened inside on the namespace's own loopback and handed to it (shift/pretool_door.py). What went wrong with
+    the helper (its door, its end mid-turn) is written to ``problems`` for the supervisor's events."""
     folder.mkdir(exist_ok=True, mode=0o700)
     sock = folder / "s"
-    sock.unlink(missing_ok=True)
+    for stale in ("s", "d", "pid", "lost"):
+        (folder / stale).unlink(missing_ok=True)
     out.argv[-1:-1] = ["--ro-bind", str(folder), "/tmp/.pretool"]
-    out.prologue += (f"{python_line('supervisor.shift.pretool_server', str(sock))} &\nns_pretool=$!\n"
-                     f"for i in $(seq 200); do [ -S {shlex.quote(str(sock))} ] && break; sleep 0.02; done\n")
-    out.inside = "[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + out.inside
-    out.epilogue += "kill $ns_pretool 2>/dev/null\n"
+    args = [str(sock)]
+    door = ""
+    report = shlex.quote(str(problems))
+    if http_settings is not None:
+        args += ["--http", "host" if network else f"door:{HOOK_PORT}", "--settings", str(http_settings)]
+        if not network:
+            why = "the decision helper's door could not open in the namespace: tool calls were refused this turn"
+            door = (f"{python_line('supervisor.shift.pretool_door', '/tmp/.pretool/d', str(HOOK_PORT))} || "
+                    f"echo {shlex.quote(why)} >> {report}\n")
+    out.prologue += (f"{python_line('supervisor.shift.pretool_server', *args)} &\nns_pretool=$!\n"
+                     f"for i in $(seq 500); do [ -S {shlex.quote(str(sock))} ] && break; sleep 0.02; done\n")
+    out.inside = ("[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + door
+                  + out.inside)
+    lost = "the decision helper ended before the turn did: tool calls after that were refused (fail closed)"
+    told = shlex.quote(str(folder / "lost"))  # the supervisor saw it at a stop and said so already
+    out.epilogue += (f"kill -0 $ns_pretool 2>/dev/null || [ -e {told} ] || echo {shlex.quote(lost)} >> {report}\n"
+                     "kill $ns_pretool 2>/dev/null\n")
 
 
 def _empty(tmp: Path) -> Path:

@@ -14,7 +14,7 @@ from supervisor.shift.turns import pushback_text, write_private
 
 # Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
 SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted", "cancelled", "job_failed",
-                  "vanished", "job_ended", "stalled")
+                  "vanished", "job_ended", "stalled", "helper_lost")
 
 
 def decide(sup) -> None:

@@ -24,6 +24,7 @@ from supervisor.run.paths import RunPaths, new_run_id
 from supervisor.run.registry import live_runs, register
 from supervisor.errors import UserError
 from supervisor.sandbox.boundary import boundary_for, start_problems
+from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.shift.stall import claude_tool_limit
 from supervisor.verify import git_controls
 
@@ -102,7 +103,8 @@ def _create(workspace: Path, config: Config, repo, run_id: str | None = None) ->
     try:
         log.append("run.created", None, run_id=run.run_id, workspace=str(workspace), goal=config.goal,
                    agent=config.agent.kind, backend=config.backend.kind, host=socket.gethostname(),
-                   user=getpass.getuser(), base=gitops.head_sha(repo))
+                   user=getpass.getuser(), base=gitops.head_sha(repo),
+                   pretool_hook=pretool_transport(config).kind)  # how tool calls are decided: "http" or "command"
         names = sorted(before)
         log.append("workspace.recorded", None, branch=gitops.branch_name(repo),
                    dirty=len(names), paths=names[:20],

@@ -24,6 +24,7 @@ from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.stall import StallWatch, on_stall
 from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
+from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.shift.turn_boundary import TurnBoundary
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
 from supervisor.shift.waits import take_waits, waiting_on_screen
@@ -84,16 +85,19 @@ class AgentSession:
         # The boundary is compiled afresh at every turn: tests that passed since the last one are protected too.
         ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.passed_tests(), sandbox=not self.sandbox)
         write_policy(self.run_paths, ctx.policy)
-        self.agent.prepare(ctx)
+        ctx.pretool = pretool_transport(self.config).kind
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
-        self.boundary.wrap(spec, self.ledger.passed_tests())
         target = self.backend.find(spec)
         if target is not None:
             target = {**target, "exit_file": str(spec.exit_file)}
         if target is not None or spec.started_file.exists():
-            # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost).
+            # Started before a crash: adopt it (alive) or let the wait read its exit file (or call it lost). Its
+            # settings stay as they are: written again, the HTTP hook's URL would be the placeholder's.
             self.ledger.emit("agent.adopted", ctx.shift, turn=ctx.turn, target=target)
             return
+        self.agent.prepare(ctx)
+        http_settings = self.agent.settings_file(ctx) if ctx.pretool == "http" else None
+        self.boundary.wrap(spec, self.ledger.passed_tests(), http_settings)
         previous = self.state["target"]
         target = {**self.backend.launch(spec), "exit_file": str(spec.exit_file)}
         self.ledger.emit("agent.started", ctx.shift, turn=ctx.turn, target=target, prompt_file=str(ctx.prompt_file))
@@ -121,9 +125,16 @@ class AgentSession:
             if self.agent.hook_driven:
                 request = self.take_hook_request()
                 if request is not None:
-                    self.boundary.record_after_stop(ctx.shift, self.state["launch_turn"] or ctx.turn)
+                    turn = self.state["launch_turn"] or ctx.turn
+                    lost = self.boundary.helper_lost(ctx.shift, turn)
+                    self.boundary.record_after_stop(ctx.shift, turn)
                     stop = self.agent.read_hook_stop(ctx, request)
                     stop.reason = "hook"
+                    if lost:  # every later tool call of this session would be refused: end it (issue 30)
+                        stop_channel.answer(self.run_paths.stops, request["id"], "allow")
+                        self.backend.terminate(target)
+                        stop.reason, stop.error = "helper_lost", "the tool-call decision helper ended mid-session"
+                        return stop
                     self.pending_request = request["id"]
                     return stop
             if exit_code is not None:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+from pathlib import Path
 
 from supervisor.backends.base import LaunchSpec
 from supervisor.config.schema import Config
 from supervisor.sandbox.boundary import Boundary, boundary_for, notes, open_doors, start_problems
 from supervisor.sandbox.turn import inner_script, turn_namespace
 from supervisor.shift.ledger import RunLedger
+from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.verify.boundary import test_files
 
 READ_ONLY = "Read-only file system"
@@ -39,9 +42,11 @@ class TurnBoundary:
     def announce(self, claude_sandbox: bool) -> None:
         """One event per supervisor: whether the namespace holds, and which doors are open where it does not."""
         b = self.boundary()
+        hook = pretool_transport(self.config)
         self.ledger.emit("policy.sandbox", self.ledger.state["shift"] or None, available=b.problem is None,
                          problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
-                         doors=open_doors(b, self.config.agent.kind), notes=notes(b))
+                         doors=open_doors(b, self.config.agent.kind), notes=notes(b),
+                         pretool_hook=hook.kind, pretool_hook_line=hook.line())
 
     def refusal(self) -> str | None:
         """Why no turn may start: the boundary cannot hold what the run needs, or the agent's state is missing."""
@@ -56,12 +61,14 @@ class TurnBoundary:
                             f"workspace its turn may write; {self.agent.state_fix(path)}")
         return None
 
-    def wrap(self, spec: LaunchSpec, passed: set[str]) -> None:
-        """Put the turn's command inside its namespace (the wrapper runs bwrap; the command is in inner.sh)."""
+    def wrap(self, spec: LaunchSpec, passed: set[str], http_settings: Path | None = None) -> None:
+        """Put the turn's command inside its namespace (the wrapper runs bwrap; the command is in inner.sh).
+        ``http_settings``: the agent's settings whose HTTP PreToolUse hook the turn's helper serves."""
         ws = self.run.workspace
         b = self.boundary(passed)
         ns = turn_namespace(b, self.run, spec.shift, spec.name, self.agent.state_paths(),
-                            sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude")
+                            sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude",
+                            http_settings=http_settings)
         if not ns.argv:
             return
         inner = spec.wrapper.with_name(f"t{spec.turn}.inner.sh")
@@ -74,6 +81,7 @@ class TurnBoundary:
         """What the namespace refused or ended during the turn, as refusals: processes left running, writes that
         met a read-only path, reads of a held-out path (each seen in the agent's own output)."""
         self.record_leftovers(shift, turn)
+        self.record_helper_problems(shift, turn)
         for rule, line in self.scan_log(shift, turn):
             message = (f"{line}: the namespace keeps references, passed tests, nightshift.toml and .nightshift/ "
                        "read-only" if rule == "read_only" else
@@ -114,6 +122,46 @@ class TurnBoundary:
             return ""
         mark.write_text(str(start + len(data)))
         return data.decode("utf-8", "replace")
+
+    def helper_lost(self, shift: int, turn: int) -> bool:
+        """Has the turn's decision helper ended while the agent's session lives (checked at a stop, where the
+        helper runs on this host)? Every tool call of the session is refused from then on: the caller ends it, and
+        the line written here becomes the event."""
+        folder = self.run.root / "tmp" / f"s{shift}t{turn}.hook"
+        try:
+            pid_text, _, host = (folder / "pid").read_text().partition(" ")
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            return False  # no helper for this turn (or not yet up)
+        if host.strip() != socket.gethostname() or (folder / "lost").exists():
+            return False  # another host's (a Slurm node: its wrapper's epilogue says it) or already told
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                alive = b"pretool_server" in fh.read()
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                alive = alive and fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except OSError:
+            alive = False
+        if alive:
+            return False
+        (folder / "lost").touch()
+        with open(self.run.turn_file(shift, turn, "pretool-problems"), "a") as fh:
+            fh.write("the decision helper ended while the session ran: its tool calls were refused (fail closed); "
+                     "the session was ended and the next turn has a new helper\n")
+        return True
+
+    def record_helper_problems(self, shift: int, turn: int) -> list[str]:
+        """What went wrong with the turn's decision helper (its door did not open, it ended mid-turn): each an event;
+        the calls it could not decide were refused by Claude Code (the HTTP hook fails closed)."""
+        path = self.run.turn_file(shift, turn, "pretool-problems")
+        try:
+            lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return []
+        path.rename(path.with_name(path.name + ".seen"))
+        for line in lines[:5]:
+            self.ledger.emit("policy.denied", shift, tool="hook", input=f"turn {turn}", rule="helper", message=line)
+        return lines
 
     def record_leftovers(self, shift: int, turn: int) -> list[str]:
         """Processes the turn left running (each ended with the namespace), as refusals the agent is told about."""
