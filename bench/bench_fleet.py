@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import info  # noqa: E402
 
-from supervisor.cli.init import InitOptions, init_workspace  # noqa: E402
+from supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
 from supervisor.run.events import read_events  # noqa: E402
 from supervisor.run.paths import RunPaths  # noqa: E402
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
 from supervisor import gitguard, gitops  # noqa: E402
-from supervisor.cli.init import InitOptions, init_workspace  # noqa: E402
+from supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
 from supervisor.run import untrusted  # noqa: E402
 from supervisor.verify import git_controls  # noqa: E402
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info  # noqa: E402
-from supervisor.cli.report import build_report  # noqa: E402
+from supervisor.cli.report.verb import build_report  # noqa: E402
 from tests.fixtures_report import write_long_run  # noqa: E402
 
 REPEATS = 3
@@ -48,7 +48,7 @@ def timed(run_root: Path, out: Path) -> float:
 
 def heldout_reads(run_root: Path) -> tuple[float, float]:
     """(per verdict, as before; one listing, as now): seconds to read the timeline's held-out figures."""
-    from supervisor.cli.report_data import gather
+    from supervisor.cli.report.data import gather
     from supervisor.run.heldout import read_private, read_private_many
 
     keys = [(p["shift"], p["turn"]) for p in gather(run_root).timeline]

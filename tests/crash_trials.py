@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.run.events import read_events
 from tests.fixtures_core import AGENT, Workspace, kill_supervisor
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 
 AGENT = r'''
 import json, os, subprocess, sys, time

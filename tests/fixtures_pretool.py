@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.agents.claude_settings import claude_settings
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.config.schema import load_config
 from supervisor.run.paths import RunPaths
 from supervisor.sandbox.boundary import boundary_for

@@ -103,6 +103,39 @@ def violations(root: Path = ROOT) -> list[str]:
     return sorted(set(out))
 
 
+def face_group_of(module: str) -> str | None:
+    """supervisor.cli.report.data -> "cli.report"; a module beside main.py, or outside the face: None."""
+    parts = module.split(".")
+    return f"cli.{parts[2]}" if parts[:2] == ["supervisor", "cli"] and len(parts) > 3 else None
+
+
+def face_target(module: str) -> str:
+    """What a face group's rule names: a room, a group ("cli.init") or a module beside main.py ("cli.doctor")."""
+    parts = module.split(".")
+    if parts[:2] == ["supervisor", "cli"] and len(parts) > 2:
+        return f"cli.{parts[2]}"
+    return room_of(module)
+
+
+def face_violations(root: Path = ROOT) -> list[str]:
+    """The face's groups (cli/init/, cli/report/, ...) hold to their own docstrings' 'May import:' lines too."""
+    out = []
+    for path in sorted((root / "supervisor" / "cli").glob("*/*.py")):
+        group = face_group_of(module_name(path, root))
+        doc = ast.get_docstring(ast.parse((path.parent / "__init__.py").read_text())) or ""
+        match = re.search(r"May import:\s*([^\n]*(?:\n(?!\s*\n)[^\n]*)*)", doc)
+        if not match:
+            out.append(f"{path.parent.relative_to(root)}/__init__.py: group {group!r} has no 'May import:' line")
+            continue
+        allowed = {n.strip() for n in re.split(r"[,\s]+", match.group(1).strip().rstrip(".")) if n.strip()}
+        for line, target in imports_of(path, root):
+            named = face_target(target)
+            if named != group and named not in allowed:
+                out.append(f"{path.relative_to(root)}:{line}: {group} imports {target} ({named!r}); {group} may "
+                           f"import: {', '.join(sorted(allowed))}")
+    return out
+
+
 def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = defaultdict(set)
     for path in python_files(root):

@@ -75,3 +75,31 @@ def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, so
     outcome = [e["data"]["outcome"] for e in workspace.events(run) if e["type"] == "run.finished"]
     assert outcome == ["stopped"]  # it rested unverified until the user stopped it: never done
     assert (ws / "reference" / "result.dat").read_text() == REFERENCE
+
+
+NOISY_COPY = ("import os\nos.makedirs('out', exist_ok=True)\nrows = [l.split() for l in open('reference/result.dat') "
+              "if not l.startswith('#')]\nopen('out/result.dat', 'w').write('# 1:x 2:y\\n' + ''.join("
+              "f'{x} {float(y) * (1 + 1e-9):.12f}\\n' for x, y in rows))\n")
+
+
+def test_without_a_namespace_a_noisy_copy_of_the_reference_still_finds_nothing_to_copy(workspace):
+    """Why the move-aside stays beside the namespace (issue 32, item 8): where no namespace can be made, a solver
+    that copies the visible reference with a little noise (no exact copy for the copy check to see) finds no
+    reference to read while the oracle command runs, so its claim fails instead of ending done."""
+    ws = workspace.path
+    (ws / "reference").mkdir()
+    (ws / "reference" / "result.dat").write_text(REFERENCE)
+    block = ('\n[oracle]\ncommand = "' + sys.executable + ' solver.py"\n[[oracle.compare]]\nname = "result"\n'
+             'candidate = "out/result.dat"\nreference = "reference/result.dat"\nrtol = 1e-6\n'
+             '\n[policy]\nsandbox = "off"\n')
+    workspace.configure({"default": [["write", "solver.py", NOISY_COPY], ["write", "check.txt", "ok"],
+                                     ["claim", "done", "matches the reference"]]},
+                        backend="local", pushbacks=1, max_shifts=1, extra=block)
+    run = workspace.create_run()
+    from tests.fixtures_namespace import run_until_it_rests
+    run_until_it_rests(workspace, run)
+    verdicts = [e["data"] for e in workspace.events(run) if e["type"] == "verify.finished"]
+    assert verdicts and not any(v["passed"] for v in verdicts)
+    assert "reference/result.dat" in run.turn_file(1, 2, "prompt.md").read_text()
+    assert not any(e["type"] == "run.finished" and e["data"]["outcome"] == "done" for e in workspace.events(run))
+    assert (ws / "reference" / "result.dat").read_text() == REFERENCE

@@ -257,7 +257,7 @@ def test_a_reference_deleted_after_init_is_named_and_one_only_touched_is_not(rea
 def test_checks_built_elsewhere_plug_into_the_hook_point(tmp_path):
     """The agent's boundary (#10) and the references out of reach (#14) add their lines through EXTRA_CHECKS."""
     require_tool("git")
-    from supervisor.cli import preflight as pf
+    from supervisor.cli.preflight import screen as pf
 
     ws = build_workspace(tmp_path / "demo")
 

@@ -90,7 +90,7 @@ def test_doctor_names_what_is_missing_without_secrets(monkeypatch, tmp_path):
 @pytest.mark.parametrize("given", ["nothing", "a login", "a token"])
 def test_doctor_and_the_preflight_say_the_same_about_credentials(given, tmp_path, monkeypatch):
     from supervisor.agents.credentials import CREDENTIAL_VARS
-    from supervisor.cli.preflight_agent import credentials_line
+    from supervisor.cli.preflight.agent import credentials_line
 
     config = tmp_path / "claude-config"
     config.mkdir()

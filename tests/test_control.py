@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from supervisor.cli.attach import attach_argv
+from supervisor.cli.watch.attach import attach_argv
 from supervisor.run.inbox import send_command, take_commands
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from tests.fixtures_core import AGENT, Workspace, kill_supervisor, mount_tmpfs, nightshift, require_tool, supervise
 from tests.fixtures_core import unmount, wait_for
 from tests.fixtures_core import workspace  # noqa: F401

@@ -111,7 +111,7 @@ def test_a_head_detached_by_the_agent_pauses_the_run_instead_of_committing_off_b
 
 def test_a_head_detached_during_the_run_is_held_with_a_command_that_pastes(tmp_path):
     """The hold names the fix as a command for the user's shell, quoted for a path with a space and a quote."""
-    from supervisor.cli.init import InitOptions, init_workspace
+    from supervisor.cli.init.workspace import InitOptions, init_workspace
     from tests.fixtures_core import AGENT, Workspace, kill_supervisor
 
     path = tmp_path / "my lab's run" / "ws"

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.config.oracle import CompareConfig
 from supervisor.run.paths import registry_path
 from supervisor.verify.oracle.compare import compare_tables

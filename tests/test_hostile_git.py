@@ -175,6 +175,8 @@ def test_the_users_own_hooks_and_drivers_are_named_at_the_start_and_not_run(work
     assert not marker.exists(), marker.read_text()
     tracked = subprocess.run(["git", "ls-files"], cwd=ws, capture_output=True, text=True).stdout.split()
     assert "check.txt" in tracked and "data.bin" not in tracked  # its filter did not run: left to the user
+    story = nightshift_log(run)
+    assert "left for you to commit: data.bin" in story, story
 
 
 def test_modules_named_like_the_supervisors_imports_are_never_imported(workspace, tmp_path):
@@ -198,7 +200,7 @@ def test_modules_named_like_the_supervisors_imports_are_never_imported(workspace
 
 
 def test_every_python_process_nightshift_starts_keeps_the_workspace_and_python_variables_off_its_path(workspace):
-    from supervisor.cli.cron_watchdog import command
+    from supervisor.cli.watch.cron import command
     from supervisor.shift.launcher import supervise_argv
 
     run = workspace.configure({"default": []}, backend="local").create_run()
@@ -252,6 +254,11 @@ def test_a_lane_cannot_plant_what_the_fleets_merge_or_the_users_git_runs(workspa
     assert not marker.exists(), marker.read_text()
     assert (ws / ".git" / "config").read_bytes() == config_before
     _user_git_runs_nothing(ws, marker)
+
+
+def nightshift_log(run) -> str:
+    from tests.fixtures_core import nightshift
+    return nightshift("log", run.run_id, cwd=run.workspace).stdout
 
 
 def _nightshift() -> list[str]:

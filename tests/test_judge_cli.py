@@ -121,8 +121,8 @@ def test_cost_cap_is_checked_before_the_cli_runs(cli_fake):
 def test_in_the_loop_a_cli_judge_fail_pushes_back_then_its_pass_ends_the_run(cli_fake, workspace):
     """The whole loop with `via = "agent"`: the CLI judge's FAIL becomes a push-back, its PASS ends the run,
     its cost is counted, and the report and status show it ran."""
-    from supervisor.cli.outcome import trust_line
-    from supervisor.cli.report import build_report
+    from supervisor.cli.watch.outcome import trust_line
+    from supervisor.cli.report.verb import build_report
     from supervisor.config.schema import load_config
     from supervisor.run.state import load_state
     from supervisor.shift.launcher import run_foreground
@@ -192,7 +192,7 @@ def test_an_overloaded_api_on_a_port_holding_401_is_busy_not_logged_out(tmp_path
 def test_in_the_loop_a_cli_judge_that_stays_overloaded_holds_the_run(cli_fake, workspace):
     """The same fail-closed rule with `via = "agent"`: the CLI judge is asked again while the API is overloaded,
     and at `max_wait` the run is held for a person, never ended done on the other checks alone."""
-    from supervisor.cli.outcome import NEEDS_PERSON, outcome_code
+    from supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
     from supervisor.run.state import load_state
     from supervisor.shift.launcher import run_foreground
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import threading
 
-from supervisor.cli import outcome
-from supervisor.cli.report import build_report
+from supervisor.cli.watch import outcome as outcome
+from supervisor.cli.report.verb import build_report
 from supervisor.config.schema import load_config
 from supervisor.run.state import load_state
 from supervisor.shift.launcher import run_foreground

@@ -58,7 +58,7 @@ def test_a_failing_deterministic_check_is_never_turned_into_done_by_the_judge(wo
 
 def test_an_unavailable_judge_is_never_a_pass_and_holds_the_run(workspace, monkeypatch):
     """No key: waiting will not bring one, so the run is held for a person at once, with the fix (no retries)."""
-    from supervisor.cli.outcome import NEEDS_PERSON, outcome_code
+    from supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
     from supervisor.run.state import load_state
 
     ws = workspace.configure({"s1t1": FIX}, extra=JUDGE)

@@ -13,12 +13,17 @@ import pytest
 
 import hpc
 import supervisor
-from tests.layers import ROOT, circles, module_graph, room_graph, violations
+from tests.layers import ROOT, circles, face_violations, module_graph, room_graph, violations
 
 
 def test_every_import_follows_its_rooms_docstring():
     found = violations()
     assert not found, "imports against the arrows:\n" + "\n".join(found)
+
+
+def test_every_group_of_the_face_follows_its_docstring():
+    found = face_violations()
+    assert not found, "\n".join(found)
 
 
 def test_no_module_imports_another_in_a_circle():

@@ -13,7 +13,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from supervisor.cli.attach import attach_argv
+from supervisor.cli.watch.attach import attach_argv
 from supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401

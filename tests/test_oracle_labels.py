@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from supervisor.cli.oracle_verbs import compare_main
-from supervisor.cli.preflight_oracle import _gap_line
+from supervisor.cli.preflight.oracle import _gap_line
 from supervisor.config.oracle import CompareConfig
 from supervisor.verify.oracle import read_table, run_oracle
 from supervisor.verify.oracle.calibrate import Calibration, _expect_caught

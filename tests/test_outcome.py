@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.cli import outcome
+from supervisor.cli.watch import outcome as outcome
 from supervisor.run.events import EventLog
 from supervisor.run.state import apply, empty_state
 from tests.fixtures_core import nightshift, workspace, wait_for  # noqa: F401

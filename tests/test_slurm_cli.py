@@ -13,7 +13,7 @@ import pytest
 from hpc.chain import chain_jobs, read_record
 from hpc.client import make_client
 from hpc.submit import submit_run
-from supervisor.cli.attach import attach_argv
+from supervisor.cli.watch.attach import attach_argv
 from supervisor.run.paths import RunPaths
 from supervisor.run.state import load_state
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from supervisor.config.schema import load_config
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.shift.turns import orientation_prompt, pushback_text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""One stop: the TUI's stop key takes `nightshift stop`'s own code path (supervisor/cli/stop_verb.py), so on a run
+"""One stop: the TUI's stop key takes `nightshift stop`'s own code path (supervisor/cli/watch/stop.py), so on a run
 submitted as a chain of batch jobs it cancels the queued jobs exactly as the CLI does. Pilot against the localhost
 Slurm cluster: a chain whose only job still waits in the queue ends at once, stopped, its job cancelled; a chain
 whose job runs the agent has its queued successor cancelled and the running job ends the run on the stop."""
@@ -47,7 +47,7 @@ async def test_the_stop_key_cancels_a_submitted_chains_queued_jobs(slurm_cluster
     # A second workspace whose chain's only job waits in the queue (it may not begin for an hour).
     other = tmp_path / "queued"
     other.mkdir()
-    from supervisor.cli.init import InitOptions, init_workspace
+    from supervisor.cli.init.workspace import InitOptions, init_workspace
     from tests.fixtures_core import AGENT, Workspace
     init_workspace(other, InitOptions(goal="make check.txt say ok", agent="command"))
     (other / "agent.py").write_text(AGENT)

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from supervisor.cli import outcome
+from supervisor.cli.watch import outcome as outcome
 from supervisor.run.events import EventLog
 from supervisor.run.liveness import supervisor_status
 from supervisor.run.state import load_state

@@ -46,7 +46,7 @@ def send(run: RunPaths, verb: str, wait: float = 5.0, **args: Any) -> Ack:
 
 
 def stop(run: RunPaths) -> Ack:
-    """Stop through the inbox alone; the face hands in `nightshift stop`'s own path (supervisor/cli/stop_verb.py),
+    """Stop through the inbox alone; the face hands in `nightshift stop`'s own path (supervisor/cli/watch/stop.py),
     which also cancels a submitted chain's queued jobs."""
     return send(run, "stop")
 

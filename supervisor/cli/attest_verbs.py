@@ -15,7 +15,7 @@ def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str |
         if run is None:
             return 0
     from supervisor.attest.write import attest_verdict
-    from supervisor.cli.report import resolve_run_dir
+    from supervisor.cli.report.verb import resolve_run_dir
     done = attest_verdict(resolve_run_dir(run), verdict, key=key)
     print("\n".join(done.lines()))
     return 0

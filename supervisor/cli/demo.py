@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from supervisor import gitops
-from supervisor.cli.init import InitOptions, init_workspace
+from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.run.liveness import supervisor_status
 
 TEST = '''"""The demo's own tests: the solver's output against the exact reference."""

@@ -45,10 +45,10 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
-    from supervisor.cli.cron_watchdog import watchdog_status
+    from supervisor.cli.watch.cron import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
-    from supervisor.cli import systemd_watchdog
+    from supervisor.cli.watch import systemd as systemd_watchdog
     installed, detail = systemd_watchdog.status()
     rows.append((True, "watchdog (systemd)", ("installed: " if installed else "not installed: ") + detail))
     rows.append((True, "linger", systemd_watchdog.linger_line()))

@@ -137,8 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir", nargs="?", default=".")
     s.add_argument("--no-check", action="store_true", help="skip the preflight (the run's log says so)")
     s.add_argument("--lanes", type=int, help="a fleet: several agents in their own worktrees, inside the jobs")
-    s = sub.add_parser("supervise", help=argparse.SUPPRESS)
+    s = sub.add_parser("supervise")  # internal: how `run` starts the supervisor; not listed in --help (below)
     s.add_argument("run_dir")
+    # argparse lists a sub-command given help=SUPPRESS as "supervise ==SUPPRESS=="; leave it out of the list.
+    sub._choices_actions = [a for a in sub._choices_actions if a.dest != "supervise"]
     return p
 
 
@@ -161,7 +163,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from supervisor.run.registry import find_run
         return plot_main(find_run(args.run).root, Path(args.output) if args.output else None)
     if verb == "report":
-        from supervisor.cli.report import report_main, resolve_run_dir
+        from supervisor.cli.report.verb import report_main, resolve_run_dir
         return report_main(resolve_run_dir(args.run), Path(args.output) if args.output else None, args.open)
     if verb in ("attest", "verify-result"):
         from supervisor.cli import attest_verbs
@@ -170,20 +172,20 @@ def dispatch(args: argparse.Namespace) -> int:
         return attest_verbs.verify_result_main(args.target, args.key, args.rerun, args.allow_missing,
                                                args.references, args.dir)
     if verb == "wait":
-        from supervisor.cli.outcome import wait_main
+        from supervisor.cli.watch.outcome import wait_main
         return wait_main(args.run, args.timeout)
     if verb == "watchdog":
-        from supervisor.cli.cron_watchdog import watchdog_main
+        from supervisor.cli.watch.cron import watchdog_main
         return watchdog_main(args.action, args.every, systemd=args.systemd)
     if verb == "doctor":
         from supervisor.cli.doctor import doctor_main
         return doctor_main(Path(args.dir), slurm=args.slurm)
     if verb == "check":
-        from supervisor.cli.check import check_main
+        from supervisor.cli.preflight.check import check_main
         return check_main(Path(args.dir), agent_turn=args.agent_turn, job=args.job)
     if verb == "submit":
         from hpc.submit import submit_main
-        from supervisor.cli.check import preflight_for_start, record_preflight
+        from supervisor.cli.preflight.check import preflight_for_start, record_preflight
         from hpc.client import make_client
         from supervisor.config.schema import load_config
         from hpc.submit import submit_config
@@ -194,10 +196,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return submit_main(Path(args.dir), on_created=lambda run: record_preflight(run, found), lanes=args.lanes,
                            note=start_note(Path(args.dir), config))  # after the preflight: it may write files
     if verb in ("ls", "forget"):
-        from supervisor.cli import registry_verbs
+        from supervisor.cli.watch import registry as registry_verbs
         return getattr(registry_verbs, f"cmd_{verb}")(args)
     if verb == "status":
-        from supervisor.cli.status_verb import cmd_status
+        from supervisor.cli.watch.status import cmd_status
         return cmd_status(args)
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor.cli.attach import attach_argv
+from supervisor.cli.watch.attach import attach_argv
 from supervisor.errors import is_user_error
 
 
@@ -37,7 +37,7 @@ def submit_plan(plan) -> tuple[str, int]:
 
 
 def preflight(path: str):
-    from supervisor.cli.preflight import run_preflight
+    from supervisor.cli.preflight.screen import run_preflight
     from supervisor.run.paths import make_private_dir, workspace_state_dir
     from tui.seams import Checked
 
@@ -48,7 +48,7 @@ def preflight(path: str):
 
 def start_run(workspace: Path, checked=None):
     """The TUI's default start, with the preflight it showed recorded in the new run's log."""
-    from supervisor.cli.check import record_preflight
+    from supervisor.cli.preflight.check import record_preflight
     from supervisor.errors import is_user_error
     from supervisor.shift.launcher import create_run, resolve_config, start_detached
     from tui.seams import ActionError, start_run as unchecked
@@ -69,14 +69,14 @@ def start_run(workspace: Path, checked=None):
 
 def report(run):
     """The morning report of ``run`` (`nightshift report`), written where `nightshift report` writes by default."""
-    from supervisor.cli.report import build_report
+    from supervisor.cli.report.verb import build_report
     return build_report(run.root)[0]
 
 
 def stop(run):
     """The TUI's stop key: `nightshift stop`'s own code (a submitted chain's queued jobs cancelled first), its
     outcome as the TUI's acknowledgement."""
-    from supervisor.cli.stop_verb import stop_run
+    from supervisor.cli.watch.stop import stop_run
     from tui.seams import Ack, ActionError
 
     try:

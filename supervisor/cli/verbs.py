@@ -13,8 +13,8 @@ from supervisor.run.registry import find_run
 
 
 def cmd_init(args) -> int:
-    from supervisor.cli.init import InitOptions, init_workspace, survey_for
-    from supervisor.cli.init_references import describe
+    from supervisor.cli.init.workspace import InitOptions, init_workspace, survey_for
+    from supervisor.cli.init.references import describe
 
     ws = Path(args.dir)
     if args.trust and (ws / "nightshift.toml").exists() and not args.force:  # a workspace already: trust only
@@ -68,7 +68,7 @@ def cmd_run(args) -> int:
         fleet_id = refuse_fleet_now(ws, config) if is_fleet(config) else None  # before the preflight runs anything
         found = None
         if not args.no_check:
-            from supervisor.cli.check import preflight_for_start
+            from supervisor.cli.preflight.check import preflight_for_start
             from supervisor.shift.launcher import refuse_to_start
             refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
             found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
@@ -80,7 +80,7 @@ def cmd_run(args) -> int:
         if kept_off:  # the user's own programs: said once, so a commit without its hook is no surprise
             print(f"git: nightshift will not run your {', '.join(kept_off)} while it commits; the agent cannot "
                   "change .git's config, hooks or info/")
-        from supervisor.cli.check import record_preflight
+        from supervisor.cli.preflight.check import record_preflight
         record_preflight(run, found)
         if not args.foreground:
             where = start_detached(run, config)  # returns once the supervisor holds the workspace
@@ -102,7 +102,7 @@ def cmd_resume(args) -> int:
         if not args.dead or args.run or args.foreground:
             raise UserError("give a run to resume (`nightshift resume RUN`), or --dead alone for every run whose "
                             "supervisor died")
-        from supervisor.cli.revive import resume_dead
+        from supervisor.cli.watch.revive import resume_dead
         return resume_dead()
     run = find_run(args.run)
     state, _, _ = load_state(run.root)
@@ -130,7 +130,7 @@ def cmd_resume(args) -> int:
 
 def _foreground_outcome(run, _status: int) -> int:
     """`run --foreground` exits like `nightshift wait`: 0 only when verified done (codes in README)."""
-    from supervisor.cli.outcome import FAILED, MEANING, outcome_code
+    from supervisor.cli.watch.outcome import FAILED, MEANING, outcome_code
     from supervisor.run.state import load_state
 
     code = outcome_code(load_state(run.root)[0])
@@ -175,8 +175,8 @@ cmd_approve, cmd_deny = _command("approve"), _command("deny")
 
 
 def cmd_stop(args) -> int:
-    """Stop a run (supervisor/cli/stop_verb.py, the TUI's stop key too): a submitted run's queued jobs first."""
-    from supervisor.cli.stop_verb import stop_run
+    """Stop a run (supervisor/cli/watch/stop.py, the TUI's stop key too): a submitted run's queued jobs first."""
+    from supervisor.cli.watch.stop import stop_run
 
     run = find_run(args.run)
     stopped = stop_run(run, wait=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
@@ -190,23 +190,8 @@ def cmd_stop(args) -> int:
     return 1 if stopped.accepted is False else 3
 
 
-def _age(ts: str | None) -> str:
-    if not ts:
-        return "-"
-    from datetime import datetime, timezone
-    seconds = (datetime.now(timezone.utc) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=timezone.utc)).total_seconds()
-    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"
-
-
-def crash_reason(run, state) -> str | None:
-    """Why the supervisor ended (see revive.py, which also needs it)."""
-    from supervisor.cli.revive import crash_reason as reason
-    return reason(run, state)
-
-
 def cmd_log(args) -> int:
-    from supervisor.cli.heldout_views import log_lines
+    from supervisor.cli.watch.heldout import log_lines
     from supervisor.run.events import read_events
     from supervisor.run.story import describe
 
@@ -228,7 +213,7 @@ def cmd_log(args) -> int:
 
 
 def cmd_attach(args) -> int:
-    from supervisor.cli.attach import attach_argv
+    from supervisor.cli.watch.attach import attach_argv
 
     run = find_run(args.run)
     argv = attach_argv(run)

@@ -46,7 +46,7 @@ def describe(event: dict[str, Any]) -> str | None:
         return "\n".join(lines)
     if kind == "commit.created":
         left = f" (left out, conflict markers: {', '.join(d['conflicts'][:3])})" if d.get("conflicts") else ""
-        return f"{at}committed {str(d.get('sha'))[:10]}{left}"
+        return f"{at}committed {str(d.get('sha'))[:10]}{left}{_filtered(d)}"
     if kind == "pushback.sent":
         how = "in the same session" if d.get("mode") == "session" else d.get("mode")
         return f"{at}pushed back {how} (turn {d.get('turn')})"
@@ -71,6 +71,8 @@ def describe(event: dict[str, Any]) -> str | None:
                 f"committed only if the agent changes them")
     if kind == "commit.skipped" and d.get("conflicts"):
         return f"{at}not committed: conflict markers in {', '.join(d['conflicts'][:3])}"
+    if kind == "commit.skipped" and d.get("filtered"):
+        return f"{at}nothing committed{_filtered(d)}"
     if kind == "attest.written":  # issue #31: the verdict's signed attestation
         who = f"signed by {d.get('fingerprint')}" if d.get("signed") else "UNSIGNED"
         return f"{at}attestation of verdict {d.get('verdict')} written ({who}): {d.get('path')}"
@@ -79,3 +81,11 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "slurm.job_changed":
         return f"{at}job {d.get('job_id')} {d.get('state')} {d.get('reason') or ''}".rstrip()
     return None
+
+
+def _filtered(d: dict) -> str:
+    """Paths a filter driver (e.g. Git LFS) would change: nightshift runs none, so they are left to the user."""
+    if not d.get("filtered"):
+        return ""
+    return (f" (left for you to commit: {', '.join(d['filtered'][:3])}: its filter driver does not run in "
+            "nightshift's git)")

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import shlex
 import shutil
 import time
 from typing import Any
 
-import git
 
 from supervisor import gitops
 from supervisor.agents.base import StopInfo
@@ -27,6 +25,7 @@ from supervisor.run.paths import RunPaths
 from supervisor.run.watch import Waker
 from supervisor.shift import crash
 from supervisor.shift.commands import handle_command
+from supervisor.shift.commit_step import commit_shift
 from supervisor.shift.decide import decide
 from supervisor.shift.judge_wait import hold_reason, judge_down, wait_for_judge
 from supervisor.shift.ledger import RunLedger
@@ -245,48 +244,7 @@ class Supervisor:
         self.emit("pushback.sent", ctx.shift, turn=nxt, mode="retry", delivery="launch", summary="retry after limit")
 
     def commit(self) -> None:
-        ctx, verdict = self.session.ctx(), self.state["last_verdict"]
-        verdict_word = "PASS" if verdict["passed"] else "FAIL"
-        message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
-        branch = gitops.branch_name(self.repo)
-        if self.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
-            switch = shlex.join(["git", "-C", str(self.run_paths.workspace), "switch", self.state["branch"]])
-            return self.hold_commit(f"HEAD was detached during the run (it was on {self.state['branch']}); "
-                                    f"`{switch}` (or a new branch), then "
-                                    f"`nightshift resume {self.run_paths.run_id}`")
-        try:
-            sha, left = gitops.commit_changes(self.repo, message, self.ledger.prerun())
-        except git.GitCommandError as exc:
-            # A stale .git/index.lock, a full disk, a broken hook...: hold the run with git's own words.
-            said = " ".join((exc.stderr or str(exc)).replace("stderr:", "").split())[:300]
-            return self.hold_commit(f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
-                                    f"(a stale .git/index.lock can be removed when no git runs), then "
-                                    f"`nightshift resume {self.run_paths.run_id}`")
-        stale = sha is None and not self.improved()
-        kind = "commit.created" if sha else "commit.skipped"
-        self.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(self.repo), passed=verdict["passed"],
-                  stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
-                  conflicts=left["conflicts"][:20])
-
-    def hold_commit(self, reason: str) -> None:
-        """Pause before committing (the commit is retried on resume), even when the run was already paused."""
-        self.pause("git", reason)
-        self.wait_while_paused()
-        if self.stop_requested:  # stopped while git was broken: end without the commit, saying so
-            self.finish("stopped", f"stopped by the user; the last turn's work is not committed ({reason[:200]})")
-
-    def improved(self) -> bool:
-        """Is the newest verdict better than every earlier one (lower metric, or fewer failing checks)?"""
-        history = self.state["metrics"]
-        if not history:
-            return False
-        newest, earlier = history[-1]["metric"], [m["metric"] for m in history[:-1] if m["metric"] is not None]
-        if newest is not None and (not earlier or newest < min(earlier)):
-            return True
-        failing = sum(1 for c in self.state["last_verdict"].get("checks", []) if not c["passed"])
-        best = self._fewest_failing
-        self._fewest_failing = failing if best is None else min(best, failing)
-        return best is not None and failing < best
+        commit_shift(self)
 
     # ----- pausing, finishing ---------------------------------------------------------------------
     def pause(self, kind: str, reason: str, notify_kind: str | None = "paused") -> None:

@@ -23,17 +23,16 @@ from supervisor.run.liveness import processes_of_shift
 from supervisor.shift import stop_channel
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.stall import StallWatch, on_stall
-from supervisor.shift.policy import compile_policy, sandbox_problem, take_refusals, write_policy
+from supervisor.shift.policy import compile_policy, sandbox_problem, write_policy
 from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.shift.turn_boundary import TurnBoundary
+from supervisor.shift.session_waits import SCREEN_CHECK_SECONDS, HumanWaits
 from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
-from supervisor.shift.waits import take_waits, waiting_on_screen
 
 ALIVE_CHECK_SECONDS = 5.0
-SCREEN_CHECK_SECONDS = 2.0  # a prompt waiting for a human is seen within seconds, at a tmux call each time
 
 
-class AgentSession:
+class AgentSession(HumanWaits):
     def __init__(self, ledger: RunLedger, config: Config, say=print):
         self.ledger, self.config, self.say = ledger, config, say
         self.run_paths = ledger.run_paths
@@ -222,54 +221,6 @@ class AgentSession:
         return None
 
     # ----- the boundary: refusals and waits for a human ---------------------------------------------
-    def record_boundary(self, on_waiting: Callable[[str], None]) -> None:
-        """The hooks' records (refusals, permission prompts) as events: only the supervisor writes the log."""
-        shift = self.state["shift"] or None
-        for refusal in take_refusals(self.run_paths):
-            self.ledger.emit("policy.denied", shift, tool=refusal.get("tool"), input=refusal.get("input"),
-                             rule=refusal.get("rule"), message=refusal.get("message"),
-                             decided_by=refusal.get("decided_by"))
-        for wait in take_waits(self.run_paths.root):
-            if wait.get("token") == self.state["token"]:
-                self.start_waiting(str(wait.get("what") or "a human"), "hook", on_waiting)
-
-    def watch_screen(self, screen: str, on_waiting: Callable[[str], None]) -> None:
-        what = waiting_on_screen(screen)
-        if self._answered_on_screen:  # the prompt just answered stays drawn until the agent redraws its screen:
-            if what:                   # not a new wait until the screen has been seen without one
-                return
-            self._answered_on_screen = False
-        if what:
-            self.start_waiting(what, "screen", on_waiting)
-            self._screen_saw_wait = True
-        elif self.state.get("waiting_for") and self._waiting_since is not None and self._screen_saw_wait \
-                and time.monotonic() - self._waiting_since > SCREEN_CHECK_SECONDS:
-            # Somebody answered in the pane itself (attached), or the prompt went away. A wait only the hook
-            # reported (a prompt in words the screen check does not know) is never cleared this way.
-            self._waiting_since, self._screen_saw_wait = None, False
-            self.ledger.emit("agent.wait_answered", self.state["shift"], by="screen", answer="unknown")
-        if self.state.get("waiting_for") and self._waiting_since is not None \
-                and self.config.policy.on_wait == "deny" \
-                and time.monotonic() - self._waiting_since > self.config.policy.wait_timeout:
-            self.answer_wait(False, by="policy")
-
-    def start_waiting(self, what: str, seen_by: str, on_waiting: Callable[[str], None]) -> None:
-        if self.state.get("waiting_for"):
-            return
-        self._waiting_since = time.monotonic()
-        self.ledger.emit("agent.waiting", self.state["shift"], kind="human", what=what, seen_by=seen_by,
-                         on_wait=self.config.policy.on_wait, timeout=self.config.policy.wait_timeout)
-        on_waiting(what)
-
-    def answer_wait(self, approve: bool, by: str) -> bool:
-        """Answer the prompt on the agent's screen: Enter takes its first choice (yes), Escape says no."""
-        target = self.state.get("target")
-        if not target or not self.backend.send_keys(target, "Enter" if approve else "Escape"):
-            return False
-        self._waiting_since, self._screen_saw_wait, self._answered_on_screen = None, False, True
-        self.ledger.emit("agent.wait_answered", self.state["shift"], by=by, answer="approve" if approve else "deny")
-        return True
-
     def answer_foreign_stops(self) -> None:
         """Let every Stop-hook request go at once that this run will never answer: a wrong token, or any request
         in a run whose agent is not hook-driven (a demo or command run), so no session waits out the timeout."""

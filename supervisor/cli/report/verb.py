@@ -8,10 +8,10 @@ import os
 import sys
 from pathlib import Path
 
-from supervisor.cli.heldout_views import default_report_path, report_lines
-from supervisor.cli.report_data import Report, gather
-from supervisor.cli.report_html import render_html, verdict_line
-from supervisor.cli.report_timeline import timeline_png
+from supervisor.cli.watch.heldout import default_report_path, report_lines
+from supervisor.cli.report.data import Report, gather
+from supervisor.cli.report.html import render_html, verdict_line
+from supervisor.cli.report.timeline import timeline_png
 from supervisor.errors import UserError
 
 
@@ -58,9 +58,9 @@ def summary(report: Report, path: Path) -> str:
         lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
     lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
-    from supervisor.cli.report_lanes import summary_lines
+    from supervisor.cli.report.lanes import summary_lines
     lines += summary_lines(report.run_dir)
-    from supervisor.cli.report_attest import attest_lines  # issue #31: the run's signed attestations
+    from supervisor.cli.report.attest import attest_lines  # issue #31: the run's signed attestations
     lines += [f"  {line}" for line in attest_lines(report.run_dir)]
     lines += [f"  {b}" for b in report.budget + report.heldout_lines]
     lines += [f"  missing: {m}" for m in report.missing]

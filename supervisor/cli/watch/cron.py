@@ -7,7 +7,7 @@ command with a bare environment, so the line carries PATH and XDG_STATE_HOME; ne
 written to a file): the revived supervisor and its agent find their credentials as cron's environment gives them
 (a Claude login in the home directory works; a key only in an interactive shell's environment does not).
 Without cron (no `crontab`, or no cron daemon running) the watchdog says how to run `resume --dead` from the
-user's own scheduler, or `--systemd` for a systemd user timer (supervisor/cli/systemd_watchdog.py).
+user's own scheduler, or `--systemd` for a systemd user timer (supervisor/cli/watch/systemd.py).
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def cron_line(every: int) -> str:
 
 def watchdog_main(action: str, every: int = 5, systemd: bool = False) -> int:
     if systemd:  # where cron is not allowed: a systemd user service and timer
-        from supervisor.cli import systemd_watchdog
+        from supervisor.cli.watch import systemd as systemd_watchdog
         if action == "install":
             return systemd_watchdog.install(every)
         if action in ("remove", "uninstall"):

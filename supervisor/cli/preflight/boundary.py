@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
+from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
 
 
 def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:

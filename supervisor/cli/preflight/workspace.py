@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 from supervisor.verify import definition_of_done as dod
 
 

@@ -33,7 +33,8 @@ def cmd_ls(args) -> int:
 
 
 def _table(found: RegistryRead) -> None:
-    from supervisor.cli.verbs import _age, crash_reason
+    from supervisor.cli.watch.revive import crash_reason
+    from supervisor.cli.watch.status import _age
     from supervisor.run.liveness import supervisor_status
     from supervisor.run.paths import RunPaths
     from supervisor.run.state import load_state

@@ -124,6 +124,6 @@ def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
         f"{refused} action{'s' if refused != 1 else ''} refused by the policy during the run (see `nightshift report`)"
     line = f"trust      {head}; {judged}; {rules}"
     if heldout is False:
-        from supervisor.cli.heldout_views import NOTHING_HELD
+        from supervisor.cli.watch.heldout import NOTHING_HELD
         line += f"; {NOTHING_HELD}"
     return line

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from supervisor.cli.preflight import Preflight, run_preflight
+from supervisor.cli.preflight.screen import Preflight, run_preflight
 from supervisor.errors import UserError
 
 

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from supervisor.gitguard import run_git
-from supervisor.cli.init_references import Survey
+from supervisor.cli.init.references import Survey
 from supervisor.errors import UserError
 from supervisor.run.paths import make_private_dir, user_state_dir
 

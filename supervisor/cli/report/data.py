@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.run import untrusted
-from supervisor.cli.report_human import budget_lines, human_events
-from supervisor.cli.report_scan import Scan, scan_events, ts_seconds
+from supervisor.cli.report.human import budget_lines, human_events
+from supervisor.cli.report.scan import Scan, scan_events, ts_seconds
 from supervisor.run.state import load_state
 
 TIMELINE_POINTS = 4000  # verdicts drawn at most (a figure is ~900 pixels wide)
@@ -286,7 +286,7 @@ def _judge(report: Report, scan: Scan) -> list[dict[str, Any]]:
 
 
 def _final(state: dict[str, Any]) -> dict[str, Any]:
-    from supervisor.cli.outcome import DONE, outcome_code, verdict_commit
+    from supervisor.cli.watch.outcome import DONE, outcome_code, verdict_commit
     verdict = state.get("last_verdict") or {}
     sha = verdict_commit(state)
     judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor import gitops
-from supervisor.cli.init_references import Survey, oracle_section, survey_references
+from supervisor.cli.init.references import Survey, oracle_section, survey_references
 from supervisor.config.schema import CONFIG_NAME, parse_config
 from supervisor.resources import render
 from supervisor.errors import UserError
@@ -71,7 +71,7 @@ def survey_for(workspace: Path, opts: InitOptions) -> Survey | None:
         raise InitError(f"--reference-dir {opts.reference_dir}: no data file to compare ({skipped}); the oracle "
                         "needs reference outputs: text tables, CSV/TSV, .npy/.npz, HDF5 or JSON")
     if opts.holdout:
-        from supervisor.cli.init_holdout import choose, plan
+        from supervisor.cli.init.holdout import choose, plan
         opts.moves = plan(workspace, survey, choose(survey, opts.holdout, opts.reference_dir))
     return survey
 
@@ -99,7 +99,7 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
         raise InitError(f"{workspace / existing[0]} already exists; use --force to overwrite it")
     repo = gitops.open_repo(workspace, create=True)
     if opts.moves:  # last, after every check that can refuse: the held-out references leave the workspace
-        from supervisor.cli.init_holdout import move
+        from supervisor.cli.init.holdout import move
         opts.notes += move(workspace, opts.moves)
     for name, text in files.items():
         (workspace / name).write_text(text, encoding="utf-8")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
+from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
 
 Check = Callable[[PreflightContext], Iterable[Line]]
 EXTRA_CHECKS: list[Check] = []  # the hook point: checks built outside this file (see register_check)
@@ -28,10 +28,10 @@ def register_check(check: Check) -> Check:
 
 
 def builtin_checks() -> list[Check]:
-    from supervisor.cli.preflight_agent import agent_lines, agent_turn_lines
-    from supervisor.cli.preflight_boundary import boundary_lines
-    from supervisor.cli.preflight_oracle import calibration_lines, oracle_lines, reference_lines
-    from supervisor.cli.preflight_workspace import config_lines, plan_lines, slurm_lines, test_lines
+    from supervisor.cli.preflight.agent import agent_lines, agent_turn_lines
+    from supervisor.cli.preflight.boundary import boundary_lines
+    from supervisor.cli.preflight.oracle import calibration_lines, oracle_lines, reference_lines
+    from supervisor.cli.preflight.workspace import config_lines, plan_lines, slurm_lines, test_lines
 
     return [config_lines, plan_lines, reference_lines, oracle_lines, calibration_lines, test_lines, agent_lines,
             agent_turn_lines, boundary_lines, slurm_lines]

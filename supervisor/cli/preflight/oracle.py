@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Iterable
 
-from supervisor.cli.preflight_lines import FAIL, NOTE, OK, Line, PreflightContext
+from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
 from supervisor.verify.oracle.report import where
 
 
@@ -24,7 +24,7 @@ def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(NOTE, "oracle", "no [oracle] comparisons: nothing measures the goal; `nightshift init "
                                    "--reference-dir DIR` writes them from the reference outputs")
         return
-    from supervisor.cli.init import reference_files
+    from supervisor.cli.init.workspace import reference_files
     from supervisor.run.paths import workspace_state_dir
     from supervisor.verify.oracle.fingerprint import changed_since_init
 
@@ -82,7 +82,7 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     for entry in outcome.report["comparisons"]:
         yield _gap_line(entry, command_ok, oracle.command)
     if not any(c.heldout for c in oracle.compare):
-        from supervisor.cli.heldout_views import NOTHING_HELD
+        from supervisor.cli.watch.heldout import NOTHING_HELD
         yield Line(NOTE, "held-out", NOTHING_HELD)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from supervisor.agents.credentials import find_credentials
-from supervisor.cli.preflight_lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 
 TURN_PROMPT = "This is a start-up check by nightshift. Reply with the single word: ready. Do not use any tool."
 TURN_TIMEOUT = 180.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from supervisor.cli.verbs import _age, crash_reason
+from supervisor.cli.watch.revive import crash_reason
 from supervisor.run.registry import find_run
 
 
@@ -57,8 +57,8 @@ def cmd_status(args) -> int:
         print(f"crashed    {crash}")
     for warning in warnings:
         print(f"warning    {warning}")
-    from supervisor.cli.heldout_views import holds_out, status_lines
-    from supervisor.cli.outcome import trust_line
+    from supervisor.cli.watch.heldout import holds_out, status_lines
+    from supervisor.cli.watch.outcome import trust_line
     for line in status_lines(run.root, state):
         print(line)
     print(trust_line(state, holds_out(run)))
@@ -114,3 +114,12 @@ def slurm_status_lines(run, state) -> str:
         lines.append(line)
     lines.append(f"allocation {describe(allocation(state, time.time(), run.root), *caps)}")
     return "\n".join(lines)
+
+
+def _age(ts: str | None) -> str:
+    if not ts:
+        return "-"
+    from datetime import datetime, timezone
+    seconds = (datetime.now(timezone.utc) - datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=timezone.utc)).total_seconds()
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"

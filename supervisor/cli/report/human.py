@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.cli.report_person import person_line
-from supervisor.cli.report_scan import Scan, ts_seconds
+from supervisor.cli.report.person import person_line
+from supervisor.cli.report.scan import Scan, ts_seconds
 from supervisor.run.allocation import allocation, describe
 
 

@@ -1,0 +1,8 @@
+"""`nightshift init`: make a folder a workspace, and what it finds in the references.
+
+    workspace.py   the verb: CLAUDE.md, CHANGELOG.md, nightshift.toml, .gitignore, the first commit's git state
+    references.py  what `--reference-dir` finds (tables, fields, pointers) and the [oracle] section written from it
+    holdout.py     which data sets become the held-out exam (`--holdout`), moved to nightshift's private store
+
+May import: errors, gitguard, gitops, resources, config, run, verify, cli.init.
+"""

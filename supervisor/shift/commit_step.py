@@ -1,0 +1,58 @@
+"""Committing a stop's work: the paths the run may commit (gitops.commit_changes: never the user's own untouched
+edits, never conflict markers, nothing a filter driver would change), the event that says what was committed or
+why nothing was, and a hold with git's own words when git cannot commit. ``sup`` is the shift loop
+(shift/loop.py), as decide.py takes it.
+"""
+from __future__ import annotations
+
+import shlex
+
+import git
+
+from supervisor import gitops
+
+
+def commit_shift(sup) -> None:
+    """Commit the stop's work (the paths the run may commit), or hold the run with git's own words."""
+    ctx, verdict = sup.session.ctx(), sup.state["last_verdict"]
+    verdict_word = "PASS" if verdict["passed"] else "FAIL"
+    message = f"nightshift: shift {ctx.shift} turn {ctx.turn}: {verdict_word}\n\n{verdict['summary'][:1500]}"
+    branch = gitops.branch_name(sup.repo)
+    if sup.state.get("branch") and branch is None:  # detached during the run: commits would be off-branch
+        switch = shlex.join(["git", "-C", str(sup.run_paths.workspace), "switch", sup.state["branch"]])
+        return hold_commit(sup, f"HEAD was detached during the run (it was on {sup.state['branch']}); "
+                                f"`{switch}` (or a new branch), then `nightshift resume {sup.run_paths.run_id}`")
+    try:
+        sha, left = gitops.commit_changes(sup.repo, message, sup.ledger.prerun())
+    except git.GitCommandError as exc:
+        # A stale .git/index.lock, a full disk, a broken hook...: hold the run with git's own words.
+        said = " ".join((exc.stderr or str(exc)).replace("stderr:", "").split())[:300]
+        return hold_commit(sup, f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
+                                f"(a stale .git/index.lock can be removed when no git runs), then "
+                                f"`nightshift resume {sup.run_paths.run_id}`")
+    stale = sha is None and not improved(sup)
+    kind = "commit.created" if sha else "commit.skipped"
+    sup.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(sup.repo), passed=verdict["passed"],
+             stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
+             conflicts=left["conflicts"][:20], filtered=left.get("filtered", [])[:20])
+
+
+def hold_commit(sup, reason: str) -> None:
+    """Pause before committing (the commit is retried on resume), even when the run was already paused."""
+    sup.pause("git", reason)
+    sup.wait_while_paused()
+    if sup.stop_requested:  # stopped while git was broken: end without the commit, saying so
+        sup.finish("stopped", f"stopped by the user; the last turn's work is not committed ({reason[:200]})")
+
+def improved(sup) -> bool:
+    """Is the newest verdict better than every earlier one (lower metric, or fewer failing checks)?"""
+    history = sup.state["metrics"]
+    if not history:
+        return False
+    newest, earlier = history[-1]["metric"], [m["metric"] for m in history[:-1] if m["metric"] is not None]
+    if newest is not None and (not earlier or newest < min(earlier)):
+        return True
+    failing = sum(1 for c in sup.state["last_verdict"].get("checks", []) if not c["passed"])
+    best = sup._fewest_failing
+    sup._fewest_failing = failing if best is None else min(best, failing)
+    return best is not None and failing < best
