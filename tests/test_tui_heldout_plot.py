@@ -54,3 +54,31 @@ async def test_the_oracle_tab_plots_the_held_out_line(tmp_path, monkeypatch):
         assert [v for _, v in plot.series["sigma8 (held out)"]] == HELD
         assert [i for i, _ in plot.series["sigma8 (held out)"]] == [i for i, _ in plot.series["lensed C_l"]]
         assert "=sigma8 (held out)" in str(plot.render())  # in the legend, beside the visible comparisons
+
+
+async def test_the_oracle_tab_shows_a_row_per_comparison_and_its_columns_when_asked(tmp_path, monkeypatch):
+    """Issue 29: one line per comparison (a table by its worst column); `c` shows every column, and again one."""
+    from textual.widgets import DataTable
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    run = write_heldout_run(home)
+    app = make_app(clock=lambda: FIXED_NOW, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_dashboard(app, pilot)
+        app.open_run(run.run_id)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+        await pilot.press("4")
+        table = app.screen.query_one("#oracle-table", DataTable)
+
+        def columns_shown() -> list[str]:
+            return [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+        await until(pilot, lambda: any("(worst of 2)" in c for c in columns_shown()))
+        visible = [c for c in columns_shown() if "(held" not in c]
+        assert len([c for c in visible if "worst of" in c]) == 1, visible
+        table.focus()
+        await pilot.press("c")
+        await until(pilot, lambda: {"TT", "EE"} <= set(columns_shown()))
+        await pilot.press("c")
+        await until(pilot, lambda: any("(worst of 2)" in c for c in columns_shown()))

@@ -44,3 +44,13 @@ def test_history_and_plot_mark_the_tolerance():
 def test_main_without_a_terminal_says_what_to_use(capsys):
     assert main([]) == 2
     assert "needs a terminal" in capsys.readouterr().err
+
+
+def test_a_table_is_one_row_by_its_worst_column_and_every_column_when_asked():
+    report = {"comparisons": [{"name": "conv", "passed": False, "rtol": 1e-3, "columns": [
+        {"column": "aerr", "max_rel": 5e-4, "passed": True, "failing": 0, "points": 10},
+        {"column": "rerr", "max_rel": 2e-2, "passed": False, "failing": 3, "points": 10},
+        {"column": "aerr", "max_rel": 1e-4, "passed": True, "failing": 0, "points": 10}]}]}
+    one = rows_from_report(report)
+    assert [(r.column, r.passed, r.failing, r.points) for r in one] == [("rerr (worst of 3)", False, 3, 30)]
+    assert [r.column for r in rows_from_report(report, columns=True)] == ["aerr", "rerr", "aerr"]

@@ -68,13 +68,34 @@ def _comparisons(report: Any) -> list[dict[str, Any]]:
     return [c for c in comps if isinstance(c, dict)] if isinstance(comps, list) else []
 
 
-def rows_from_report(report: Any) -> list[OracleRow]:
+def _worst_first(cols: list[tuple[str, dict[str, Any]]], comp_tol: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A table's columns as one: its worst column (failing first, then error over tolerance), named as such, with
+    the failing points of every column (issue 29: one line per comparison; the columns when asked)."""
+    def badness(item: tuple[str, dict[str, Any]]) -> tuple:
+        col = item[1]
+        tol = _as_float(_pick(col, "tol") or comp_tol) or 1.0
+        return (_pick(col, "passed") is False, (_as_float(_pick(col, "max_rel")) or 0.0) / tol)
+    name, worst = max(cols, key=badness)
+    merged = dict(worst)
+    for field, key in (("failing", "failing"), ("points", "points")):  # every column's, as "failing/points" reads
+        values = [_as_float(_pick(c, field)) for _, c in cols]
+        if all(v is not None for v in values):
+            merged[key] = int(sum(values))
+    if any(_pick(c, "passed") is False for _, c in cols):
+        merged["passed"] = False
+    return [(f"{name} (worst of {len(cols)})", merged)]
+
+
+def rows_from_report(report: Any, columns: bool = False) -> list[OracleRow]:
+    """A row per comparison (a table by its worst column); ``columns``: a row per column of each table."""
     rows: list[OracleRow] = []
     for comp in _comparisons(report):
         name = str(comp.get("name", "?"))
         comp_tol = _pick(comp, "tol")
         comp_passed = _pick(comp, "passed")
         cols = _columns(comp)
+        if len(cols) > 1 and not columns:
+            cols = _worst_first(cols, comp_tol)
         error = comp.get("error") or comp.get("message")
         if not cols:
             rows.append(OracleRow(name, "-", bool(comp_passed) if comp_passed is not None else None,
@@ -101,7 +122,8 @@ def with_private(report: Any, private: dict[str, Any] | None) -> Any:
                                       for c in _comparisons(report)]}
 
 
-def load_report(path: Path | None, private: dict[str, Any] | None = None) -> tuple[list[OracleRow], str]:
+def load_report(path: Path | None, private: dict[str, Any] | None = None,
+                columns: bool = False) -> tuple[list[OracleRow], str]:
     """(rows, note): the note says why there are no rows (no verdict yet, unreadable report...)."""
     if path is None:
         return [], "no verdict yet"
@@ -111,7 +133,7 @@ def load_report(path: Path | None, private: dict[str, Any] | None = None) -> tup
         return [], f"no oracle report at {path.parent.name}/{path.name}"
     except (OSError, ValueError) as exc:
         return [], f"oracle report {path.name} unreadable: {exc}"
-    rows = rows_from_report(with_private(report, private))
+    rows = rows_from_report(with_private(report, private), columns)
     return rows, "" if rows else "the oracle report has no comparisons"
 
 

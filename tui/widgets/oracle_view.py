@@ -1,5 +1,6 @@
-"""The Oracle tab: the latest verdict's comparisons as a table (failing rows say FAIL, not only in red) and
-the history of the oracle figure per comparison, plotted with the tolerance line."""
+"""The Oracle tab: the latest verdict's comparisons as a table, a row each (a table by its worst column; `c` shows
+every column; failing rows say FAIL, not only in red) and the history of the oracle figure per comparison, plotted
+with the tolerance line."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
@@ -52,10 +54,18 @@ class OracleView(Vertical):
     OracleView DataTable { height: auto; max-height: 9; }
     """
 
+    BINDINGS = [Binding("c", "toggle_columns", "columns")]
+
     def __init__(self, run: RunPaths, **kwargs) -> None:
         super().__init__(**kwargs)
         self.run = run
         self._shown: tuple | None = None
+        self.columns = False  # a row per comparison; `c`: a row per column of each table
+        self._loaded: tuple = (None, None, None, None)
+
+    def action_toggle_columns(self) -> None:
+        self.columns = not self.columns
+        self.load(*self._loaded)
 
     def compose(self) -> ComposeResult:
         yield Static("no verdict yet", id="oracle-head")
@@ -87,8 +97,9 @@ class OracleView(Vertical):
     @work(thread=True, exit_on_error=False, exclusive=True, group="oracle")
     def load(self, path, last: dict[str, Any] | None, best: Any, exam: str | None = None) -> None:
         # the user's view: held-out comparisons with their full figures, from the private store
+        self._loaded = (path, last, best, exam)
         private = read_private(self.run.root, last.get("shift"), last.get("turn")) if last else None
-        rows, note = load_report(path, private)
+        rows, note = load_report(path, private, self.columns)
         self.app.call_from_thread(self._paint, rows, note, last, best, exam)
 
     def _paint(self, rows: list[OracleRow], note: str, last: dict[str, Any] | None, best: Any,
