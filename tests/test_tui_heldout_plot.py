@@ -38,17 +38,25 @@ def write_heldout_run(home):
     return run
 
 
-async def test_the_oracle_tab_plots_the_held_out_line(tmp_path, monkeypatch):
+async def open_oracle_tab(app, pilot, run) -> None:
+    await open_dashboard(app, pilot)
+    app.open_run(run.run_id)
+    await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
+    await pilot.press("4")
+
+
+def heldout_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    run = write_heldout_run(home)
+    return write_heldout_run(home)
+
+
+async def test_the_oracle_tab_plots_the_held_out_line(tmp_path, monkeypatch):
+    run = heldout_home(tmp_path, monkeypatch)
     app = make_app(clock=lambda: FIXED_NOW, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_dashboard(app, pilot)
-        app.open_run(run.run_id)
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
-        await pilot.press("4")
+        await open_oracle_tab(app, pilot, run)
         plot = app.screen.query_one(OracleHistoryPlot)
         await until(pilot, lambda: "sigma8 (held out)" in plot.series)
         assert [v for _, v in plot.series["sigma8 (held out)"]] == HELD
@@ -60,16 +68,10 @@ async def test_the_oracle_tab_shows_a_row_per_comparison_and_its_columns_when_as
     """Issue 29: one line per comparison (a table by its worst column); `c` shows every column, and again one."""
     from textual.widgets import DataTable
 
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    run = write_heldout_run(home)
+    run = heldout_home(tmp_path, monkeypatch)
     app = make_app(clock=lambda: FIXED_NOW, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_dashboard(app, pilot)
-        app.open_run(run.run_id)
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and getattr(app.screen, "_ready", False))
-        await pilot.press("4")
+        await open_oracle_tab(app, pilot, run)
         table = app.screen.query_one("#oracle-table", DataTable)
 
         def columns_shown() -> list[str]:
