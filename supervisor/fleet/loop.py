@@ -30,7 +30,7 @@ from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.launcher import start_detached
-from supervisor.verify.boundary import protected_at_start, remember
+from supervisor.shift.ratchet import start_ratchet
 
 POLL_SECONDS = 1.0
 ENDED = ("ended",)
@@ -94,7 +94,13 @@ class FleetSupervisor:
             if seeded.is_dir() and not self.run_paths.references.exists():
                 shutil.copytree(seeded, self.run_paths.references)
             protect_references(cfg.oracle, ws, self.run_paths.references)
-        remember(self.run_paths.root / "protected", ws, protected_at_start(ws, cfg.policy.protect))
+        # The ratchet's starting set (unless the preflight took it), handed to every lane; the files it keeps
+        problem = start_ratchet(self.run_paths, cfg, self.state, lambda kind, _shift, **data: self.emit(kind, **data),
+                                self.say)
+        if problem:
+            self.emit("run.finished", outcome="failed", reason=problem)
+            self.say(f"run failed: {problem}")
+            return
         lanes, approaches = cfg.fleet.lanes, list(cfg.fleet.approaches)
         self.emit("fleet.planned", lanes=lanes, select=cfg.fleet.select, approaches=approaches, base=base,
                   branch=branch, deadline=cfg.fleet.deadline, fork_on_stall=cfg.fleet.fork_on_stall)
@@ -160,7 +166,9 @@ class FleetSupervisor:
         siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
                     for j in range(1, max(most, k) + 1) if j != k]
         try:
-            make_lane(self.run_paths.workspace, self.config, lane, siblings)
+            baseline = next((e["data"] for e in read_events(self.run_paths.events).events
+                             if e["type"] == "tests.baseline"), None)
+            make_lane(self.run_paths.workspace, self.config, lane, siblings, baseline)
         except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
             said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
             self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",

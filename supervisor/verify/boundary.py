@@ -19,8 +19,11 @@ MANIFEST = "manifest.json"
 
 
 def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
-    """The files holding the ratchet's tests: "tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"."""
-    out = set()
+    """The files holding the ratchet's tests ("tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"), and
+    the test configuration that selects them (conftest.py, pytest.ini, ...: verify/baseline.py config_files)."""
+    from supervisor.verify.baseline import config_files
+
+    out: set[Path] = set()
     for test_id in test_ids:
         head = test_id.split("::", 1)[0]
         if head.endswith(".py") and (workspace / head).is_file():
@@ -32,7 +35,7 @@ def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
             if candidate.is_file():
                 out.add(candidate.resolve())
                 break
-    return out
+    return out | {p.resolve() for p in config_files(workspace, out)} if out else out
 
 
 def _manifest(store: Path) -> dict[str, str]:
@@ -74,9 +77,28 @@ def protected_at_start(workspace: Path, protect: list[str]) -> set[Path]:
     return paths
 
 
+def forget(store: Path, workspace: Path, paths: set[Path]) -> list[str]:
+    """Stop keeping ``paths`` (a person released the tests they held); the workspace-relative paths let go."""
+    kept, ws = _manifest(store), workspace.resolve()
+    gone = []
+    for path in paths:
+        try:
+            rel = str(path.resolve().relative_to(ws))
+        except ValueError:
+            continue
+        if rel in kept:
+            (store / kept.pop(rel)).unlink(missing_ok=True)
+            gone.append(rel)
+    if gone:
+        write_private_bytes(store / MANIFEST, json.dumps(kept).encode())
+    return sorted(gone)
+
+
 def check_boundary(workspace: Path, store: Path) -> Check:
-    """Put back what the agent changed of the kept files; a failing check naming each, else a passing one."""
+    """Put back what the agent changed of the kept files; a failing check naming each, else a passing one. The
+    check's data keeps what the agent had written in each (None: deleted), for the ratchet to name its tests."""
     kept, ws, lines = _manifest(store), workspace.resolve(), []
+    restored: dict[str, bytes | None] = {}
     for rel, key in sorted(kept.items()):
         if rel == "CLAUDE.md#dod":
             lines += _definition_of_done(ws, (store / key).read_text(encoding="utf-8", errors="replace"))
@@ -84,13 +106,15 @@ def check_boundary(workspace: Path, store: Path) -> Check:
         path, before = ws / rel, (store / key).read_bytes()
         now = path.read_bytes() if path.is_file() else None
         if now != before:
+            restored[rel] = now
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(before)
             lines.append(f"{rel} was {'deleted' if now is None else 'changed'} by the agent and has been restored: "
                          "it is not the agent's to change")
     if not lines:
         return Check("boundary", True, "boundary: protected files unchanged")
-    return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
+    return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines,
+                 {"restored": restored})
 
 
 def _definition_of_done(ws: Path, kept: str) -> list[str]:

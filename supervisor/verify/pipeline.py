@@ -15,6 +15,7 @@ from supervisor import gitops
 from supervisor.verify.boundary import check_boundary, remember, test_files
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
+from supervisor.verify.ratchet import Ratchet
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
 from supervisor.sandbox.boundary import Boundary, boundary_for
@@ -65,6 +66,8 @@ class StopContext:
     plan_known: dict[str, bool]
     judge_spent_usd: float = 0.0
     state: dict[str, Any] | None = None  # the run's fold: the held-out exam's Ladder and bits released so far
+    baseline: set[str] = field(default_factory=set)  # of passed_before, those that passed when the run began
+    passed_total: int | None = None  # without per-test results: the most tests that passed (the start's count on)
 
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
@@ -127,6 +130,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = (ctx.claim or {}).get("status")
     checks: list[Check] = [_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))]
+    restored = checks[0].data.get("restored") or {}  # what the agent did to kept files: the ratchet names their tests
     metric, metrics, report, heldout = None, {}, None, None
     if cfg.oracle is not None:
         found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
@@ -140,8 +144,10 @@ def verify_stop(ctx: StopContext) -> Verdict:
         def tests() -> Check:
             tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
             tests_dir.mkdir(parents=True, exist_ok=True)
+            ratchet = Ratchet(kept=set(ctx.passed_before), baseline=set(ctx.baseline),
+                              passed_total=ctx.passed_total, restored=restored)
             return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
-                               ctx.passed_before, ctx.boundary())
+                               ratchet, ctx.boundary())
         check = _guarded("tests", tests)
         passed_tests = check.data.get("passed_tests", [])
         checks.append(check)
