@@ -36,7 +36,7 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         verb = d.get("verb")
         if verb == "nudge":
             return f"nudge: {(d.get('args') or {}).get('message', '')}"
-        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
+        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None  # release: below
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
     if kind == "agent.stalled":
@@ -57,6 +57,16 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
                 + (f", {len(problems)} problem(s)" if problems else "")
                 + (f"; starting gap: worst {d['metric']:.3g}x the tolerance" if isinstance(d.get("metric"), (int, float))
                    else ""))
+    if kind == "tests.baseline":  # the test ratchet's start (verify/baseline.py), with the flaky tests left out
+        flaky = d.get("flaky") or []
+        counted = f"{len(d.get('passing') or [])} passing tests" if d.get("per_test") else \
+            f"{d.get('passed_total')} passing tests (totals only)"
+        return (f"test ratchet started ({d.get('source')}) from {counted}"
+                + (f"; flaky, left out: {', '.join(flaky[:10])}" + (" ..." if len(flaky) > 10 else "") if flaky else ""))
+    if kind == "test.released":
+        tests = d.get("tests") or []
+        return (f"released from the test ratchet by {d.get('by') or 'a person'}: {', '.join(tests[:10])}"
+                + (f" and {len(tests) - 10} more" if len(tests) > 10 else "") + f" ({d.get('why')})")
     if kind == "preflight.skipped":
         return f"preflight skipped: {d.get('reason', '')}"
     if kind.startswith(("preflight", "budget.", "approval.", "slurm.", "core_hours")):

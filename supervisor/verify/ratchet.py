@@ -117,6 +117,12 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
             line = f"{outcome}: {test_id} ({when}; {now}{': ' + said if said else ''})"
         regressed.append(test_id)
         lines.append(line)
+    from supervisor.verify.baseline import SELECTING
+    for rel in sorted(ratchet.restored):  # what selects the tests: an edit there can change what runs
+        if Path(rel).name in SELECTING and ratchet.kept:
+            regressed.append(rel)
+            lines.append(f"changed: {rel} ({'deleted' if ratchet.restored[rel] is None else 'edited'}: it is the test "
+                         "configuration that selects the ratchet's tests; nightshift put it back)")
     return regressed, lines
 
 
