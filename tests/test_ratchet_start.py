@@ -25,7 +25,7 @@ def verdicts(ws, run) -> list[dict]:
     return [e["data"] for e in ws.events(run) if e["type"] == "verify.finished"]
 
 
-def tests_check(verdict: dict) -> dict:
+def ratchet_check(verdict: dict) -> dict:
     return next(c for c in verdict["checks"] if c["name"] == "tests")
 
 
@@ -60,7 +60,7 @@ def test_a_break_hidden_in_the_first_turn_is_a_named_regression_and_the_run_does
     baseline = [e["data"] for e in ws.events(run) if e["type"] == "tests.baseline"]
     assert len(baseline) == 1 and set(baseline[0]["passing"]) == BASELINE and baseline[0]["source"] == "start"
     first = verdicts(ws, run)[0]
-    check = tests_check(first)
+    check = ratchet_check(first)
     assert not first["passed"] and not check["passed"]
     assert any(line.startswith(named) for line in check["lines"]), check["lines"]
     pushback = run.turn_file(1, 2, "prompt.md").read_text()
@@ -72,7 +72,7 @@ def test_only_breaking_names_each_failure_as_a_regression(workspace):
     ws = configured(workspace, {"s1t1": [BREAK, CLAIM]})
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
-    check = tests_check(verdicts(ws, run)[0])
+    check = ratchet_check(verdicts(ws, run)[0])
     assert check["summary"] == "tests: 5 passed, 1 failing, 1 regressed"
     assert check["lines"][0].startswith(f"failed: {ROUNDTRIP} (passed at the start; now failed: assert")
 
@@ -84,7 +84,7 @@ def test_an_honest_change_ends_done_and_the_starting_set_was_protected_from_turn
     ws = configured(workspace, {"s1t1": [faster, new_test, CLAIM]})
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
-    check = tests_check(verdicts(ws, run)[0])
+    check = ratchet_check(verdicts(ws, run)[0])
     assert check["summary"] == "tests: 7 passed, 0 failing, 0 regressed" and check["passed"]
     policy = json.loads((run.root / "policy.json").read_text())  # the first turn's rules: compiled at its launch
     protected = {entry[0] for entry in policy["protect"] if entry[1] == "tests"}

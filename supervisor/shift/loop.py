@@ -212,7 +212,8 @@ class Supervisor:
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
             state=self.state, baseline=ledger.baseline_tests(),
-            passed_total=(self.state.get("ratchet") or {}).get("passed_total"))
+            passed_total=(self.state.get("ratchet") or {}).get("passed_total"),
+            released=set((self.state.get("ratchet") or {}).get("released") or {}))
         verdict = verify_stop(stop_ctx)
         if judge_down(verdict):  # fail closed: ask again with backoff, then hold the run for a person (below)
             verdict = wait_for_judge(self, stop_ctx, verdict)

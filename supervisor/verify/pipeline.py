@@ -68,6 +68,7 @@ class StopContext:
     state: dict[str, Any] | None = None  # the run's fold: the held-out exam's Ladder and bits released so far
     baseline: set[str] = field(default_factory=set)  # of passed_before, those that passed when the run began
     passed_total: int | None = None  # without per-test results: the most tests that passed (the start's count on)
+    released: set[str] = field(default_factory=set)  # tests a person let go: passing again keeps their files free
 
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
@@ -191,7 +192,7 @@ def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric
               judge_cost: float, heldout: dict | None) -> Verdict:
     ws = ctx.run.workspace
     try:  # newly passed tests, kept as they passed (a full disk must not end the supervisor here either)
-        remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))
+        remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests) - ctx.released))
     except OSError as exc:
         checks.append(unreadable("boundary", exc))
     passed = all(c.passed for c in checks)
