@@ -60,7 +60,7 @@ def parse_junit(path: Path, root: Path | None = None) -> dict[str, dict[str, str
 
 def _module_path(dotted: str, root: Path | None) -> str:
     """A module that failed to collect is named by its dotted path ("tests.test_io"): its file where found."""
-    found = node_id(dotted, "", root)
+    found = node_id(dotted, "", root).removesuffix("::")
     return found if found.endswith(".py") else dotted
 
 
