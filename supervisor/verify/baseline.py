@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.sandbox.boundary import Boundary
+from supervisor.verify.checks import run_tests
 from supervisor.verify.junit import collection_errors, passed_total
 
 TWICE_UNDER_SECONDS = 60.0  # a suite this quick runs twice at the start, to find the flaky tests
@@ -58,8 +59,6 @@ def _outcomes(results: dict[str, dict[str, str]]) -> dict[str, str]:
 def take_baseline(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, source: str,
                   boundary: Boundary | None = None, notes: list[str] | None = None) -> Baseline:
     """Run the suite (twice when quick) and return the starting set. ``source``: "preflight" or "start"."""
-    from supervisor.verify.checks import run_tests  # checks imports this room's other leaves: import at use
-
     first_dir = out_dir / "baseline-1"
     first_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     began = time.monotonic()
@@ -97,41 +96,3 @@ def take_baseline(command: str, cwd: Path, timeout: float, out_dir: Path, junit:
                 "the lower one is kept"
     return Baseline(data, per_test=False, passing=[], flaky=[], runs=len(runs), runs_said=said,
                     passed_total=min(counted) if counted and len(counted) == len(totals) else None)
-
-
-def config_files(workspace: Path, test_files: set[Path]) -> set[Path]:
-    """The test configuration that selects ``test_files``: every conftest.py from the workspace down to each test's
-    folder, and pytest.ini, .pytest.ini, tox.ini, setup.cfg and pyproject.toml in those folders (pytest looks for
-    its rootdir's configuration there; the shared files only with a pytest section). Regular files only: a link is not followed."""
-    ws = workspace.resolve()
-    folders: set[Path] = set()
-    for path in test_files:
-        try:
-            rel = path.resolve().parent.relative_to(ws)
-        except ValueError:
-            continue
-        folder = ws
-        folders.add(folder)
-        for part in rel.parts:
-            folder = folder / part
-            folders.add(folder)
-    found = set()
-    for folder in folders:
-        for name, section in SELECTING.items():
-            path = folder / name
-            if path.is_file() and not path.is_symlink() and (section is None or section in _text(path)):
-                found.add(path)
-    return found
-
-
-# Files pytest reads to decide what runs, and the section that makes a shared file one of them (a pyproject.toml
-# without a pytest section is the project's, not the tests', and stays the agent's to edit).
-SELECTING = {"conftest.py": None, "pytest.ini": None, ".pytest.ini": None, "tox.ini": "[pytest]",
-             "setup.cfg": "[tool:pytest]", "pyproject.toml": "[tool.pytest"}
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""

@@ -14,15 +14,14 @@ from pathlib import Path
 from supervisor.run.private import write_private_bytes
 from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
+from supervisor.verify.suite_config import config_files
 
 MANIFEST = "manifest.json"
 
 
 def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
     """The files holding the ratchet's tests ("tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"), and
-    the test configuration that selects them (conftest.py, pytest.ini, ...: verify/baseline.py config_files)."""
-    from supervisor.verify.baseline import config_files
-
+    the test configuration that selects them (conftest.py, pytest.ini, ...: verify/suite_config.py)."""
     out: set[Path] = set()
     for test_id in test_ids:
         head = test_id.split("::", 1)[0]

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from supervisor.verify.suite_config import SELECTING
+
 SHOWN = 30  # regressions named in the verdict (every one is in the turn's tests/regressions.txt)
 
 
@@ -117,7 +119,6 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
             line = f"{outcome}: {test_id} ({when}; {now}{': ' + said if said else ''})"
         regressed.append(test_id)
         lines.append(line)
-    from supervisor.verify.baseline import SELECTING
     for rel in sorted(ratchet.restored):  # what selects the tests: an edit there can change what runs
         if Path(rel).name in SELECTING and ratchet.kept:
             regressed.append(rel)
