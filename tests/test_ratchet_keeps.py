@@ -94,3 +94,36 @@ def test_every_lane_of_a_fleet_starts_with_the_fleets_starting_set(fleet):
     assert any(line.startswith(f"failed: {ROUNDTRIP} (passed at the start") for line in ratchet_check(first)["lines"])
     decided = fleet.of("fleet.decided")[0]
     assert decided["winner"] == 2
+
+
+def test_a_release_on_a_fleet_is_in_every_lane_made_after_it(fleet):
+    from supervisor.fleet.launch import create_fleet
+    from supervisor.fleet.loop import FleetSupervisor
+    from supervisor.run.state import load_state
+    from supervisor.shift.launcher import resolve_config
+    from supervisor.shift.ratchet import kept
+
+    ws = fleet.ws
+    write_suite(ws.path)
+    (ws.path / "agent.py").write_text(LANE_AGENT)
+    ws.configure({"default": [["sleep", 1]]}, test_command=TEST_COMMAND, extra="\n[fleet]\nlanes = 2\n")
+    config = resolve_config(ws.path)
+    run = create_fleet(ws.path, config)
+    sup = FleetSupervisor(run, config, say=lambda _: None)
+    sup.ledger.open()
+    try:
+        sup.plan()  # no preflight: the fleet takes the starting set itself
+        sup.handle({"id": "c1", "verb": "release", "args": {"test": "tests/test_io.py", "why": "split in two"}})
+        sup.handle({"id": "c2", "verb": "release", "args": {"test": "tests/test_nothing.py", "why": "x"}})
+        for key, lane in sorted(sup.fleet["lanes"].items()):
+            assert sup.create_lane(int(key), lane)
+    finally:
+        sup.ledger.close()
+    answers = {e["data"]["id"]: e["type"] for e in fleet.events() if e["type"].startswith("command.")}
+    assert answers == {"c1": "command.accepted", "c2": "command.rejected"}
+    assert fleet.of("tests.baseline")[0]["source"] == "start"
+    left = BASELINE - {t for t in BASELINE if t.startswith("tests/test_io.py::")}
+    for run_dir in lane_run_dirs(ws.path):
+        types = [e["type"] for e in lane_events(run_dir)]
+        assert types[-2:] == ["tests.baseline", "test.released"], types
+        assert kept(load_state(run_dir)[0]) == left

@@ -133,9 +133,9 @@ def make_worktree(workspace: Path, path: Path, branch: str, start: str) -> None:
 
 
 def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: list[Path],
-              baseline: dict[str, Any] | None = None) -> RunPaths:
+              baseline: dict[str, Any] | None = None, released: list[dict[str, Any]] = ()) -> RunPaths:
     """The worktree and the lane's run in it, given the fleet's test ratchet starting set ``baseline`` (the
-    ``tests.baseline`` event's data); idempotent: a crash between the steps is picked up."""
+    ``tests.baseline`` event's data) less what a person ``released`` from it since; idempotent: a crash between the steps is picked up."""
     from supervisor.shift.launcher import create_run
 
     path = Path(lane["worktree"])
@@ -144,11 +144,11 @@ def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: l
     if not run.events.exists():
         cfg = lane_config(config, workspace, lane["lane"], lane["approach"], lane["others"], siblings, path)
         run = create_run(path, cfg, run_id=lane["run_id"])
-    give_baseline(run, baseline)
+    give_baseline(run, baseline, released)
     return run
 
 
-def give_baseline(run: RunPaths, baseline: dict[str, Any] | None) -> None:
+def give_baseline(run: RunPaths, baseline: dict[str, Any] | None, released: list[dict[str, Any]] = ()) -> None:
     """The fleet's test ratchet starting set becomes the lane's first record after its creation (before its
     supervisor starts, which would otherwise take its own): every lane keeps what passed when the fleet began."""
     from supervisor.run.events import EventLog
@@ -160,5 +160,7 @@ def give_baseline(run: RunPaths, baseline: dict[str, Any] | None) -> None:
     log = EventLog(run.events, last_seq=state["seq"])
     try:
         log.append("tests.baseline", None, **{**baseline, "source": "fleet"})
+        for release in released:
+            log.append("test.released", None, **{**release, "files": []})
     finally:
         log.close()

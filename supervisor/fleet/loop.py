@@ -23,6 +23,7 @@ from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.array import first_turns_as_array
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
+from supervisor.fleet.release import release_fleet, releases
 from supervisor.fleet.reverify import reverify
 from supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
 from supervisor.run import inbox
@@ -144,6 +145,8 @@ class FleetSupervisor:
         if verb == "stop":
             self.emit("command.accepted", id=cid, verb=verb)
             self.stop_requested = True
+        elif verb == "release":  # a person lets tests go from every lane's ratchet
+            release_fleet(self, command)
         elif verb in ("pause", "resume") and self.state["paused"] == (verb == "resume"):
             self.emit("command.accepted", id=cid, verb=verb)
             for lane in self.live_lanes():
@@ -168,7 +171,7 @@ class FleetSupervisor:
         try:
             baseline = next((e["data"] for e in read_events(self.run_paths.events).events
                              if e["type"] == "tests.baseline"), None)
-            make_lane(self.run_paths.workspace, self.config, lane, siblings, baseline)
+            make_lane(self.run_paths.workspace, self.config, lane, siblings, baseline, releases(self.run_paths.events))
         except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
             said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
             self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",
