@@ -46,6 +46,9 @@ def test_a_persons_release_lets_an_honest_rename_through_and_the_report_shows_it
     assert last["passed"] and ratchet_check(last)["summary"] == "tests: 6 passed, 0 failing, 0 regressed"
     assert events[-1]["data"]["outcome"] == "done"
     assert (ws.path / "tests" / "test_inout.py").is_file() and not (ws.path / "tests" / "test_io.py").exists()
+    told = nightshift("log", run.run_id, cwd=ws.path).stdout
+    assert "test ratchet starts from 6 tests passing (start; ran twice" in told
+    assert "released from the test ratchet by" in told and "(renamed to test_inout.py with the io module)" in told
     report = nightshift("report", run.run_id, cwd=ws.path)
     assert report.returncode == 0, report.stderr
     page = (run.root / "report.html").read_text()
