@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.run.events import read_events
+from supervisor.run.ratchet_state import fold_ratchet
 
 FINAL_STATUSES = ("done", "failed", "stopped")
 
@@ -95,7 +96,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
                              "summary": data.get("summary"), "passed": data.get("passed")}
     elif kind in ("tests.baseline", "test.released"):
-        _fold_ratchet(state, kind, data, ts)
+        fold_ratchet(state, kind, data, ts)
     elif kind == "shift.started":
         state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working",
                      token=data.get("token"), shift_base=data.get("base"), launch_turn=1, target=None)
@@ -189,21 +190,6 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
                      status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
-
-
-def _fold_ratchet(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None) -> None:
-    """The test ratchet's starting set and what a person released from it (verify/baseline.py, `release`)."""
-    if kind == "tests.baseline":
-        state["ratchet"] = {"source": data.get("source"), "passing": list(data.get("passing") or []),
-                            "flaky": list(data.get("flaky") or []), "per_test": bool(data.get("per_test")),
-                            "passed_total": data.get("passed_total"), "runs_said": data.get("runs_said"),
-                            "released": {}, "ts": ts}
-        return
-    ratchet = state.get("ratchet") or {"passing": [], "flaky": [], "per_test": True, "passed_total": None,
-                                       "released": {}}
-    for test_id in data.get("tests") or []:
-        ratchet["released"][test_id] = {"why": data.get("why"), "by": data.get("by"), "ts": ts}
-    state["ratchet"] = ratchet
 
 
 def _fold_heldout(state: dict[str, Any], released: dict[str, Any] | None) -> None:
