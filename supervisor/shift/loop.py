@@ -160,6 +160,9 @@ class Supervisor:
                 shutil.copytree(seeded, self.run_paths.references)  # hashes taken at `nightshift init`
             protect_references(self.config.oracle, self.run_paths.workspace, self.run_paths.references)
         self.ledger.remember_plan(self.ledger.plan_known())  # the plan as it stood when the run began
+        refusal = self.session.launch_refusal()  # e.g. a required namespace: no code of the agent's runs without it
+        if refusal:
+            return self.pause("cannot_start", refusal) if not self.state["paused"] else self.wait_while_paused()
         # The ratchet's starting set (unless the preflight took it); nightshift.toml, [policy] protect, the
         # Definition of done and the starting set's test files, as the user left them when the run began
         problem = start_ratchet(self.run_paths, self.config, self.state, self.emit, self.say)
