@@ -85,3 +85,15 @@ def test_a_definition_is_its_decorators_and_body():
     assert definition(plain, ["test_a"]) != definition(b"def test_a():\n    f()\n", ["test_a"])
     assert definition(b"class T:\n    def test_b(self): pass\n", ["T", "test_b"]) is not None
     assert definition(plain, ["test_b"]) is None and definition(b"def (:", ["test_a"]) is None
+
+
+def test_claude_codes_hook_refuses_the_agent_a_release_and_nothing_else_that_mentions_it():
+    from supervisor.shift.policy_check import decide
+
+    policy = {"workspace": "/ws"}
+    for command in ("nightshift release RUN tests/test_io.py --why slow", "cd /ws && nightshift release RUN t --why x",
+                    f"{sys.executable} -m supervisor.cli.main release RUN t --why x", "/usr/local/bin/nightshift release R t"):
+        assert decide(policy, "Bash", {"command": command})[0] == "person_only", command
+    for command in ("nightshift claim done --summary 'we release the GIL now'", "git tag release-1",
+                    "nightshift status RUN"):
+        assert decide(policy, "Bash", {"command": command}) is None, command
