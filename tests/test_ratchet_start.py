@@ -34,6 +34,7 @@ def ended(ws, run) -> dict:
     return load_state(run.root)[0]
 
 
+NEW_CONFTEST = "new: tests/conftest.py (test configuration on the way to the ratchet's tests that was not there"
 # cheat, the namespace on (init defaults) or off, and how the verdict names the hidden break
 HIDDEN = [
     ("delete", "", f"failed: {ROUNDTRIP} (passed at the start"),  # the namespace refused the delete
@@ -44,10 +45,13 @@ HIDDEN = [
     ("xfail_marker", SANDBOX_OFF, f"changed: {ROUNDTRIP} (passed at the start; its body or markers were edited"),
     ("hollow", SANDBOX_OFF, f"changed: {ROUNDTRIP} (passed at the start; its body or markers were edited"),
     ("pyproject_addopts", SANDBOX_OFF, "changed: pyproject.toml (edited: it is the test configuration"),
-    ("conftest_deselect", "", f"vanished: {ROUNDTRIP} (deselected: its file still defines it"),
-    ("conftest_skip", "", f"skipped: {ROUNDTRIP} (passed at the start; now skipped: slow)"),
-    ("conftest_xfail", "", f"xfailed: {ROUNDTRIP} (passed at the start; now marked as an expected failure"),
-    ("pytest_ini_addopts", "", f"vanished: {ROUNDTRIP} (deselected: its file still defines it"),
+    # a conftest.py or pytest.ini that was not there at the start is moved aside before the tests run: named, and
+    # the break it was to hide is named too
+    ("conftest_deselect", "", NEW_CONFTEST),
+    ("conftest_skip", "", NEW_CONFTEST),
+    ("conftest_xfail", "", NEW_CONFTEST),
+    ("conftest_forge", "", NEW_CONFTEST),  # it would report every test as passed
+    ("pytest_ini_addopts", "", "new: pytest.ini (test configuration on the way to the ratchet's tests"),
 ]
 
 
@@ -66,6 +70,8 @@ def test_a_break_hidden_in_the_first_turn_is_a_named_regression_and_the_run_does
     pushback = run.turn_file(1, 2, "prompt.md").read_text()
     assert named in pushback  # one line per regression in the push-back too
     assert ended(ws, run)["outcome"] != "done"
+    if named.startswith("new: "):  # moved aside, so the break itself shows
+        assert any(line.startswith(f"failed: {ROUNDTRIP} (passed at the start") for line in check["lines"])
 
 
 def test_only_breaking_names_each_failure_as_a_regression(workspace):

@@ -97,3 +97,25 @@ def test_claude_codes_hook_refuses_the_agent_a_release_and_nothing_else_that_men
     for command in ("nightshift claim done --summary 'we release the GIL now'", "git tag release-1",
                     "nightshift status RUN"):
         assert decide(policy, "Bash", {"command": command}) is None, command
+
+
+def test_skipped_xfailed_and_deselected_tests_of_the_set_are_named_each_with_why(tmp_path):
+    from tests.fixtures_ratchet import BROKEN_UTIL, MARK_CONFTEST, UTIL, write_suite
+
+    write_suite(tmp_path)
+    before = {t for t, r in run_pytest(tmp_path, "tests").items() if r["outcome"] == "passed"}
+    ratchet = Ratchet(kept=before, baseline=before)
+    cases = {"skip": "skipped: tests/test_io.py::test_roundtrip (passed at the start; now skipped: slow)",
+             "xfail": "xfailed: tests/test_io.py::test_roundtrip (passed at the start; now marked as an expected "
+                      "failure: slow)"}
+    for mark, line in cases.items():
+        if mark == "xfail":  # a marked test that still passes is XPASS, which JUnit reports as passed: break it
+            (tmp_path / "suite" / "util.py").write_text(BROKEN_UTIL)
+        (tmp_path / "tests" / "conftest.py").write_text(MARK_CONFTEST.replace("{mark}", mark))
+        assert judge(ratchet, run_pytest(tmp_path, "tests"), tmp_path)[1] == [line]
+    (tmp_path / "tests" / "conftest.py").unlink()
+    (tmp_path / "suite" / "util.py").write_text(UTIL)
+    lines = judge(ratchet, run_pytest(tmp_path, "tests", "-k", "not test_roundtrip or empty"), tmp_path)[1]
+    assert lines == ["vanished: tests/test_io.py::test_roundtrip (deselected: its file still defines it but the test "
+                     "command no longer runs it; a conftest.py, pytest.ini, setup.cfg, tox.ini or pyproject.toml "
+                     "option, or the command, changed what runs)"]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 from supervisor.run.private import write_private_bytes
 from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
-from supervisor.verify.suite_config import config_files
+from supervisor.verify.suite_config import WHOLE_FILE, config_files
 
 MANIFEST = "manifest.json"
 
@@ -22,6 +23,12 @@ MANIFEST = "manifest.json"
 def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
     """The files holding the ratchet's tests ("tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"), and
     the test configuration that selects them (conftest.py, pytest.ini, ...: verify/suite_config.py)."""
+    out = test_modules(workspace, test_ids)
+    return out | {p.resolve() for p in config_files(workspace, out)} if out else out
+
+
+def test_modules(workspace: Path, test_ids: set[str]) -> set[Path]:
+    """The files holding the ratchet's tests, only."""
     out: set[Path] = set()
     for test_id in test_ids:
         head = test_id.split("::", 1)[0]
@@ -34,7 +41,7 @@ def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
             if candidate.is_file():
                 out.add(candidate.resolve())
                 break
-    return out | {p.resolve() for p in config_files(workspace, out)} if out else out
+    return out
 
 
 def _manifest(store: Path) -> dict[str, str]:
@@ -91,6 +98,23 @@ def forget(store: Path, workspace: Path, paths: set[Path]) -> list[str]:
     if gone:
         write_private_bytes(store / MANIFEST, json.dumps(kept).encode())
     return sorted(gone)
+
+
+def move_new_config(workspace: Path, store: Path, test_ids: set[str], aside: Path) -> dict[str, str]:
+    """A conftest.py or pytest.ini on the way to the ratchet's tests that was not there when the run began (so not
+    kept) can deselect, skip or forge their outcomes: moved out of the workspace into ``aside`` before the tests
+    run, as a kept file is put back. {workspace-relative path: where it went}."""
+    kept, ws = _manifest(store), workspace.resolve()
+    moved: dict[str, str] = {}
+    for path in sorted(config_files(ws, test_modules(ws, test_ids))):
+        rel = str(path.relative_to(ws))
+        if rel in kept or path.name not in WHOLE_FILE:
+            continue
+        dest = aside / rel
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.move(str(path), dest)
+        moved[rel] = str(dest)
+    return moved
 
 
 def check_boundary(workspace: Path, store: Path) -> Check:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from supervisor import gitops
-from supervisor.verify.boundary import check_boundary, remember, test_files
+from supervisor.verify.boundary import check_boundary, move_new_config, remember, test_files
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
 from supervisor.verify.ratchet import Ratchet
@@ -132,6 +132,14 @@ def verify_stop(ctx: StopContext) -> Verdict:
     claimed = (ctx.claim or {}).get("status")
     checks: list[Check] = [_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))]
     restored = checks[0].data.get("restored") or {}  # what the agent did to kept files: the ratchet names their tests
+    moved: dict[str, str] = {}
+    if cfg.verify.test_command and ctx.passed_before:  # a conftest.py the agent added beside kept tests goes aside
+        aside = ctx.run.turn_file(ctx.shift, ctx.turn, "moved-aside")
+        found = _guarded("boundary", lambda: move_new_config(ws, ctx.run.root / "protected", ctx.passed_before, aside))
+        if isinstance(found, Check):
+            checks.append(found)
+        else:
+            moved = found
     metric, metrics, report, heldout = None, {}, None, None
     if cfg.oracle is not None:
         found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
@@ -146,7 +154,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
             tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
             tests_dir.mkdir(parents=True, exist_ok=True)
             ratchet = Ratchet(kept=set(ctx.passed_before), baseline=set(ctx.baseline),
-                              passed_total=ctx.passed_total, restored=restored)
+                              passed_total=ctx.passed_total, restored=restored, moved=moved)
             return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
                                ratchet, ctx.boundary())
         check = _guarded("tests", tests)

@@ -25,6 +25,7 @@ class Ratchet:
     baseline: set[str] = field(default_factory=set)  # those of them that passed when the run began
     passed_total: int | None = None  # without per-test results: how many passed at best so far
     restored: dict[str, bytes | None] = field(default_factory=dict)  # files put back at this stop: the agent's bytes
+    moved: dict[str, str] = field(default_factory=dict)  # new test configuration moved aside at this stop: where to
 
 
 def _split(test_id: str) -> tuple[str, list[str]]:
@@ -87,8 +88,8 @@ def _vanished_why(test_id: str, root: Path, results: dict[str, dict[str, str]],
         return "its file was deleted" + _renamed(test_id, results)
     if definition(source, names) is None:
         return "its file no longer defines it" + _renamed(test_id, results)
-    return ("deselected: its file still defines it but the test command no longer runs it (a conftest.py, pytest.ini, "
-            "setup.cfg, tox.ini or pyproject.toml option, or the command, changed what runs)")
+    return ("deselected: its file still defines it but the test command no longer runs it; a conftest.py, pytest.ini, "
+            "setup.cfg, tox.ini or pyproject.toml option, or the command, changed what runs")
 
 
 def _changed(test_id: str, root: Path, restored: dict[str, bytes | None]) -> bool:
@@ -124,6 +125,11 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
             regressed.append(rel)
             lines.append(f"changed: {rel} ({'deleted' if ratchet.restored[rel] is None else 'edited'}: it is the test "
                          "configuration that selects the ratchet's tests; nightshift put it back)")
+    for rel, where in sorted(ratchet.moved.items()):
+        regressed.append(rel)
+        lines.append(f"new: {rel} (test configuration on the way to the ratchet's tests that was not there when the "
+                     f"run began: it can change what they run or how they report; nightshift moved it to {where}; "
+                     "give new tests' fixtures a folder of their own, or ask the user)")
     return regressed, lines
 
 

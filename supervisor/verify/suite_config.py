@@ -39,6 +39,10 @@ SELECTING = {"conftest.py": None, "pytest.ini": None, ".pytest.ini": None, "tox.
              "setup.cfg": "[tool:pytest]", "pyproject.toml": "[tool.pytest"}
 
 
+# The files that are pytest's configuration and nothing else: one the agent adds beside kept tests is moved aside.
+WHOLE_FILE = ("conftest.py", "pytest.ini", ".pytest.ini")
+
+
 def _text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
