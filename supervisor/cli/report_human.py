@@ -36,7 +36,8 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         verb = d.get("verb")
         if verb == "nudge":
             return f"nudge: {(d.get('args') or {}).get('message', '')}"
-        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None  # release: below
+        # a release is told by its own test.released event (below)
+        return f"{verb} by a person" if verb in ("pause", "resume", "stop", "approve", "deny") else None
     if kind == "judge.unavailable":
         return f"judge unavailable: {d.get('error')}"
     if kind == "agent.stalled":
@@ -61,8 +62,9 @@ def _line(kind: str, d: dict[str, Any]) -> str | None:
         flaky = d.get("flaky") or []
         counted = f"{len(d.get('passing') or [])} passing tests" if d.get("per_test") else \
             f"{d.get('passed_total')} passing tests (totals only)"
-        return (f"test ratchet started ({d.get('source')}) from {counted}"
-                + (f"; flaky, left out: {', '.join(flaky[:10])}" + (" ..." if len(flaky) > 10 else "") if flaky else ""))
+        shown = ", ".join(flaky[:10]) + (" ..." if len(flaky) > 10 else "")
+        started = f"test ratchet started ({d.get('source')}) from {counted}"
+        return started + (f"; flaky, left out: {shown}" if flaky else "")
     if kind == "test.released":
         tests = d.get("tests") or []
         return (f"released from the test ratchet by {d.get('by') or 'a person'}: {', '.join(tests[:10])}"

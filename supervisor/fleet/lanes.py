@@ -135,7 +135,8 @@ def make_worktree(workspace: Path, path: Path, branch: str, start: str) -> None:
 def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: list[Path],
               baseline: dict[str, Any] | None = None, released: list[dict[str, Any]] = ()) -> RunPaths:
     """The worktree and the lane's run in it, given the fleet's test ratchet starting set ``baseline`` (the
-    ``tests.baseline`` event's data) less what a person ``released`` from it since; idempotent: a crash between the steps is picked up."""
+    ``tests.baseline`` event's data) less what a person ``released`` from it since; idempotent: a crash between the
+    steps is picked up."""
     from supervisor.shift.launcher import create_run
 
     path = Path(lane["worktree"])

@@ -62,7 +62,8 @@ def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: Run
     try:
         verdict = verify_stop(StopContext(
             run=run, config=config, shift=1, turn=1, claim={"status": "done", "summary": "re-verified by the fleet"},
-            shift_base=base, accepted_base=base, passed_before=kept(lane_state, _record(lane_run, "tests-passed.json", [])),
+            shift_base=base, accepted_base=base,
+            passed_before=kept(lane_state, _record(lane_run, "tests-passed.json", [])),
             plan_known=_record(lane_run, "plan-known.json", {}) or {}, baseline=at_start(lane_state),
             passed_total=(lane_state.get("ratchet") or {}).get("passed_total"),
             released=set((lane_state.get("ratchet") or {}).get("released") or {})))

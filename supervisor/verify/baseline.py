@@ -46,8 +46,8 @@ class Baseline(dict):
                     "count of passing tests is readable, so only the exit status counts")
         flaky = self.get("flaky") or []
         if flaky:
-            names = ", ".join(flaky[:SHOWN_FLAKY]) + (f" and {len(flaky) - SHOWN_FLAKY} more" if len(flaky) > SHOWN_FLAKY
-                                                      else "")
+            more = len(flaky) - SHOWN_FLAKY
+            names = ", ".join(flaky[:SHOWN_FLAKY]) + (f" and {more} more" if more > 0 else "")
             text += f"; flaky (outcome differed between two runs, left out of the ratchet): {names}"
         return text + f"; {self.get('runs_said', '')}".rstrip("; ")
 

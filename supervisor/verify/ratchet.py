@@ -116,7 +116,8 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
         else:
             outcome = result["outcome"]
             said = (result["message"].splitlines() or [""])[0][:200]
-            now = {"xfailed": "now marked as an expected failure", "skipped": "now skipped"}.get(outcome, f"now {outcome}")
+            now = {"xfailed": "now marked as an expected failure",
+                   "skipped": "now skipped"}.get(outcome, f"now {outcome}")
             line = f"{outcome}: {test_id} ({when}; {now}{': ' + said if said else ''})"
         regressed.append(test_id)
         lines.append(line)
