@@ -255,7 +255,9 @@ def _filtered(repo: git.Repo, paths: list[str]) -> set[str]:
 def _stage(repo: git.Repo, root: Path, paths: list[str], env: dict[str, str]) -> None:
     """Stage ``paths`` as they are in the working tree (deletions too); a file replaced by a directory is removed."""
     env = {**env, "GIT_LITERAL_PATHSPECS": "1"}
-    gone = [p for p in paths if (root / p).is_dir() and not (root / p).is_symlink()]
+    # A folder where a file was, and a path gone from the tree and the index alike (the source of the agent's own
+    # `git mv`, which `git add` would refuse as a pathspec matching nothing): removed from the index.
+    gone = [p for p in paths if ((root / p).is_dir() and not (root / p).is_symlink()) or not os.path.lexists(root / p)]
     files = [p for p in paths if p not in gone]
     if gone:
         repo.git.execute(["git", "update-index", "--force-remove", "-z", "--stdin"],

@@ -138,3 +138,17 @@ def test_a_head_detached_during_the_run_is_held_with_a_command_that_pastes(tmp_p
     finally:
         kill_supervisor(run.root)
         proc.kill()
+
+
+def test_the_agents_own_git_mv_is_committed_as_a_rename(workspace):
+    """An agent that renames a tracked file with `git mv` in its turn: the shift's commit takes the rename (its
+    source, gone from the tree and the index alike, is no pathspec for `git add`), and the run ends done."""
+    (workspace.path / "old_name.py").write_text("x = 1\n")
+    ws = workspace.configure({"s1t1": [["shell", "git mv old_name.py new_name.py"], *FIX]}, backend="local")
+    base = git(ws, "rev-parse", "HEAD").strip()
+    run = ws.create_run()
+    out = supervise(run)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert {"new_name.py", "check.txt"} <= committed_files(ws, base)
+    tracked = git(ws, "ls-files").split()
+    assert "new_name.py" in tracked and "old_name.py" not in tracked

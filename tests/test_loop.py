@@ -80,7 +80,7 @@ def test_a_test_that_passed_before_and_fails_now_is_a_regression(workspace):
     tests = [next(c for c in v["checks"] if c["name"] == "tests") for v in verdicts]
     assert tests[0]["summary"] == "tests: 1 passed, 1 failing, 0 regressed"
     assert tests[1]["summary"] == "tests: 1 passed, 1 failing, 1 regressed"
-    assert any(line.startswith("REGRESSION test_ab::test_a") for line in tests[1]["lines"])
+    assert any(line.startswith("failed: test_ab.py::test_a (passed at an earlier verdict") for line in tests[1]["lines"])
     assert any("assert '0' == '1'" in line for line in tests[1]["lines"])
     assert verdicts[2]["passed"]
 

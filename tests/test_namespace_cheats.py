@@ -113,12 +113,12 @@ def test_code_the_test_command_runs_cannot_reach_the_answers_or_outlive_it(works
     assert (ws / "reference" / "result.dat").read_text() == REFERENCE
     assert (ws / "nightshift.toml").read_text() == config_before
     assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
+    # The test file passed when the run began, so it is read-only from turn one (issue #28): every door held, and the
+    # claim stands on the honest solver alone (the held-out copy never reached out/heldout.dat).
+    assert (ws / "tests" / "test_ref.py").read_text() == TEST
     verdicts = _events(workspace, run, "verify.finished")
-    assert verdicts and all(not v["passed"] for v in verdicts if v.get("claimed") == "done")
-    pushback = run.turn_file(1, 2, "prompt.md").read_text()
-    assert "the test command left 1 process(es) running (sleep)" in pushback
-    finished = _events(workspace, run, "run.finished")
-    assert not finished or finished[-1]["outcome"] != "done"
+    tests = next(c for c in verdicts[0]["checks"] if c["name"] == "tests")
+    assert "the test command left 1 process(es) running (sleep): ended with it" in " ".join(tests["lines"])
 
 
 @pytest.mark.parametrize("backend", ["local", "tmux"])

@@ -41,6 +41,7 @@ def test_a_submitted_run_finishes_in_its_job_and_cancels_its_continuation(slurm_
     states = {j.job_id: j.state for j in chain_jobs(run, client)}
     assert states[first] == "COMPLETED" and sorted(states.values()) == ["CANCELLED", "COMPLETED"]
     assert [t for t in ws.types(run) if t == "agent.started"] == ["agent.started"]
+    assert ws.types(run).index("tests.baseline") < ws.types(run).index("shift.started")  # taken in the job, first
 
 
 def test_stop_cancels_the_whole_chain(slurm_cluster, workspace):
@@ -69,6 +70,7 @@ def test_a_job_killed_at_its_walltime_is_continued_by_the_next(slurm_cluster, wo
     nudges = [e for e in ws.events(run) if e["type"] == "command.accepted" and e["data"].get("verb") == "nudge"]
     assert nudges and "walltime" in nudges[0]["data"]["args"]["message"]  # the USR1 wrap-up reached the run
     assert types.count("supervisor.started") == 2 and types.count("shift.started") == 2
+    assert types.count("tests.baseline") == 1  # the test ratchet's start, kept by the continuation (issue #28)
     record = read_record(run)
     assert [r["what"] for r in record].count("started") == 2 and any(r["what"] == "walltime_warning" for r in record)
     client = make_client("cli", backoff=QUICK)

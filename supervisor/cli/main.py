@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                        ("deny", "answer no to what the agent waits for; it goes on without it")):
         s = sub.add_parser(verb, help=text)
         s.add_argument("run")
+    s = sub.add_parser("release", help="let a test go from a run's test ratchet (renamed, split, replaced)")
+    s.add_argument("run")
+    s.add_argument("test", help="a test id as the verdicts name it (tests/test_io.py::test_roundtrip), or a file")
+    s.add_argument("--why", required=True, help="why it may go; recorded and shown in the report")
     s = sub.add_parser("attach", help="attach this terminal to the agent's pane")
     s.add_argument("run", nargs="?")
 
@@ -201,6 +205,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb == "status":
         from supervisor.cli.watch.status import cmd_status
         return cmd_status(args)
+    if verb == "release":
+        from supervisor.cli.release_verb import cmd_release
+        return cmd_release(args)
     from supervisor.cli import verbs as cli_verbs
     return getattr(cli_verbs, f"cmd_{verb}")(args)
 

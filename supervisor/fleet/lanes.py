@@ -148,14 +148,36 @@ def make_worktree(workspace: Path, path: Path, branch: str, start: str) -> None:
         repo.git.worktree("add", "-b", branch, str(path), start)
 
 
-def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: list[Path]) -> RunPaths:
-    """The worktree and the lane's run in it (idempotent: a crash between the two is picked up)."""
+def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: list[Path],
+              baseline: dict[str, Any] | None = None, released: list[dict[str, Any]] = ()) -> RunPaths:
+    """The worktree and the lane's run in it, given the fleet's test ratchet starting set ``baseline`` (the
+    ``tests.baseline`` event's data) less what a person ``released`` from it since; idempotent: a crash between the
+    steps is picked up."""
     from supervisor.shift.launcher import create_run
 
     path = Path(lane["worktree"])
     make_worktree(workspace, path, lane["branch"], lane["start"])
     run = RunPaths.for_run(path, lane["run_id"])
-    if run.events.exists():
-        return run
-    cfg = lane_config(config, workspace, lane["lane"], lane["approach"], lane["others"], siblings, path)
-    return create_run(path, cfg, run_id=lane["run_id"])
+    if not run.events.exists():
+        cfg = lane_config(config, workspace, lane["lane"], lane["approach"], lane["others"], siblings, path)
+        run = create_run(path, cfg, run_id=lane["run_id"])
+    give_baseline(run, baseline, released)
+    return run
+
+
+def give_baseline(run: RunPaths, baseline: dict[str, Any] | None, released: list[dict[str, Any]] = ()) -> None:
+    """The fleet's test ratchet starting set becomes the lane's first record after its creation (before its
+    supervisor starts, which would otherwise take its own): every lane keeps what passed when the fleet began."""
+    from supervisor.run.events import EventLog
+    from supervisor.run.state import load_state
+
+    state = load_state(run.root)[0]
+    if baseline is None or state.get("ratchet") is not None or state["phase"] != "new" or run.supervisor.exists():
+        return
+    log = EventLog(run.events, last_seq=state["seq"])
+    try:
+        log.append("tests.baseline", None, **{**baseline, "source": "fleet"})
+        for release in released:
+            log.append("test.released", None, **{**release, "files": []})
+    finally:
+        log.close()

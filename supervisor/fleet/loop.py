@@ -23,6 +23,7 @@ from supervisor.errors import UserError
 from supervisor.fleet import ending, finish, lanes_watch as watch
 from supervisor.fleet.array import first_turns_as_array
 from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
+from supervisor.fleet.release import release_fleet, releases
 from supervisor.fleet.reverify import reverify
 from supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
 from supervisor.run import inbox
@@ -30,7 +31,7 @@ from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
 from supervisor.shift.ledger import RunLedger
 from supervisor.shift.launcher import start_detached
-from supervisor.verify.boundary import protected_at_start, remember
+from supervisor.shift.ratchet import start_ratchet
 
 POLL_SECONDS = 1.0
 ENDED = ("ended",)
@@ -94,7 +95,13 @@ class FleetSupervisor:
             if seeded.is_dir() and not self.run_paths.references.exists():
                 shutil.copytree(seeded, self.run_paths.references)
             protect_references(cfg.oracle, ws, self.run_paths.references)
-        remember(self.run_paths.root / "protected", ws, protected_at_start(ws, cfg.policy.protect))
+        # The ratchet's starting set (unless the preflight took it), handed to every lane; the files it keeps
+        problem = start_ratchet(self.run_paths, cfg, self.state, lambda kind, _shift, **data: self.emit(kind, **data),
+                                self.say)
+        if problem:
+            self.emit("run.finished", outcome="failed", reason=problem)
+            self.say(f"run failed: {problem}")
+            return
         lanes, approaches = cfg.fleet.lanes, list(cfg.fleet.approaches)
         self.emit("fleet.planned", lanes=lanes, select=cfg.fleet.select, approaches=approaches, base=base,
                   branch=branch, deadline=cfg.fleet.deadline, fork_on_stall=cfg.fleet.fork_on_stall)
@@ -138,6 +145,8 @@ class FleetSupervisor:
         if verb == "stop":
             self.emit("command.accepted", id=cid, verb=verb)
             self.stop_requested = True
+        elif verb == "release":  # a person lets tests go from every lane's ratchet
+            release_fleet(self, command)
         elif verb in ("pause", "resume") and self.state["paused"] == (verb == "resume"):
             self.emit("command.accepted", id=cid, verb=verb)
             for lane in self.live_lanes():
@@ -160,7 +169,9 @@ class FleetSupervisor:
         siblings = [lanes_dir(self.run_paths.workspace, self.run_paths.run_id) / f"lane-{j}"
                     for j in range(1, max(most, k) + 1) if j != k]
         try:
-            make_lane(self.run_paths.workspace, self.config, lane, siblings)
+            baseline = next((e["data"] for e in read_events(self.run_paths.events).events
+                             if e["type"] == "tests.baseline"), None)
+            make_lane(self.run_paths.workspace, self.config, lane, siblings, baseline, releases(self.run_paths.events))
         except (UserError, git.GitCommandError) as exc:  # this lane cannot be; the others go on
             said = " ".join(str(getattr(exc, "stderr", "") or exc).replace("stderr:", "").split())[:300]
             self.emit("lane.ended", lane=k, outcome="failed", reason=f"could not be made: {said}",

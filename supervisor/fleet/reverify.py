@@ -18,6 +18,8 @@ from supervisor.config.schema import Config
 from supervisor.run.heldout import private_folder, read_private
 from supervisor.run.paths import RunPaths, make_private_dir
 from supervisor.verify.oracle.integrity import heldout_store
+from supervisor.run.state import load_state
+from supervisor.shift.ratchet import at_start, kept
 from supervisor.verify.pipeline import StopContext, Verdict, verify_stop
 
 # Findings that are not a wrong answer but a way around the check: the lane is named for them.
@@ -56,11 +58,15 @@ def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: Run
     repo.git.worktree("add", "--detach", str(ws), sha)
     run = RunPaths.for_run(ws, "check").create()
     _copy_stores(fleet, run)
+    lane_state = load_state(lane_run.root)[0]  # the lane's test ratchet: its starting set, less what was released
     try:
         verdict = verify_stop(StopContext(
             run=run, config=config, shift=1, turn=1, claim={"status": "done", "summary": "re-verified by the fleet"},
-            shift_base=base, accepted_base=base, passed_before=set(_record(lane_run, "tests-passed.json", [])),
-            plan_known=_record(lane_run, "plan-known.json", {}) or {}))
+            shift_base=base, accepted_base=base,
+            passed_before=kept(lane_state, _record(lane_run, "tests-passed.json", [])),
+            plan_known=_record(lane_run, "plan-known.json", {}) or {}, baseline=at_start(lane_state),
+            passed_total=(lane_state.get("ratchet") or {}).get("passed_total"),
+            released=set((lane_state.get("ratchet") or {}).get("released") or {})))
         return verdict, _held(run, fleet, folder.name)
     finally:
         # The checkout goes (its verdict and oracle report stay in the fleet's run directory).

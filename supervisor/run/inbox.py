@@ -2,7 +2,7 @@
 
 The CLI and the TUI write ``inbox/<uuid>.json`` by rename (0600); the supervisor takes the files it owns,
 answers each with ``command.accepted`` or ``command.rejected`` (data.id = the command id) and deletes it.
-Verbs: pause, resume, stop, nudge (args.message).
+Verbs: pause, resume, stop, nudge (args.message), approve, deny, release (args.test, args.why, args.by).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from supervisor.run.events import read_events
 from supervisor.run.paths import RunPaths
 from supervisor.run.listing import matching
 
-VERBS = ("pause", "resume", "stop", "nudge", "approve", "deny")
+VERBS = ("pause", "resume", "stop", "nudge", "approve", "deny", "release")
 
 
 def send_command(run: RunPaths, verb: str, **args: Any) -> tuple[str, int]:

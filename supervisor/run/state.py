@@ -19,6 +19,9 @@ slurm.job_changed job_id state reason node start time_limit run_time cpus gpus [
 run.finished     outcome reason
 preflight.finished passed problems metric metrics summary report (the baseline: the oracle before any shift)
 preflight.skipped  reason
+tests.baseline   source command passing failing flaky per_test passed_total runs runs_said [collect_errors]
+                 (the ratchet's starting set: the tests that passed when the run began; verify/baseline.py)
+test.released    tests why by files (a person let tests go from the ratchet: `nightshift release`)
 policy.denied    (shift) tool input rule message  policy.sandbox available problem
 agent.waiting    (shift) kind=human what        agent.wait_answered (shift) by answer
 judge.waiting    (shift) turn until tries error deadline  verify.retried (shift) turn reason
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.run.events import read_events
+from supervisor.run.ratchet_state import fold_ratchet
 
 FINAL_STATUSES = ("done", "failed", "stopped")
 
@@ -49,7 +53,7 @@ def empty_state() -> dict[str, Any]:
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
         "pause_kind": None, "crash": None, "branch": None, "slurm_jobs": 0, "slurm_end": None,
         "slurm_first_start": None, "core_hours": 0.0, "gpu_hours": 0.0, "accounting": [],
-        "heldout": {"evaluations": 0, "bits": 0.0, "best": {}, "withheld": 0},
+        "heldout": {"evaluations": 0, "bits": 0.0, "best": {}, "withheld": 0}, "ratchet": None,
     }
 
 # Slurm job states after which a job will not run again (hpc/jobs.py has the full vocabulary; run/ imports none).
@@ -91,6 +95,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
     elif kind == "preflight.finished":  # the accuracy history's starting point, before the agent's first change
         state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
                              "summary": data.get("summary"), "passed": data.get("passed")}
+    elif kind in ("tests.baseline", "test.released"):
+        fold_ratchet(state, kind, data, ts)
     elif kind == "shift.started":
         state.update(shift=shift, turn=0, pushbacks_in_shift=0, phase="launching", status="working",
                      token=data.get("token"), shift_base=data.get("base"), launch_turn=1, target=None)
@@ -137,6 +143,9 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         if metric is not None and (state["best_metric"] is None or metric < state["best_metric"]):
             state["best_metric"] = metric
         _fold_heldout(state, data.get("heldout"))
+        counted = [c.get("passed_total") for c in data.get("checks") or [] if c.get("name") == "tests"]
+        if counted and counted[0] is not None and state.get("ratchet"):  # totals only: the ratchet's count rises
+            state["ratchet"]["passed_total"] = max(int(counted[0]), int(state["ratchet"].get("passed_total") or 0))
     elif kind in ("commit.created", "commit.skipped"):
         state["phase"] = "committed"
         if kind == "commit.created":

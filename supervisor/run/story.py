@@ -15,6 +15,16 @@ def describe(event: dict[str, Any]) -> str | None:
                f"{figure}"
     if kind == "preflight.skipped":
         return f"preflight skipped ({d.get('reason')})"
+    if kind == "tests.baseline":
+        counted = (f"{len(d.get('passing') or [])} tests" if d.get("per_test")
+                   else f"{d.get('passed_total')} (totals only)")
+        flaky = d.get("flaky") or []
+        return (f"test ratchet starts from {counted} passing ({d.get('source')}; {d.get('runs_said')})"
+                + (f"; flaky, left out: {', '.join(flaky[:5])}{' ...' if len(flaky) > 5 else ''}" if flaky else ""))
+    if kind == "test.released":
+        tests = d.get("tests") or []
+        return (f"{at}released from the test ratchet by {d.get('by')}: {', '.join(tests[:5])}"
+                f"{' ...' if len(tests) > 5 else ''} ({d.get('why')})")
     if kind == "shift.started":
         return f"{at}started"
     if kind == "agent.started":

@@ -49,6 +49,9 @@ def _handle(sup, command: dict[str, Any]) -> None:
                      reason="the agent's terminal cannot be reached; `nightshift attach` and answer there")
             return
         sup.emit("command.accepted", shift, id=cid, verb=verb)
+    elif verb == "release":
+        from supervisor.shift.ratchet import release
+        release(sup, command)
     else:
         sup.emit("command.rejected", shift, id=cid, verb=verb, reason=f"unknown or empty command {verb!r}")
 

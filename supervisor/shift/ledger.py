@@ -119,6 +119,18 @@ class RunLedger:
 
     # ----- records kept between verdicts ----------------------------------------------------------
     def passed_tests(self) -> set[str]:
+        """The test ratchet's set: what passed when the run began and at any verdict since, less what a person
+        released (shift/ratchet.py)."""
+        from supervisor.shift.ratchet import kept
+        return kept(self.state, self.recorded_tests())
+
+    def baseline_tests(self) -> set[str]:
+        """Of the ratchet's set, what passed when the run began."""
+        from supervisor.shift.ratchet import at_start
+        return at_start(self.state)
+
+    def recorded_tests(self) -> set[str]:
+        """What passed at a verdict of this run (kept between verdicts in tests-passed.json)."""
         return set(self._record("tests-passed.json") or [])
 
     def plan_known(self) -> dict[str, bool]:
@@ -135,7 +147,7 @@ class RunLedger:
         return self._record("prerun.json") or {}
 
     def remember_verdict(self, verdict: Any) -> None:
-        self._write_record("tests-passed.json", sorted(self.passed_tests() | set(verdict.passed_tests)))
+        self._write_record("tests-passed.json", sorted(self.recorded_tests() | set(verdict.passed_tests)))
         self.remember_plan({**self.plan_known(), **verdict.plan})
 
     def remember_plan(self, known: dict[str, bool]) -> None:

@@ -29,9 +29,9 @@ from supervisor.shift.commit_step import commit_shift
 from supervisor.shift.decide import decide
 from supervisor.shift.judge_wait import hold_reason, judge_down, wait_for_judge
 from supervisor.shift.ledger import RunLedger
+from supervisor.shift.ratchet import start_ratchet
 from supervisor.shift.session import AgentSession
 from supervisor.shift.turns import orientation_prompt, take_claim, write_private
-from supervisor.verify.boundary import protected_at_start, remember
 from supervisor.verify.oracle.seal import put_back
 from supervisor.verify import git_controls
 from supervisor.shift.verdict_clock import deadline_for, verify_in_time
@@ -162,9 +162,14 @@ class Supervisor:
                 shutil.copytree(seeded, self.run_paths.references)  # hashes taken at `nightshift init`
             protect_references(self.config.oracle, self.run_paths.workspace, self.run_paths.references)
         self.ledger.remember_plan(self.ledger.plan_known())  # the plan as it stood when the run began
-        # nightshift.toml, [policy] protect and the Definition of done, as the user left them when the run began
-        remember(self.run_paths.root / "protected", self.run_paths.workspace,
-                 protected_at_start(self.run_paths.workspace, self.config.policy.protect))
+        refusal = self.session.launch_refusal()  # e.g. a required namespace: no code of the agent's runs without it
+        if refusal:
+            return self.pause("cannot_start", refusal) if not self.state["paused"] else self.wait_while_paused()
+        # The ratchet's starting set (unless the preflight took it); nightshift.toml, [policy] protect, the
+        # Definition of done and the starting set's test files, as the user left them when the run began
+        problem = start_ratchet(self.run_paths, self.config, self.state, self.emit, self.say)
+        if problem:
+            return self.finish("failed", problem)
         self.start_shift()
 
     def start_shift(self) -> None:
@@ -211,7 +216,9 @@ class Supervisor:
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
-            state=self.state)
+            state=self.state, baseline=ledger.baseline_tests(),
+            passed_total=(self.state.get("ratchet") or {}).get("passed_total"),
+            released=set((self.state.get("ratchet") or {}).get("released") or {}))
         # In a worker with a deadline: the heartbeat, `status` and `stop` are answered while it runs.
         verdict = verify_in_time(lambda: verify_stop(stop_ctx), lambda step, s: timed_out(stop_ctx, step, s),
                                  self.tick, deadline_for(self.config))

@@ -30,6 +30,8 @@ HISTORY = [
      "rewriting history is not allowed in a run; make new commits (git revert undoes one)"),
     (re.compile(r"\bgit\b[^;&|]*\breflog\s+(expire|delete)\b"), "the reflog keeps the run's history; leave it"),
 ]
+# A person's verbs the agent may not run: letting a test go from the ratchet is the user's (cli/release_verb.py).
+PERSON_ONLY = re.compile(r"(^|[\s;&|(/])(nightshift|supervisor\.cli\.main)\s+release\b")
 RESET_HARD = re.compile(r"\bgit\b[^;&|]*\breset\b([^;&|]*)--hard\b([^;&|]*)")
 NETWORK = re.compile(r"(^|[\s;&|(])(curl|wget|ssh|scp|sftp|nc|ncat|telnet|ftp|git\s+(clone|fetch|pull|push|ls-remote)|"
                      r"pip3?\s+install|python3?\s+-m\s+pip\s+install|npm\s+(install|i)|conda\s+install)(\s|$)")
@@ -126,6 +128,9 @@ def _bash(policy: dict, command: str, cwd: str) -> tuple[str, str] | None:
     for pattern, message in HISTORY:
         if pattern.search(command):
             return "history", message
+    if PERSON_ONLY.search(command):
+        return "person_only", ("releasing a test from the ratchet is the user's: make the test pass by fixing the "
+                               "code, or claim blocked and say why the test should change")
     reset = RESET_HARD.search(command)
     if reset:
         words = (reset.group(1) + " " + reset.group(2)).replace("--hard", " ").replace('"', " ").replace("'", " ")

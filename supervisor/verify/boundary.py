@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 from supervisor.run import untrusted
 from supervisor.run.private import write_private_bytes
 from supervisor.verify import definition_of_done as dod
 from supervisor.verify.checks import Check
+from supervisor.verify.suite_config import WHOLE_FILE, config_files
 
 MANIFEST = "manifest.json"
 
 
 def test_files(workspace: Path, test_ids: set[str]) -> set[Path]:
-    """The files holding the ratchet's tests: "tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"."""
-    out = set()
+    """The files holding the ratchet's tests ("tests/test_x.py::name" or JUnit's "tests.test_x.Class::name"), and
+    the test configuration that selects them (conftest.py, pytest.ini, ...: verify/suite_config.py)."""
+    out = test_modules(workspace, test_ids)
+    return out | {p.resolve() for p in config_files(workspace, out)} if out else out
+
+
+def test_modules(workspace: Path, test_ids: set[str]) -> set[Path]:
+    """The files holding the ratchet's tests, only."""
+    out: set[Path] = set()
     for test_id in test_ids:
         head = test_id.split("::", 1)[0]
         if head.endswith(".py") and (workspace / head).is_file():
@@ -78,9 +87,45 @@ def protected_at_start(workspace: Path, protect: list[str]) -> set[Path]:
     return paths
 
 
+def forget(store: Path, workspace: Path, paths: set[Path]) -> list[str]:
+    """Stop keeping ``paths`` (a person released the tests they held); the workspace-relative paths let go."""
+    kept, ws = _manifest(store), workspace.resolve()
+    gone = []
+    for path in paths:
+        try:
+            rel = str(path.resolve().relative_to(ws))
+        except ValueError:
+            continue
+        if rel in kept:
+            (store / kept.pop(rel)).unlink(missing_ok=True)
+            gone.append(rel)
+    if gone:
+        write_private_bytes(store / MANIFEST, json.dumps(kept).encode())
+    return sorted(gone)
+
+
+def move_new_config(workspace: Path, store: Path, test_ids: set[str], aside: Path) -> dict[str, str]:
+    """A conftest.py or pytest.ini on the way to the ratchet's tests that was not there when the run began (so not
+    kept) can deselect, skip or forge their outcomes: moved out of the workspace into ``aside`` before the tests
+    run, as a kept file is put back. {workspace-relative path: where it went}."""
+    kept, ws = _manifest(store), workspace.resolve()
+    moved: dict[str, str] = {}
+    for path in sorted(config_files(ws, test_modules(ws, test_ids))):
+        rel = str(path.relative_to(ws))
+        if rel in kept or path.name not in WHOLE_FILE:
+            continue
+        dest = aside / rel
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.move(str(path), dest)
+        moved[rel] = str(dest)
+    return moved
+
+
 def check_boundary(workspace: Path, store: Path) -> Check:
-    """Put back what the agent changed of the kept files; a failing check naming each, else a passing one."""
+    """Put back what the agent changed of the kept files; a failing check naming each, else a passing one. The
+    check's data keeps what the agent had written in each (None: deleted), for the ratchet to name its tests."""
     kept, ws, lines = _manifest(store), workspace.resolve(), []
+    restored: dict[str, bytes | None] = {}
     for rel, key in sorted(kept.items()):
         if rel == "CLAUDE.md#dod":
             lines += _definition_of_done(ws, (store / key).read_text(encoding="utf-8", errors="replace"))
@@ -93,11 +138,13 @@ def check_boundary(workspace: Path, store: Path) -> Check:
         except OSError as exc:  # a link out, a FIFO: never followed, replaced by the kept file
             now, how = None, f"replaced ({exc})"
         if now != before:
+            restored[rel] = now
             untrusted.write_beneath(ws, rel, before)
             lines.append(f"{rel} was {how} by the agent and has been restored: it is not the agent's to change")
     if not lines:
         return Check("boundary", True, "boundary: protected files unchanged")
-    return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines)
+    return Check("boundary", False, f"boundary: {len(lines)} protected file(s) changed by the agent, restored", lines,
+                 {"restored": restored})
 
 
 def _definition_of_done(ws: Path, kept: str) -> list[str]:

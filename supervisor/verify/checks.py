@@ -11,7 +11,6 @@ import re
 import shlex
 import signal
 import subprocess
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,8 @@ from typing import Any
 from supervisor.run import untrusted
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
+from supervisor.verify.junit import parse_junit, passed_total  # noqa: F401 - parse_junit: callers import it here
+from supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
 
@@ -35,6 +36,8 @@ class Check:
         out = {"name": self.name, "passed": self.passed, "summary": self.summary, "lines": self.lines}
         if self.data.get("notes"):
             out["notes"] = self.data["notes"]  # what the namespace ended or refused, named even when it passed
+        if self.data.get("passed_total") is not None:
+            out["passed_total"] = self.data["passed_total"]  # the ratchet's count where only totals are readable
         return out
 
 
@@ -65,28 +68,6 @@ def _tail(text: str, n: int = 8) -> list[str]:
     return lines[-n:]
 
 
-def parse_junit(path: Path) -> dict[str, dict[str, str]]:
-    """{test id: {"outcome": passed|failed|error|skipped, "message": first lines}} from a JUnit XML file."""
-    results: dict[str, dict[str, str]] = {}
-    try:
-        # The report is written by the test command (the agent's code): a link or a FIFO there is not followed.
-        root = ET.fromstring(untrusted.read_bytes(path.parent, path.name))
-    except (ET.ParseError, OSError):
-        return results
-    for case in root.iter("testcase"):
-        test_id = f"{case.get('classname', '')}::{case.get('name', '')}".strip(":")
-        outcome, message = "passed", ""
-        for tag in ("failure", "error", "skipped"):
-            node = case.find(tag)
-            if node is not None:
-                outcome = "failed" if tag == "failure" else tag
-                # pytest puts the assertion's own message first: the measured part a push-back quotes
-                message = (node.get("message") or "").strip() or "\n".join(_tail(node.text or "", 4))
-                break
-        results[test_id] = {"outcome": outcome, "message": message[:400]}
-    return results
-
-
 @dataclass
 class RanTests:
     status: int | None  # None: timed out (and stopped)
@@ -102,35 +83,52 @@ def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: boo
     if junit and re.search(r"\bpytest\b", command):
         command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
     status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
-    results = parse_junit(junit_file) if status is not None and junit_file.exists() else {}
+    results = parse_junit(junit_file, cwd) if status is not None and junit_file.exists() else {}
     return RanTests(status, output, results)
 
 
-def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool,
-                passed_before: set[str], boundary: Boundary | None = None) -> Check:
+def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, ratchet: Ratchet,
+                boundary: Boundary | None = None) -> Check:
+    """The test command against the ratchet: every test of its set must pass (one line per regression, with why),
+    and, without per-test results, no fewer tests may pass than before."""
     notes: list[str] = []
     ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes)
     status, output, results = ran.status, ran.output, ran.results
     if status is None:
         return Check("tests", False, f"tests: timed out after {timeout:.0f}s", notes + _tail(output))
     passed_now = {t for t, r in results.items() if r["outcome"] == "passed"}
-    failing = {t: r for t, r in results.items() if r["outcome"] in ("failed", "error")}
-    regressed = sorted(passed_before - passed_now)
-    lines: list[str] = []
+    failing = {t: r for t, r in results.items() if r["outcome"] in ("failed", "error", "uncollectable")}
+    count = None
+    if results:
+        regressed, named = judge(ratchet, results, cwd)
+    elif ratchet.kept:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
+        regressed = sorted(ratchet.kept)
+        named = [f"vanished: all {len(regressed)} tests of the ratchet (the test command gave per-test results "
+                 "before and none now: was its JUnit report switched off?)"]
+    else:
+        count = passed_total(output)
+        named = judge_totals(ratchet, count)
+        regressed = named
+    full = out_dir / "regressions.txt"
+    if named:
+        full.write_text("\n".join(named) + "\n")
+    lines: list[str] = shown(named, full)
     for test_id, result in list(failing.items())[:8]:
-        lines.append(f"FAIL {test_id}: {result['message'].splitlines()[0] if result['message'] else ''}".rstrip(": "))
-    for test_id in regressed[:8]:
-        lines.append(f"REGRESSION {test_id}: passed in an earlier shift, now "
-                     f"{results[test_id]['outcome'] if test_id in results else 'missing'}")
+        if test_id not in regressed:
+            said = result["message"].splitlines()[0] if result["message"] else ""
+            lines.append(f"FAIL {test_id}: {said}".rstrip(": "))
     if not results and status != 0:
-        lines = _tail(output)
+        lines += _tail(output)
     lines = notes + lines
     passed = status == 0 and not regressed
     if results:
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
-        summary = f"tests: exit status {status}"
-    return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes})
+        summary = f"tests: exit status {status}" + (f", {count} passed (totals only)" if count is not None else "")
+        if named:
+            summary += ", regressed"
+    return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes,
+                                                   "passed_total": count})
 
 
 def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path,

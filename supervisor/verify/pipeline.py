@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from supervisor import gitops
-from supervisor.verify.boundary import check_boundary, remember, test_files
+from supervisor.verify.boundary import check_boundary, move_new_config, remember, test_files
 from supervisor.verify.git_controls import check_git_controls, store_of
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
+from supervisor.verify.ratchet import Ratchet
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
 from supervisor.sandbox.boundary import Boundary, boundary_for
@@ -67,6 +68,9 @@ class StopContext:
     plan_known: dict[str, bool]
     judge_spent_usd: float = 0.0
     state: dict[str, Any] | None = None  # the run's fold: the held-out exam's Ladder and bits released so far
+    baseline: set[str] = field(default_factory=set)  # of passed_before, those that passed when the run began
+    passed_total: int | None = None  # without per-test results: the most tests that passed (the start's count on)
+    released: set[str] = field(default_factory=set)  # tests a person let go: passing again keeps their files free
 
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
@@ -136,7 +140,17 @@ def verify_stop(ctx: StopContext) -> Verdict:
     tried = [r for r in (ctx.state or {}).get("recent_refusals", []) if r.get("rule") == "git_control"]
     git_check = _guarded("git", lambda: check_git_controls(ws, store_of(ctx.run.root), tried))
     checks: list[Check] = [] if git_check.passed else [git_check]
-    checks.append(_guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected")))
+    boundary = _guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))
+    checks.append(boundary)
+    restored = boundary.data.get("restored") or {}  # what the agent did to kept files: the ratchet names their tests
+    moved: dict[str, str] = {}
+    if cfg.verify.test_command and ctx.passed_before:  # a conftest.py the agent added beside kept tests goes aside
+        aside = ctx.run.turn_file(ctx.shift, ctx.turn, "moved-aside")
+        found = _guarded("boundary", lambda: move_new_config(ws, ctx.run.root / "protected", ctx.passed_before, aside))
+        if isinstance(found, Check):
+            checks.append(found)
+        else:
+            moved = found
     metric, metrics, report, heldout = None, {}, None, None
     if cfg.oracle is not None:
         found = _guarded("oracle", lambda: _oracle_check(ctx, full=claimed == "done"))
@@ -150,8 +164,10 @@ def verify_stop(ctx: StopContext) -> Verdict:
         def tests() -> Check:
             tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
             tests_dir.mkdir(parents=True, exist_ok=True)
+            ratchet = Ratchet(kept=set(ctx.passed_before), baseline=set(ctx.baseline),
+                              passed_total=ctx.passed_total, restored=restored, moved=moved)
             return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
-                               ctx.passed_before, ctx.boundary())
+                               ratchet, ctx.boundary())
         check = _guarded("tests", tests)
         passed_tests = check.data.get("passed_tests", [])
         checks.append(check)
@@ -204,7 +220,7 @@ def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric
               judge_cost: float, heldout: dict | None) -> Verdict:
     ws = ctx.run.workspace
     try:  # newly passed tests, kept as they passed (a full disk must not end the supervisor here either)
-        remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests)))
+        remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests) - ctx.released))
     except OSError as exc:
         checks.append(unreadable("boundary", exc))
     passed = all(c.passed for c in checks)

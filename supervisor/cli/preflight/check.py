@@ -1,6 +1,7 @@
 """`nightshift check [DIR]`: the preflight on its own; and the preflight `nightshift run` / `submit` run before they
 detach, whose result becomes the run's first record after its creation: ``preflight.finished`` with today's
-oracle figures (the starting point of the accuracy history, before the agent's first change), or
+oracle figures (the starting point of the accuracy history, before the agent's first change) and
+``tests.baseline`` (the test ratchet's starting set), or
 ``preflight.skipped`` when the user started with ``--no-check``.
 """
 from __future__ import annotations
@@ -56,6 +57,8 @@ def record_preflight(run, preflight: Preflight | None, say=print) -> None:
         data = preflight.event_data()
         data["report"] = str(kept / "oracle" / "oracle.json") if (kept / "oracle").exists() else None
         log.append("preflight.finished", None, **data)
+        if preflight.tests is not None:  # the ratchet starts here, before the agent's first turn
+            log.append("tests.baseline", None, **preflight.tests)
     finally:
         log.close()
     say(preflight.render())

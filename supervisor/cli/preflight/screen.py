@@ -43,6 +43,7 @@ class Preflight:
     lines: list[Line]
     baseline: dict | None
     out_dir: Path
+    tests: dict | None = None  # the test ratchet's starting set (verify/baseline.py): the run's tests.baseline
 
     @property
     def failed(self) -> bool:
@@ -85,4 +86,4 @@ def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
             lines.append(Line(FAIL, getattr(check, "__name__", "check"),
                               f"the check itself failed: {type(exc).__name__}: {exc}"))
-    return Preflight(workspace, lines, ctx.baseline, out_dir)
+    return Preflight(workspace, lines, ctx.baseline, out_dir, ctx.scratch.get("tests_baseline"))

@@ -107,6 +107,19 @@ def person_line(kind: str, d: dict[str, Any], run_id: str) -> str | None:
             return f"the preflight passed{gap}"
         return (f"the preflight found {len(problems)} problem(s){gap}: {clip('; '.join(map(str, problems)), 200)}; "
                 "`nightshift check` shows each with its fix")
+    if kind == "tests.baseline":  # the test ratchet's start, for a person when it left flaky tests out or counts totals
+        flaky = d.get("flaky") or []
+        if not flaky and d.get("per_test"):
+            return None
+        counted = f"{len(d.get('passing') or [])} passing tests" if d.get("per_test") else \
+            f"{d.get('passed_total')} passing tests (totals only)"
+        shown = ", ".join(flaky[:10]) + (" ..." if len(flaky) > 10 else "")
+        started = f"test ratchet started ({d.get('source')}) from {counted}"
+        return started + (f"; flaky, left out: {shown}" if flaky else "")
+    if kind == "test.released":
+        tests = d.get("tests") or []
+        return (f"released from the test ratchet by {d.get('by') or 'a person'}: {', '.join(tests[:10])}"
+                + (f" and {len(tests) - 10} more" if len(tests) > 10 else "") + f" ({clip(d.get('why'))})")
     if kind == "preflight.skipped":
         return f"the preflight was skipped ({clip(d.get('reason'))}): `nightshift check` runs it"
     if kind.startswith(("preflight", "budget.", "approval.", "slurm.", "core_hours", "policy.")):

@@ -27,7 +27,8 @@ from typing import Any
 
 # Events a person must see, whatever their number (parsed in full).
 HUMAN_TYPES = ("run.paused", "budget.exceeded", "breaker.tripped",
-               "agent.waiting", "agent.wait_answered", "command.accepted", "judge.unavailable")
+               "agent.waiting", "agent.wait_answered", "command.accepted", "judge.unavailable", "tests.baseline",
+               "test.released")
 HUMAN_PREFIXES = ("policy.", "preflight", "slurm.", "approval.", "core_hours", "budget.")
 # Per turn: the table's rows (parsed in full only when the run shows turns, else the last per shift).
 TURN_TYPES = ("shift.started", "shift.ended", "agent.started", "agent.stopped", "verify.finished",
