@@ -53,7 +53,7 @@ def test_a_check_that_cannot_read_its_input_fails_that_check_with_the_reason(wor
     events = assert_clean_log(ws, run)
     first = next(e for e in events if e["type"] == "verify.finished")
     plan = next(c for c in first["data"]["checks"] if c["name"] == "plan")
-    assert not plan["passed"] and "could not be checked" in plan["summary"] and "IsADirectoryError" in plan["summary"]
+    assert not plan["passed"] and "CLAUDE.md is a folder, not a regular file: not read" in plan["lines"]
 
 
 def test_a_stale_git_lock_pauses_the_run_with_the_fix_and_resume_commits(workspace, tmp_path):

@@ -89,3 +89,8 @@ def test_restoring_through_a_planted_link_writes_inside_only(tree):
     assert (tree / "tests" / "test_x.py").read_bytes() == b"kept"
     untrusted.write_beneath(tree, "abs-out", b"kept")
     assert target.read_text() == "SECRET" and (tree / "abs-out").read_bytes() == b"kept"
+    (tree / "made-a-folder").mkdir()
+    (tree / "made-a-folder" / "work.txt").write_text("the agent's")
+    with pytest.raises(untrusted.Untrusted, match="is a folder now"):
+        untrusted.write_beneath(tree, "made-a-folder", b"kept")
+    assert (tree / "made-a-folder" / "work.txt").read_text() == "the agent's"  # never deleted to restore a file

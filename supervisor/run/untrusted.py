@@ -124,8 +124,9 @@ def refusal(root: Path, path: Path | str) -> str | None:
 
 def write_beneath(root: Path, path: Path | str, data: bytes) -> None:
     """Put ``data`` back at ``path`` under ``root`` without following a link: a symlink or other non-folder the
-    agent put where a folder was is removed first (a folder made again), and so is anything but a regular file
-    at the path itself. For restoring what the agent may not change."""
+    agent put where a folder was is removed first (a folder made again), and so is a link, FIFO or device at the
+    path itself. A folder there is not deleted (it may hold the agent's work): Untrusted, named. For restoring
+    what the agent may not change."""
     rel = _rel(Path(root), Path(path))
     here = Path(os.path.realpath(root))
     parts = [p for p in rel.split("/") if p not in ("", ".")]
@@ -141,12 +142,10 @@ def write_beneath(root: Path, path: Path | str, data: bytes) -> None:
             here.mkdir(mode=0o755)
     here = here / parts[-1]
     st = _lstat(here)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise Untrusted(f"{rel} is a folder now, not a file: not restored (move it away to get the file back)")
     if st is not None and not stat.S_ISREG(st.st_mode):
-        if stat.S_ISDIR(st.st_mode):
-            import shutil
-            shutil.rmtree(here)
-        else:
-            os.unlink(here)
+        os.unlink(here)
     fd = os.open(here, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
