@@ -87,8 +87,8 @@ def test_a_flaky_test_is_left_out_and_named_by_check_the_first_event_and_the_rep
     from supervisor.run.events import read_events
     events = read_events(run_dir / "events.jsonl").events
     baseline = next(e for e in events if e["type"] == "tests.baseline")
-    assert [e["type"] for e in events[:4]] == ["run.created", "workspace.recorded", "preflight.finished",
-                                               "tests.baseline"], [e["type"] for e in events[:4]]
+    assert [e["type"] for e in events[:5]] == ["run.created", "workspace.recorded", "git.guarded",
+                                               "preflight.finished", "tests.baseline"], [e["type"] for e in events[:5]]
     assert baseline["data"]["flaky"] == ["tests/test_flaky.py::test_sometimes"]
     assert set(baseline["data"]["passing"]) == BASELINE and baseline["data"]["source"] == "preflight"
     report = nightshift("report", run_dir.name, cwd=ws.path)
