@@ -46,6 +46,11 @@ def hold_workspace(workspace: Path, run_id: str) -> int:
         if holder.get("run_id") == run_id and time.monotonic() < deadline:
             time.sleep(0.1)
             continue
+        # The holder took the lock but has not written its name yet (a moment): wait for it, so the refusal
+        # names the run that is live (a CI run caught "run another run ... pid None" in that moment).
+        if not holder.get("run_id") and time.monotonic() < deadline:
+            time.sleep(0.02)
+            continue
         os.close(fd)
         other = holder.get("run_id", "another run")
         raise WorkspaceBusy(f"run {other} is live in this workspace (supervisor pid {holder.get('pid')} on "
