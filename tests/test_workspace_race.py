@@ -29,7 +29,7 @@ def test_two_supervisors_started_at_once_on_one_workspace_run_one(workspace):
     loser = next(i for i, run in enumerate(runs) if run is not started[0])
     assert procs[loser].returncode != 0
     assert "is live in this workspace" in outs[loser][1] and started[0].run_id in outs[loser][1]
-    assert ws.types(runs[loser]) == ["run.created", "workspace.recorded"]  # it touched nothing
+    assert ws.types(runs[loser]) == ["run.created", "workspace.recorded", "git.guarded"]  # it touched nothing
     assert load_state(started[0].root)[0]["outcome"] == "done"
 
 
