@@ -6,8 +6,9 @@ hpc/'s Slurm backend with the core and starts tui/, handing it what it needs. By
     report/      `report`: the morning report
     watch/       `status`, `wait`, `ls`/`forget`, `stop`, `attach`, `resume --dead` and the watchdog
     main.py      the verbs and their options; verbs.py the run-management verbs (run, resume, log, pause, nudge,
-                 claim, ...); oracle_verbs.py `compare`/`plot`; attest_verbs.py `attest`/`verify-result`;
-                 doctor.py, demo.py; tui_seams.py what the TUI is handed
+                 claim, ...); release_verb.py `release` (a person lets a test go from the ratchet);
+                 oracle_verbs.py `compare`/`plot`; attest_verbs.py `attest`/`verify-result`; doctor.py, demo.py;
+                 tui_seams.py what the TUI is handed
 
 Each group's docstring says what it may import (tests/test_layers.py holds them to it).
 
