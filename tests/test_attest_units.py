@@ -102,3 +102,11 @@ def test_a_commits_tree_is_written_from_the_object_store_without_running_the_rep
     assert (dest / "src" / "deep" / "data.bin").read_bytes() == bytes(range(256)) * 5000
     assert os.access(dest / "run.sh", os.X_OK) and (dest / "link").is_symlink()
     assert os.readlink(dest / "link") == "src/deep/data.bin" and not proof.exists()
+
+
+def test_a_fifo_where_a_candidate_was_is_refused_without_blocking(tmp_path):
+    """verify-result digests what the agent left: a FIFO there is named, never waited on."""
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "out" / "result.dat")
+    with pytest.raises(LinkRefused, match="not a regular file"):
+        sha256_under(tmp_path, "out/result.dat")

@@ -33,7 +33,8 @@ def open_no_follow(root: Path, relative: str) -> int:
             os.close(fd)
             fd = nxt
         try:
-            leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+            # O_NONBLOCK: a FIFO swapped in for a file never holds verify-result (refused below by its type)
+            leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
         except OSError as exc:
             if exc.errno == 40:
                 raise LinkRefused(f"{relative} is a symbolic link") from None
@@ -43,6 +44,7 @@ def open_no_follow(root: Path, relative: str) -> int:
     if not stat.S_ISREG(os.fstat(leaf).st_mode):
         os.close(leaf)
         raise LinkRefused(f"{relative} is not a regular file")
+    os.set_blocking(leaf, True)
     return leaf
 
 

@@ -80,9 +80,3 @@ def install_import_guard(roots: list[Path]) -> ImportGuard:
     sys.meta_path.insert(0, guard)
     sys.path_importer_cache.clear()
     return guard
-
-
-def loaded_from(roots: list[Path]) -> list[str]:
-    """Modules already imported from under ``roots`` (a guard installed too late would not see them)."""
-    guard = ImportGuard(roots)
-    return sorted(name for name, mod in list(sys.modules.items()) if guard._guarded(getattr(mod, "__file__", None)))

@@ -166,8 +166,3 @@ def read_leaf(path: Path, limit: int | None = None) -> bytes:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Untrusted(f"{path} is not a regular file: not read")
         return fh.read() if limit is None else fh.read(limit)
-
-
-def fd_path(fd: int) -> str:
-    """A path that opens exactly the file behind ``fd`` (for readers that take a path, not a file object)."""
-    return f"/proc/self/fd/{fd}"

@@ -41,6 +41,8 @@ def verify_in_time(verify: Callable[[], Any], timed_out: Callable[[str, float], 
             box["verdict"] = verify()
         except BaseException as exc:  # noqa: BLE001 - handed to the loop, which records it like any crash
             box["error"] = exc
+        finally:
+            STEPS.pop(threading.get_ident(), None)  # one entry per live verdict, not one per verdict ever run
 
     worker = threading.Thread(target=work, name="verdict", daemon=True)
     worker.start()
