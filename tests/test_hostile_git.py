@@ -163,14 +163,15 @@ def test_the_users_own_hooks_and_drivers_are_named_at_the_start_and_not_run(work
     turn = [["write", HONEST, "ok"], ["write", "data.bin", "raw"], ["claim", "done", "done"]]
     workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
     marker.unlink(missing_ok=True)  # the fixture's own setup commit ran the user's hook: that was the user's git
-    run = workspace.create_run()
-    guarded = [e["data"] for e in workspace.events(run) if e["type"] == "git.guarded"]
-    assert guarded and "hook pre-commit" in guarded[0]["not_run"]
-    assert "filter driver 'lfsish'" in guarded[0]["not_run"]
-    from supervisor.gitguard import not_run
-    assert not_run(ws) == guarded[0]["not_run"]  # what `nightshift run` prints in its first lines
-    out = supervise(run)
+    from supervisor.run.paths import RunPaths
+    from tests.fixtures_core import nightshift
+    out = nightshift("run", "--foreground", "--no-check", cwd=ws, timeout=180)  # as the user starts it
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert ("git: nightshift will not run your filter driver 'lfsish', hook pre-commit while it commits; the "
+            "agent cannot change .git's config, hooks or info/") in out.stdout, out.stdout
+    run = RunPaths(next((ws / ".nightshift" / "runs").glob("*")))
+    guarded = [e["data"] for e in workspace.events(run) if e["type"] == "git.guarded"]
+    assert guarded and guarded[0]["not_run"] == ["filter driver 'lfsish'", "hook pre-commit"]
     assert not marker.exists(), marker.read_text()
     tracked = subprocess.run(["git", "ls-files"], cwd=ws, capture_output=True, text=True).stdout.split()
     assert "check.txt" in tracked and "data.bin" not in tracked  # its filter did not run: left to the user

@@ -75,8 +75,9 @@ def cmd_run(args) -> int:
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
         lanes = f" ({config.fleet.lanes} lanes){start_note(ws, config)}" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
-        from supervisor.gitguard import not_run
-        kept_off = not_run(ws)
+        from supervisor.run.events import read_events
+        kept_off = next((e["data"].get("not_run") or [] for e in read_events(run.events).events
+                         if e["type"] == "git.guarded"), [])  # what the run's creation found: not asked twice
         if kept_off:  # the user's own programs: said once, so a commit without its hook is no surprise
             print(f"git: nightshift will not run your {', '.join(kept_off)} while it commits; the agent cannot "
                   "change .git's config, hooks or info/")
