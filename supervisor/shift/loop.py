@@ -52,10 +52,17 @@ class Supervisor:
         self.leave_on_outcome = leave_on_outcome
         self.ledger = RunLedger(run)
         self.session = AgentSession(self.ledger, config, say)
-        self.repo = gitops.open_repo(run.workspace)
+        self._repo = None
         self.stop_requested = False
         self.waker: Waker | None = None
         self._fewest_failing: int | None = None
+
+    @property
+    def repo(self):
+        """Opened at first use, once run() has put .git/config back (GitPython reads it, includes too)."""
+        if self._repo is None:
+            self._repo = gitops.open_repo(self.run_paths.workspace)
+        return self._repo
 
     @property
     def state(self) -> dict[str, Any]:
