@@ -74,6 +74,9 @@ def test_requeued_job_stays_the_same_turn(slurm_cluster, tmp_path):
     target = backend.launch(spec)
     client = backend.client
     wait_for(lambda: backend.is_alive(target) and (j := backend.job_state(target)) and j.running, what="running")
+    # RUNNING comes before the batch script has printed anything: requeue only once the first run is at work,
+    # or the first run has nothing to leave in the log (the one failure of a CI run)
+    wait_for(lambda: spec.log_file.exists() and "(restart 0)" in spec.log_file.read_text(), what="the first run's output")
     client.requeue(target["job_id"])
     wait_for(lambda: backend.is_alive(target) and (j := backend.job_state(target)) and j.pending, what="requeued")
 
