@@ -57,6 +57,7 @@ def tree(tmp_path):
     os.symlink("sub", ws / "dirlink")
     os.symlink(str(out), ws / "dir-out")
     os.mkfifo(ws / "fifo")
+    os.symlink("gone.md", ws / "dangling")
     return ws
 
 
@@ -73,6 +74,14 @@ def test_a_link_out_or_a_special_file_is_refused_with_its_path(tree, path, why):
         untrusted.read_text(tree, path)
     assert why in str(info.value) and path in str(info.value)
     assert untrusted.refusal(tree, path) == str(info.value)
+
+
+def test_a_link_to_a_missing_target_is_named_and_reads_as_missing(tree):
+    with pytest.raises(FileNotFoundError) as info:  # a reader asking "is it there?" gets its answer
+        untrusted.read_text(tree, "dangling")
+    assert untrusted.refusal(tree, "dangling") == str(info.value) == \
+        "dangling is a symlink to a missing target (gone.md): not read"
+    assert untrusted.refusal(tree, "never-there") is None and not untrusted.is_file(tree, "dangling")
 
 
 @pytest.mark.parametrize("path", ["notes.md", "inside", "sub/up-inside", "dirlink/up-inside"])

@@ -24,6 +24,11 @@ class Untrusted(OSError):
     """A workspace path nightshift will not read; str() is the finding, naming the path and why."""
 
 
+class DanglingLink(Untrusted, FileNotFoundError):
+    """A symlink inside the workspace whose target is missing: missing to a reader that only asks whether the
+    file is there (it is a FileNotFoundError), and a finding that names the link to ``refusal``."""
+
+
 def _rel(root: Path, path: Path) -> str:
     path = Path(path)
     if not path.is_absolute():
@@ -55,7 +60,12 @@ def open_beneath(root: Path, path: Path | str, flags: int = os.O_RDONLY) -> int:
                     raise Untrusted(f"{shown} {how}: not read")
                 os.close(fds.pop())
                 continue
-            st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            try:
+                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                if hops:
+                    raise DanglingLink(f"{shown} is a symlink to a missing target ({link}): not read") from None
+                raise
             if stat.S_ISLNK(st.st_mode):
                 hops += 1
                 target = link = os.readlink(name, dir_fd=fds[-1])
