@@ -81,6 +81,26 @@ def test_a_supervisor_that_dies_three_times_within_an_hour_is_held(workspace, tm
     assert run.events.read_bytes() == before  # held: not revived again, nothing written
 
 
+def test_a_hold_whose_notification_fails_is_recorded_and_said(workspace):
+    """The hold's notification is the person's only word of it: a [notify] command that fails is a notify.failed
+    event (as the supervisor records its own) and a line of `resume --dead`, never dropped."""
+    from supervisor.cli.watch.revive import revive
+
+    ws = workspace.configure({"default": [["sleep", "30"]]}, backend="local",
+                             extra='[notify]\ncommand = "echo mail server down >&2; exit 7"\n')
+    run = ws.create_run()
+    log = EventLog(run.events, last_seq=load_state(run.root)[0]["seq"])
+    for _ in range(2):  # two revivals within the hour already: this death is the third
+        log.append("supervisor.revived", None, by="watchdog", reason="test", deaths=1)
+    log.close()
+    said = revive(run, load_state(run.root)[0])
+    assert "held" in said and "the notification failed: notify command exited 7: mail server down" in said
+    failed = [e["data"] for e in ws.events(run) if e["type"] == "notify.failed"]
+    assert failed == [{"error": "notify command exited 7: mail server down"}]
+    assert load_state(run.root)[0]["pause_kind"] == "crashloop"
+    assert "the notification failed: notify command exited 7" in nightshift("log", run.run_id, cwd=ws.path).stdout
+
+
 def test_runs_a_person_paused_or_stopped_are_not_revived(workspace):
     ws = workspace.configure({"default": [["sleep", "30"]]}, backend="local")
     run = ws.create_run()

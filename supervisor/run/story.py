@@ -88,6 +88,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"{at}attestation of verdict {d.get('verdict')} written ({who}): {d.get('path')}"
     if kind == "attest.failed":
         return f"{at}attestation not written: {d.get('error')}"
+    if kind == "notify.failed":  # the person was not told: the log says so
+        return f"{at}the notification failed: {d.get('error')}"
     if kind == "slurm.job_changed":
         return f"{at}job {d.get('job_id')} {d.get('state')} {d.get('reason') or ''}".rstrip()
     return None

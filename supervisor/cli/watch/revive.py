@@ -72,7 +72,10 @@ def revive(run: RunPaths, state: dict[str, Any]) -> str:
                   f"instead of restarted again: see {run.supervisor_log}, fix the cause, then "
                   f"`nightshift resume {run.run_id}`")
         _append(run, state, "run.paused", reason=reason, kind="crashloop")
-        _notify(run, reason)
+        error = _notify(run, reason)
+        if error:  # recorded as the supervisor records it, and said: nobody else will hear of the hold
+            _append(run, load_state(run.root)[0], "notify.failed", error=error)
+            return f"run {run.run_id}: held ({reason}); the notification failed: {error}"
         return f"run {run.run_id}: held ({reason})"
     _append(run, state, "supervisor.revived", by="watchdog", reason=why, deaths=len(recent) + 1)
     where = start_detached(run)
@@ -116,13 +119,15 @@ def _append(run: RunPaths, state: dict[str, Any], type_: str, **data: Any) -> No
     write_snapshot(run.snapshot, fresh, offset)
 
 
-def _notify(run: RunPaths, reason: str) -> None:
+def _notify(run: RunPaths, reason: str) -> str | None:
+    """Tell the person of the hold as [notify] says; a one-line error when the command failed."""
     from supervisor.run.notify import notify
     from supervisor.shift.launcher import frozen_config
 
     try:
         cfg = frozen_config(run).notify
-    except UserError:
-        return
+    except UserError as exc:
+        return f"[notify] not read ({exc})"
     if cfg.command and "paused" in cfg.on:
-        notify(cfg.command, "paused", run.run_id, reason)
+        return notify(cfg.command, "paused", run.run_id, reason)
+    return None
