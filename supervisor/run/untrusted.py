@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from contextlib import contextmanager
+from pathlib import Path, PosixPath
+from typing import Iterator
 
 MAX_LINKS = 40
 KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
@@ -119,6 +121,31 @@ def is_file(root: Path, path: Path | str) -> bool:
         return True
     except OSError:
         return False
+
+
+class PinnedPath(PosixPath):
+    """A workspace path that names one file already opened: it prints, and has a name and suffix, as the path the
+    user wrote, while every open of it (``os.fspath``: numpy, h5py, netCDF4, pyarrow, ``open``) goes to
+    ``/proc/self/fd/N``, the very file ``open_beneath`` checked. A link swapped in after the check is never read.
+    A path derived from it (``.parent``) is a plain path again."""
+
+    _opened: str | None = None
+
+    def __fspath__(self) -> str:
+        return self._opened or str(self)
+
+
+@contextmanager
+def pinned(root: Path, path: Path | str) -> Iterator[PinnedPath]:
+    """``path`` opened as ``open_beneath`` allows, pinned for the length of the ``with`` (for readers that take a
+    path, such as the oracle's); raises as ``open_beneath`` does."""
+    fd = open_beneath(root, path)
+    try:
+        found = PinnedPath(path if Path(path).is_absolute() else Path(root) / path)
+        found._opened = f"/proc/self/fd/{fd}"
+        yield found
+    finally:
+        os.close(fd)
 
 
 def refusal(root: Path, path: Path | str) -> str | None:

@@ -6,6 +6,7 @@ becomes a failing entry with a one-line message, and the supervisor keeps runnin
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -103,7 +104,8 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     if not comp.columns and comp.x is None:
         try:
             path, part = _reference_path(comp, workspace, store)
-            found = field_entry(comp, path, part, *_candidate_path(comp, workspace), scan)
+            with contextlib.ExitStack() as stack:
+                found = field_entry(comp, path, part, *_candidate(comp, workspace, stack), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -137,17 +139,24 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
 
 
 def _read_candidate(comp: CompareConfig, workspace: Path):
-    return read_table(*_candidate_path(comp, workspace))
+    with contextlib.ExitStack() as stack:
+        return read_table(*_candidate(comp, workspace, stack))
 
 
-def _candidate_path(comp: CompareConfig, workspace: Path) -> tuple[Path, str | None]:
-    """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device."""
+def _candidate(comp: CompareConfig, workspace: Path, stack: contextlib.ExitStack) -> tuple[Path, str | None]:
+    """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device, and opened
+    once: the readers read the file checked here (pinned while ``stack`` lasts), never a link the agent's
+    processes swap in meanwhile."""
     cand_path, cand_part = split_part(comp.candidate)
     path = resolve(workspace, cand_path)
-    refused = untrusted.refusal(workspace, path)
-    if refused:
-        raise OracleInputError(refused, "candidate", "untrusted file")
-    return path, cand_part
+    try:
+        return stack.enter_context(untrusted.pinned(workspace, path)), cand_part
+    except untrusted.Untrusted as exc:  # a dangling link too: named, not "missing"
+        raise OracleInputError(str(exc), "candidate", "untrusted file") from None
+    except FileNotFoundError:
+        raise OracleInputError(f"{path}: no such file", "candidate", "missing file") from None
+    except OSError as exc:  # a file where a folder of the path should be
+        raise OracleInputError(f"{path}: cannot be opened ({exc})", "candidate", "missing file") from None
 
 
 def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:

@@ -6,6 +6,7 @@ dimension as named columns, its coordinate among them (so ``x = "x"`` works).
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ def netcdf_module(path: Path, side: str = "both"):
 def _open(path: Path, side: str):
     netCDF4 = netcdf_module(path, side)
     try:
-        handle = netCDF4.Dataset(str(path), "r")
+        handle = netCDF4.Dataset(os.fspath(path), "r")  # fspath: a pinned candidate reads its opened file
     except OSError as exc:
         raise OracleInputError(f"{path}: cannot be read as NetCDF ({exc.strerror or exc})", side,
                                "unreadable file") from None

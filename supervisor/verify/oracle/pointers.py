@@ -16,7 +16,7 @@ POINTER_MAX = 1024  # both kinds of pointer are a few hundred bytes
 
 def absent_content(path: Path) -> str | None:
     """One line naming the fix when ``path`` is a pointer to content that is not here; None otherwise."""
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)  # a pinned candidate stays pinned
     try:
         if path.is_symlink():
             target = os.readlink(path)
