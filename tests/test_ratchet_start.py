@@ -11,7 +11,8 @@ import pytest
 
 from supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import workspace  # noqa: F401
-from tests.fixtures_ratchet import BASELINE, BREAK, CHEATS, CLAIM, ROUNDTRIP, TEST_COMMAND, write_suite
+from tests.fixtures_ratchet import (BASELINE, BREAK, CHEATS, CLAIM, FORGE_CONFTEST, PYPROJECT, ROUNDTRIP, TEST_COMMAND,
+                                    write_suite)
 
 SANDBOX_OFF = '\n[policy]\nsandbox = "off"\n'
 
@@ -99,3 +100,35 @@ def test_an_honest_change_ends_done_and_the_starting_set_was_protected_from_turn
                                        "pyproject.toml")} <= protected
     kept = json.loads((run.root / "protected" / "manifest.json").read_text())
     assert {"tests/test_io.py", "tests/test_grid.py", "tests/test_norm.py", "pyproject.toml"} <= set(kept)
+
+
+
+PROJECT_SECTIONS = {  # a pytest section the agent adds to the project's own pyproject.toml, and what it does
+    "deselect": ('addopts = "--deselect tests/test_io.py::test_roundtrip"\n', []),
+    # a plugin of the agent's (the workspace is on pytest's path) that reports every test as passed
+    "forge": ('addopts = "-p forge_reports"\n', [["write", "forge_reports.py", FORGE_CONFTEST]]),
+}
+
+
+@pytest.mark.parametrize("how", sorted(PROJECT_SECTIONS))
+def test_a_pytest_section_added_to_the_projects_own_pyproject_is_named_and_the_run_does_not_end_done(workspace, how):
+    """Many projects' pyproject.toml has no pytest section: it is the project's file, the agent's to edit (a
+    dependency, a version), so it is not kept. A pytest section added to it mid-run selects what runs and how it
+    reports, as a new pytest.ini would: it is named, and the verdict fails (the forged reports passed before)."""
+    write_suite(workspace.path)
+    project_only = PYPROJECT.split("[tool.pytest")[0]
+    (workspace.path / "pyproject.toml").write_text(project_only)
+    section, more = PROJECT_SECTIONS[how]
+    added = project_only + "[tool.pytest.ini_options]\n" + section
+    ws = workspace.configure({"s1t1": [BREAK, *more, ["write", "pyproject.toml", added], CLAIM]},
+                             test_command=TEST_COMMAND, pushbacks=1, max_shifts=1)
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    first = verdicts(ws, run)[0]
+    check = ratchet_check(first)
+    named = "new: pyproject.toml (it has a pytest section now, [tool.pytest...], that it did not have when the run"
+    assert not first["passed"] and not check["passed"]
+    assert any(line.startswith(named) for line in check["lines"]), check["lines"]
+    assert named in run.turn_file(1, 2, "prompt.md").read_text()
+    assert (ws.path / "pyproject.toml").read_text() == added  # the project's file: named, never moved or rewritten
+    assert ended(ws, run)["outcome"] != "done"

@@ -104,15 +104,20 @@ def forget(store: Path, workspace: Path, paths: set[Path]) -> list[str]:
     return sorted(gone)
 
 
-def move_new_config(workspace: Path, store: Path, test_ids: set[str], aside: Path) -> dict[str, str]:
+def move_new_config(workspace: Path, store: Path, test_ids: set[str], aside: Path) -> dict[str, str | None]:
     """A conftest.py or pytest.ini on the way to the ratchet's tests that was not there when the run began (so not
     kept) can deselect, skip or forge their outcomes: moved out of the workspace into ``aside`` before the tests
-    run, as a kept file is put back. {workspace-relative path: where it went}."""
+    run, as a kept file is put back. A project file (pyproject.toml, setup.cfg, tox.ini) that has a pytest section
+    now and was not kept did not have one then: the section is as new, but the file is the project's, so it stays
+    where it is and is named (None). {workspace-relative path: where it went, or None}."""
     kept, ws = _manifest(store), workspace.resolve()
-    moved: dict[str, str] = {}
+    moved: dict[str, str | None] = {}
     for path in sorted(config_files(ws, test_modules(ws, test_ids))):
         rel = str(path.relative_to(ws))
-        if rel in kept or path.name not in WHOLE_FILE:
+        if rel in kept:
+            continue
+        if path.name not in WHOLE_FILE:
+            moved[rel] = None
             continue
         dest = aside / rel
         dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -143,7 +143,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
     boundary = _guarded("boundary", lambda: check_boundary(ws, ctx.run.root / "protected"))
     checks.append(boundary)
     restored = boundary.data.get("restored") or {}  # what the agent did to kept files: the ratchet names their tests
-    moved: dict[str, str] = {}
+    moved: dict[str, str | None] = {}
     if cfg.verify.test_command and ctx.passed_before:  # a conftest.py the agent added beside kept tests goes aside
         aside = ctx.run.turn_file(ctx.shift, ctx.turn, "moved-aside")
         found = _guarded("boundary", lambda: move_new_config(ws, ctx.run.root / "protected", ctx.passed_before, aside))

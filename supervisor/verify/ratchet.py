@@ -25,7 +25,8 @@ class Ratchet:
     baseline: set[str] = field(default_factory=set)  # those of them that passed when the run began
     passed_total: int | None = None  # without per-test results: how many passed at best so far
     restored: dict[str, bytes | None] = field(default_factory=dict)  # files put back at this stop: the agent's bytes
-    moved: dict[str, str] = field(default_factory=dict)  # new test configuration moved aside at this stop: where to
+    moved: dict[str, str | None] = field(default_factory=dict)  # new test configuration found at this stop: where it
+    # was moved aside, or None for a project file's new pytest section (named, left in place)
 
 
 def _split(test_id: str) -> tuple[str, list[str]]:
@@ -128,6 +129,11 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
                          "configuration that selects the ratchet's tests; nightshift put it back)")
     for rel, where in sorted(ratchet.moved.items()):
         regressed.append(rel)
+        if where is None:
+            lines.append(f"new: {rel} (it has a pytest section now, {SELECTING[Path(rel).name].rstrip(']')}...], that "
+                         "it did not have when the run began: it can change what the ratchet's tests run or how they "
+                         "report; take that section out (the rest of the file is yours), or ask the user)")
+            continue
         lines.append(f"new: {rel} (test configuration on the way to the ratchet's tests that was not there when the "
                      f"run began: it can change what they run or how they report; nightshift moved it to {where}; "
                      "give new tests' fixtures a folder of their own, or ask the user)")
