@@ -48,3 +48,11 @@ def notify(command: str, kind: str, run_id: str, message: str, report_of: Path |
     if proc.returncode != 0:
         return f"notify command exited {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[:200]}"
     return report_error
+
+
+def tell(cfg, kind: str, run_root: Path, run_id: str, message: str) -> str | None:
+    """``[notify]`` (``cfg``) as the user set it: the command, when ``kind`` is one it is on for, with the report
+    when asked; a one-line error or None."""
+    if not cfg.command or kind not in cfg.on:
+        return None
+    return notify(cfg.command, kind, run_id, message, report_of=run_root if cfg.report else None)

@@ -20,7 +20,7 @@ from typing import Any
 from supervisor import gitops
 from supervisor.agents.base import StopInfo
 from supervisor.config.schema import Config
-from supervisor.run.notify import notify
+from supervisor.run.notify import tell
 from supervisor.run.paths import RunPaths
 from supervisor.run.watch import Waker
 from supervisor.shift import crash
@@ -298,9 +298,6 @@ class Supervisor:
         self.tell_human("done" if outcome == "done" else "failed" if outcome == "failed" else "paused", reason)
 
     def tell_human(self, kind: str, message: str) -> None:
-        cfg = self.config.notify
-        if cfg.command and kind in cfg.on:
-            error = notify(cfg.command, kind, self.run_paths.run_id, message,
-                           report_of=self.run_paths.root if cfg.report else None)
-            if error:
-                self.emit("notify.failed", self.state["shift"] or None, error=error)
+        error = tell(self.config.notify, kind, self.run_paths.root, self.run_paths.run_id, message)
+        if error:
+            self.emit("notify.failed", self.state["shift"] or None, error=error)

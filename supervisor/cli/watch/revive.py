@@ -121,13 +121,11 @@ def _append(run: RunPaths, state: dict[str, Any], type_: str, **data: Any) -> No
 
 def _notify(run: RunPaths, reason: str) -> str | None:
     """Tell the person of the hold as [notify] says; a one-line error when the command failed."""
-    from supervisor.run.notify import notify
+    from supervisor.run.notify import tell
     from supervisor.shift.launcher import frozen_config
 
     try:
         cfg = frozen_config(run).notify
     except UserError as exc:
         return f"[notify] not read ({exc})"
-    if cfg.command and "paused" in cfg.on:
-        return notify(cfg.command, "paused", run.run_id, reason)
-    return None
+    return tell(cfg, "paused", run.root, run.run_id, reason)
