@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from supervisor.run import untrusted
+from supervisor.verify.oracle.evidence import sorted_unique
 from supervisor.verify.oracle.table import Table
 
 NUMBER = re.compile(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -91,7 +92,7 @@ class Scan:
     def __post_init__(self) -> None:
         started = time.perf_counter()
         every = [v[~np.isnan(v)] for _, v in self.files.values()]
-        self.values = np.unique(np.concatenate(every)) if every else np.empty(0)
+        self.values = sorted_unique(np.concatenate(every)) if every else np.empty(0)
         self._digest = hashlib.sha1(self.values.tobytes()).hexdigest()
         self._bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
         self._bitmap[_bucket(self.values)] = True

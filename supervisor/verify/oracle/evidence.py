@@ -24,6 +24,18 @@ def informative(values: np.ndarray) -> np.ndarray:
     return values[~trivial]
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique for NaN-free float arrays, without it: numpy 2's np.unique imports numpy.ma on first use, which
+    alone was a third of the scans' time in a `nightshift compare` process (7 ms)."""
+    ordered = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def distinct_count(blocks: Iterable[np.ndarray], enough: int = COPY_MIN_DISTINCT) -> int:
     """Distinct informative values in ``blocks``, counted up to ``enough`` (it stops reading there)."""
     seen = np.empty(0)
@@ -31,7 +43,7 @@ def distinct_count(blocks: Iterable[np.ndarray], enough: int = COPY_MIN_DISTINCT
         values = informative(block)
         if not len(values):
             continue
-        seen = np.union1d(seen, np.unique(values[: 1 << 20]))
+        seen = sorted_unique(np.concatenate((seen, values[: 1 << 20])))
         if len(seen) >= enough:
             return enough
     return int(len(seen))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _nan_to_inf, _over, _tolerances, point_ratios
+from supervisor.verify.oracle.compare import _nan_to_inf, _over, _percentiles, _tolerances, point_ratios
 from supervisor.verify.oracle.evidence import distinct_count
 from supervisor.verify.oracle.field import Field, location, open_field
 from supervisor.verify.oracle.readers import read_table
@@ -134,9 +134,7 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
         found.update(nan=nan, worst_is_nan=first_nan is not None and first_nan == worst,
                      x_first_nan=float(first_nan) if first_nan is not None else None, row_first_nan=first_nan,
                      where_first_nan=_at(ref, first_nan) if first_nan is not None else None)
-    with np.errstate(all="ignore"):
-        p50, p95 = np.percentile(rel_all, [50, 95], overwrite_input=True)
-    found["median_rel"], found["p95_rel"] = (math.inf if math.isnan(v) else float(v) for v in (p50, p95))
+    found["median_rel"], found["p95_rel"] = _percentiles(rel_all)
     del rel_all
     if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
         found["distinct"] = distinct_count(block for _, block in _blocks(ref))
