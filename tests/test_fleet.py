@@ -68,6 +68,16 @@ def test_four_lanes_the_fast_one_is_merged_the_cheat_named_the_stall_forked(flee
     # each lane was its own run with its own supervisor, started once
     assert sorted(d["lane"] for d in fleet.of("lane.started")) == [1, 2, 3, 4, 5]
     assert len(lane_run_dirs(fleet.ws.path)) == 5
+    # the fleet's verified done is attested like a run's: the fleet's own check of lane 4's commit, and anyone
+    # checks it again (init defaults: no key, so unsigned, which verify-result names unless allowed)
+    attested = fleet.of("attest.written")
+    assert len(attested) == 1 and not attested[0]["signed"], show(fleet)
+    checked = nightshift("verify-result", attested[0]["path"], "--allow-missing", "signature", cwd=fleet.ws.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"commit {verified[0]['sha'][:12]} is in the repository" in checked.stdout, checked.stdout
+    rerun = nightshift("verify-result", attested[0]["path"], "--rerun", "--allow-missing", "signature",
+                       cwd=fleet.ws.path, timeout=180)  # the outputs the fleet measured, made again and measured
+    assert rerun.returncode == 0 and "ok: --rerun: result" in rerun.stdout, rerun.stdout + rerun.stderr
 
 
 def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_holds_fails(fleet: Fleet):

@@ -114,7 +114,8 @@ def load_public_line(line: str):
 def _digest_line(found: Findings, what: str, want: str | None, root: Path, rel: str, name: str,
                  digests: dict) -> None:
     if not want:
-        found.note(f"{what} {rel}: no digest was attested (a later verdict's outputs had replaced it)")
+        found.note(f"{what} {rel}: no digest was attested (the outputs it measured were gone: a later "
+                   "verdict's had replaced them, or a fleet measured them in a checkout of its own; --rerun makes them)")
         return
     got = digests.get((root, rel))
     if isinstance(got, FileNotFoundError):

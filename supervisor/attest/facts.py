@@ -16,7 +16,7 @@ from typing import Any
 
 from supervisor.errors import UserError
 from supervisor.run.events import read_events
-from supervisor.run.heldout import read_private
+from supervisor.run.heldout import read_check_private, read_private
 from supervisor.run.paths import RunPaths, heldout_store
 from supervisor.run.state import apply, empty_state
 
@@ -76,19 +76,30 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     if not 1 <= number <= len(verdicts):
         raise VerdictProblem(f"run {run.run_id} has verdicts 1 to {len(verdicts)}; --verdict {number} is not one")
     at = verdicts[number - 1]
-    commit_at = next((i for i in range(at + 1, len(events)) if events[i].get("type") in
-                      ("commit.created", "commit.skipped")), None)
-    if commit_at is None or not (events[commit_at].get("data") or {}).get("head"):
-        raise VerdictProblem(f"verdict {number} of run {run.run_id} has no commit yet (the supervisor commits "
-                             "right after a verdict); try again in a moment")
-    state = empty_state()
-    for event in events[: commit_at + 1]:
-        apply(state, event)
     event = events[at]
-    shift, turn = event.get("shift"), (event.get("data") or {}).get("turn")
-    oracle = _read_json(run.turn_file(shift, turn, "oracle") / "oracle.json")
-    later = any(e.get("type") == "verify.finished" and any(c.get("name") == "oracle" for c in
-                (e.get("data") or {}).get("checks") or []) for e in events[at + 1:])
+    data = event.get("data") or {}
+    shift, turn = event.get("shift"), data.get("turn")
+    if data.get("lane") is not None and data.get("sha"):
+        # A fleet's verdict: its own check of the winning lane's commit, in a clean checkout of it (fleet/reverify.py).
+        # The outputs it measured were in that checkout, which is gone: no candidate digests (later = True).
+        commit, upto, later = str(data["sha"]), at, True
+        check = run.fleet_check(int(data["lane"]), commit)
+        oracle = _read_json(check / "verdict" / "t1.oracle" / "oracle.json")
+        private = read_check_private(run.root, check.name)
+    else:
+        upto = next((i for i in range(at + 1, len(events)) if events[i].get("type") in
+                     ("commit.created", "commit.skipped")), None)
+        if upto is None or not (events[upto].get("data") or {}).get("head"):
+            raise VerdictProblem(f"verdict {number} of run {run.run_id} has no commit yet (the supervisor commits "
+                                 "right after a verdict); try again in a moment")
+        commit = events[upto]["data"]["head"]
+        oracle = _read_json(run.turn_file(shift, turn, "oracle") / "oracle.json")
+        private = read_private(run.root, shift, turn)
+        later = any(e.get("type") == "verify.finished" and any(c.get("name") == "oracle" for c in
+                    (e.get("data") or {}).get("checks") or []) for e in events[at + 1:])
+    state = empty_state()
+    for past in events[: upto + 1]:
+        apply(state, past)
     try:
         config_text = run.config.read_text(encoding="utf-8")
     except OSError as exc:
@@ -104,8 +115,8 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     for e in events:  # its node and end may be recorded after the verdict (the job ends just after its turn)
         if e.get("type") == "slurm.job_changed" and job is not None and (e.get("data") or {}).get("job_id") == job:
             slurm_job.update({k: v for k, v in e["data"].items() if v not in (None, "")})
-    return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number, event=event, commit=events[commit_at]["data"]["head"], state=state,
-                        config_text=config_text, oracle=oracle, heldout_private=read_private(run.root, shift, turn),
+    return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number, event=event, commit=commit, state=state,
+                        config_text=config_text, oracle=oracle, heldout_private=private,
                         references=manifest.get("references") or {}, heldout_refs=heldout_refs, later_oracle=later,
                         log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))
 

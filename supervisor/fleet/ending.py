@@ -68,6 +68,7 @@ def conclude(sup) -> None:
                     f"{sup.run_paths.root / 'set-aside'} before the merge (e.g. {moved[0]})")
     write_changelog(sup, winner, sup.fleet["decided"]["reason"])
     record_winning_verdict(sup, winner)
+    attest_winner(sup)
     sup.emit("run.finished", outcome="done", reason=f"lane {winner} verified by the fleet and merged "
               f"({sup.fleet['decided']['reason']})")
 
@@ -81,6 +82,26 @@ def record_winning_verdict(sup, winner: int) -> None:
     path = check_folder(sup.run_paths, winner, sha) / "verdict" / "t1.verdict.json"
     data = json.loads(path.read_text())
     sup.ledger.emit("verify.finished", 0, **{**data, "lane": winner, "sha": sha})
+
+
+def attest_winner(sup) -> None:
+    """A fleet's verified done is attested like a run's (shift/attest_done.py): the fleet's own check of the winning
+    lane's commit, signed as [attest] says, kept as a git note on that commit; once (a restart finds it written). A
+    failure never stops the fleet from finishing: an attest.failed event, and `nightshift attest RUN` later."""
+    if sup.fleet.get("attested") is not None:
+        return
+    try:
+        from supervisor.attest.write import attest_verdict
+        done = attest_verdict(sup.run_paths.root, None, at_done=True)
+    except Exception as exc:  # noqa: BLE001 - the fleet is verified done whatever happens to its attestation
+        sup.emit("attest.failed", error=f"{type(exc).__name__}: {exc}"[:500])
+        sup.say(f"attestation not written: {exc}; `nightshift attest {sup.run_paths.run_id}` writes it")
+        return
+    sup.emit("attest.written", verdict=done.verdict, path=str(done.path), sha256=done.sha256,
+             signed=done.fingerprint is not None, fingerprint=done.fingerprint, note=done.noted,
+             problems=done.problems[:5])
+    for line in done.lines():
+        sup.say(line)
 
 
 def write_changelog(sup, winner: int | None, why: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from supervisor import gitops
 from supervisor.config.schema import Config
-from supervisor.run.heldout import private_folder, read_private
+from supervisor.run.heldout import check_report, private_folder, read_private
 from supervisor.run.paths import RunPaths, make_private_dir
 from supervisor.verify.oracle.integrity import heldout_store
 from supervisor.run.state import load_state
@@ -39,7 +39,7 @@ def cheats_in(checks: list[dict[str, Any]]) -> list[str]:
 
 
 def check_folder(fleet: RunPaths, lane: int, sha: str) -> Path:
-    return fleet.root / "checks" / f"lane-{lane}-{sha[:12]}"
+    return fleet.fleet_check(lane, sha)
 
 
 def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: RunPaths,
@@ -81,7 +81,8 @@ def _held(run: RunPaths, fleet: RunPaths, name: str) -> dict[str, Any] | None:
     private = read_private(run.root, 1, 1)
     if not private or not private.get("comparisons"):
         return None
-    keep = make_private_dir(private_folder(fleet.root)) / f"{name}.oracle.json"
+    make_private_dir(private_folder(fleet.root))
+    keep = check_report(fleet.root, name)
     keep.write_text(json.dumps(private))
     ratios = [float(c.get("ratio", 0)) for e in private["comparisons"] for c in e.get("columns") or []]
     return {"passed": all(e.get("passed") for e in private["comparisons"]), "worst": max(ratios) if ratios else None}

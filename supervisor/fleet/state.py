@@ -7,6 +7,7 @@ lane.verified   lane sha passed metric shown heldout metrics cost_usd summary ch
 lane.ended      lane outcome reason metric shown cheats cost_usd
 fleet.array_submitting  name lanes (before sbatch)          fleet.array_submitted  job_id name lanes (or refused)
 fleet.decided   winner reason                               fleet.merged  lane branch sha
+attest.written / attest.failed   the winner's verdict attested (or why not), once
 
 ``metric`` is the worst error over tolerance of every comparison, held-out ones too: the fleet ranks by it and it
 stays in the fleet's log. ``shown`` leaves the held-out comparisons out (they are told as pass or fail only): it
@@ -25,7 +26,8 @@ from supervisor.run.paths import RunPaths
 
 
 def empty_fleet() -> dict[str, Any]:
-    return {"planned": None, "lanes": {}, "winner": None, "decided": None, "merged": None, "finished": None}
+    return {"planned": None, "lanes": {}, "winner": None, "decided": None, "merged": None, "finished": None,
+            "attested": None}
 
 
 def apply_fleet(fleet: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +62,8 @@ def apply_fleet(fleet: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         fleet["winner"], fleet["decided"] = data.get("winner"), data
     elif kind == "fleet.merged":
         fleet["merged"] = data
+    elif kind in ("attest.written", "attest.failed"):
+        fleet["attested"] = data
     elif kind == "run.finished":
         fleet["finished"] = data
     return fleet

@@ -29,6 +29,15 @@ def read_private(run_root: Path, shift: int | None, turn: int | None) -> dict | 
     return _read(private_folder(run_root) / _name(shift, turn))
 
 
+def check_report(run_root: Path, check: str) -> Path:
+    """Where a fleet keeps the full held-out figures of its own check ``check`` (a folder name of fleet_check)."""
+    return private_folder(run_root) / f"{check}.oracle.json"
+
+
+def read_check_private(run_root: Path, check: str) -> dict | None:
+    return _read(check_report(run_root, check))
+
+
 def read_private_many(run_root: Path, keys: list[tuple[int | None, int | None]]) -> dict[tuple, dict]:
     """{(shift, turn): figures} for the verdicts among ``keys`` that have them: the folder is found and listed once
     (the report asks for thousands of verdicts; finding the folder costs a path resolution each time)."""

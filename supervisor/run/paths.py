@@ -90,6 +90,10 @@ class RunPaths:
         """Per-turn files of a shift: ``shifts/<n>/t<turn>.<name>`` (prompt.md, log, exit, ...)."""
         return self.shift_dir(shift) / f"t{turn}.{name}"
 
+    def fleet_check(self, lane: int, sha: str) -> Path:
+        """Where a fleet keeps its own check of a lane's commit (its verdict, its oracle report)."""
+        return self.root / "checks" / f"lane-{lane}-{sha[:12]}"
+
     def create(self) -> "RunPaths":
         for d in (self.root, self.inbox, self.shifts, self.stops):
             make_private_dir(d)
