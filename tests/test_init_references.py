@@ -163,3 +163,22 @@ def test_a_fortran_d_exponent_is_named_as_not_a_number_not_a_crash(tmp_path):
     path.write_text("# 1:x 2:y\n1.0 2.0\n2.0 1.0d-3\n")
     with pytest.raises(OracleInputError, match="'1.0d-3' is not a number"):
         peek_file(path)
+
+
+@pytest.mark.parametrize("goal, general, own", [
+    ("rho and energy to 1e-10 relative, momx to 1e-6 relative", (1e-10, 0.0),
+     {"rho": (1e-10, 0.0), "energy": (1e-10, 0.0), "momx": (1e-6, 0.0)}),
+    ("everything to 0.1%; rho to 1e-10 relative, 1e-14 absolute", (1e-3, 0.0), {"rho": (1e-10, 1e-14)}),
+    ("rho within 1e-8, the rest to 0.1%", (1e-3, 0.0), {"rho": (1e-8, 0.0)}),
+    ("1e-6 relative, 1e-12 absolute; rho, momx and energy to 1e-9 relative", (1e-6, 1e-12),
+     {"rho": (1e-9, 1e-12), "momx": (1e-9, 1e-12), "energy": (1e-9, 1e-12)}),  # the absolute floor is the goal's
+    ("to 1e-6 relative everywhere, and to 1e-8 relative for rho", (1e-6, 0.0), {}),  # a name after its words: not read
+    ("T to 1e-2 and the rest to 1e-6 relative", (1e-6, 0.0), {}),  # one letter: an ordinary word, never a field's
+    ("the fields agree to 1e-10 relative, 1e-14 absolute", (1e-10, 1e-14), {}),
+])
+def test_a_field_named_in_the_goal_takes_its_own_tolerance(goal, general, own):
+    from supervisor.cli.init.goal_words import goal_tolerances
+
+    found, its = goal_tolerances(goal, {"rho", "momx", "energy", "T", "gamma"})
+    assert (found.rtol, found.atol) == pytest.approx(general)
+    assert {name: (t.rtol, t.atol) for name, t in its.items()} == pytest.approx(own)

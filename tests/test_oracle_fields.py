@@ -192,3 +192,29 @@ def test_a_miss_where_the_reference_is_zero_is_told_as_an_absolute_error_never_0
     assert ("tube:state/momy/data abs err 1.00e-10 > atol 1e-14 where the reference is 0, at x=0.106383, "
             "y=0.387097 (index (5, 6))") in table, table
     assert "nan" not in table.lower()
+
+
+def test_init_reads_a_fields_own_tolerance_from_the_goal(tmp_path):
+    """A goal that names fields ("momx to 1e-8 relative, 1e-12 absolute and cube to 1e-6 relative") gives those
+    fields their own tolerance (per_field, or the whole-file field's block); the rest keep what the goal says of
+    everything. A one-letter name (T) is not read as a field's: too easily an ordinary word."""
+    root = tmp_path / "ws"
+    write_hdf5(root / "reference" / "tube.h5", hydro_state())
+    np.save(root / "reference" / "cube.npy", temperature_3d())
+    write_netcdf(root / "reference" / "climate.nc", temperature_3d())
+    goal = ("agree with the reference code to 1e-10 relative, 1e-14 absolute; momx to 1e-8 relative, 1e-12 absolute "
+            "and cube to 1e-6 relative. T to 1e-2")
+    done = nightshift("init", str(root), "--goal", goal, "--reference-dir", "reference", "--yes")
+    assert done.returncode == 0, done.stderr
+    text = (root / "nightshift.toml").read_text()
+    by_ref = {b["reference"]: b for b in tomllib.loads(text)["oracle"]["compare"]}
+    tube, cube, climate = by_ref["reference/tube.h5"], by_ref["reference/cube.npy"], by_ref["reference/climate.nc"]
+    assert (tube["rtol"], tube["atol"]) == (1e-10, 1e-14)
+    assert tube["per_field"] == {"/state/momx/data": {"rtol": 1e-8, "atol": 1e-12}}
+    assert "tolerance from the goal ('1e-8 relative, 1e-12 absolute')" in text
+    assert (cube["rtol"], cube["atol"]) == (1e-6, 1e-14)  # an absolute floor it does not state: the goal's
+    assert (climate["rtol"], climate["atol"]) == (1e-10, 1e-14)
+    assert "momx: its own tolerance from the goal ('1e-8 relative, 1e-12 absolute'): rtol = 1e-08" in done.stdout
+    oracle = {c.name: c for c in load_config(root).oracle.compare}  # the config takes what init wrote
+    assert (oracle["tube:state/momx/data"].rtol, oracle["tube:state/momx/data"].atol) == (1e-8, 1e-12)
+    assert oracle["tube:state/rho/data"].rtol == 1e-10

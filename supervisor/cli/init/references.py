@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from supervisor.cli.init.goal_words import DEFAULT_RTOL, Tolerance, goal_tolerances, tolerance_from_goal  # noqa: F401
 from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
 
-DEFAULT_RTOL = 1e-3
 # Never data: code, notes, documents, pictures, archives. Anything else is tried with the readers.
 NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl": "a script", ".r": "a script",
             ".m": "a script", ".c": "source code", ".h": "source code", ".cpp": "source code",
@@ -28,56 +28,6 @@ NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl":
             ".gz": "an archive", ".tar": "an archive", ".tgz": "an archive", ".zip": "an archive",
             ".xz": "an archive", ".bz2": "an archive", ".pkl": "a pickle", ".so": "a binary", ".o": "a binary"}
 X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "a", "tau")
-
-NUM = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|10\s*(?:\^|\*\*)\s*[-+]?\d+|10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
-PERCENT = re.compile(NUM + r"\s*(?:%|percent|per ?cent)", re.IGNORECASE)
-WORDED = re.compile(NUM + r"\s*(?:in\s+)?(relative|rel\b|rtol|absolute|abs\b|atol)", re.IGNORECASE)
-SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE]-\d+|10\s*(?:\^|\*\*)\s*-\d+|10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
-SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
-
-
-@dataclass
-class Tolerance:
-    rtol: float
-    atol: float = 0.0
-    source: str = ""  # the goal's words it came from; "" for the default
-
-    def comment(self) -> str:
-        if self.source:
-            return f"tolerance from the goal ({self.source!r})"
-        return (f"rtol = {DEFAULT_RTOL:g} is a default: the goal states no tolerance (like \"0.1%\" or "
-                "\"1e-6 relative\"); set rtol/atol per comparison below")
-
-
-def _number(text: str) -> float:
-    text = text.translate(SUPERSCRIPT).replace(" ", "")
-    match = re.fullmatch(r"10(?:\^|\*\*)([-+]?\d+)|10(-\d+)", text)  # 10^-6, 10**-6, 10⁻⁶ (not 100)
-    if match:
-        return 10.0 ** int(match.group(1) or match.group(2))
-    return float(text)
-
-
-def tolerance_from_goal(goal: str) -> Tolerance:
-    """"to 0.1%" -> rtol 1e-3; "1e-6 relative" -> rtol 1e-6; "1e-10 absolute" -> atol 1e-10; else the default."""
-    rtol = atol = None
-    sources = []
-    for match in WORDED.finditer(goal):
-        value = _number(match.group(1))
-        if match.group(2).lower().startswith(("abs", "atol")):
-            atol = value if atol is None else atol
-        elif rtol is None:
-            rtol = value
-        sources.append(match.group(0))
-    if rtol is None and (match := PERCENT.search(goal)):
-        rtol = _number(match.group(1)) / 100
-        sources.append(match.group(0))
-    if rtol is None and atol is None and (match := SCIENTIFIC.search(goal)):
-        rtol = _number(match.group(1))
-        sources.append(match.group(0))
-    if rtol is None and atol is None:
-        return Tolerance(DEFAULT_RTOL)
-    return Tolerance(rtol if rtol is not None else 0.0, atol or 0.0, ", ".join(sources))
-
 
 @dataclass
 class Comparison:
@@ -98,6 +48,7 @@ class Survey:
     comparisons: list[Comparison]
     skipped: list[tuple[str, str]]  # (file relative to the workspace, why it is not compared)
     tolerance: Tolerance
+    own: dict[str, Tolerance] = field(default_factory=dict)  # a field's own, where the goal names it (short_name)
 
 
 def pick_x(names: list[str | None], columns) -> int | None:
@@ -189,7 +140,19 @@ def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = 
                 name += "'"
             taken.add(name)
             comparisons.append(_comparison(ws_rel, under, candidate_dir.rstrip("/") or ".", data, name))
-    return Survey(comparisons, skipped, tolerance_from_goal(goal))
+    names = {short_name(f) for c in comparisons for f in c.fields} | {c.name for c in comparisons if c.shapes}
+    general, own = goal_tolerances(goal, names)
+    return Survey(comparisons, skipped, general, own)
+
+
+GENERIC = {"data", "value", "values", "field", "fields", "array", "dataset"}
+
+
+def short_name(field_key: str) -> str:
+    """How a goal names a field: the last word of its path that is not a generic one ("/state/rho/data": rho)."""
+    parts = [p for p in field_key.strip("/").split("/") if p]
+    named = [p for p in parts if p.lower() not in GENERIC]
+    return (named or parts or [field_key])[-1]
 
 
 def _toml(value: object) -> str:
@@ -205,6 +168,7 @@ def oracle_section(survey: Survey) -> str:
         out.append("# Not compared (not data):\n")
         out += [f"#   {rel}: {why}\n" for rel, why in survey.skipped]
     for comp in survey.comparisons:
+        tol = survey.own.get(comp.name, survey.tolerance) if comp.shapes and not comp.fields else survey.tolerance
         out.append("\n")
         out += [f"# NOTE {comp.reference}: {note}\n" for note in comp.notes]
         out.append(f"[[oracle.compare]]\nname = {_toml(comp.name)}\ncandidate = {_toml(comp.candidate)}\n"
@@ -217,13 +181,18 @@ def oracle_section(survey: Survey) -> str:
             out.append(f"# {_shapes_words(comp)}: each compared over all its elements\n")
         else:
             out.append(f"columns = {_toml(comp.columns)}\n")
-        out.append(f"rtol = {tol.rtol:g}\n")
+        out.append(f"rtol = {tol.rtol:g}" + (f"               # {tol.comment()}" if tol is not survey.tolerance else "")
+                   + "\n")
         if comp.heldout:
             out.append("heldout = true            # the agent learns only pass or a coarse band, at a claim of done\n")
         if tol.atol:
             out.append(f"atol = {tol.atol:g}\n")
             out.append('# tolerance = "sum"        # rtol and atol: "sum" (numpy), "either" (numdiff), "both" (strict)\n')
-        if comp.fields:
+        own = [(f, survey.own[short_name(f)]) for f in comp.fields if short_name(f) in survey.own
+               and (survey.own[short_name(f)].rtol, survey.own[short_name(f)].atol) != (tol.rtol, tol.atol)]
+        for name, its in own:  # the goal gave this field a tolerance of its own
+            out.append(f"per_field.{_toml(name)} = {{ rtol = {its.rtol:g}, atol = {its.atol:g} }}   # {its.comment()}\n")
+        if comp.fields and not own:
             out.append(f"# per_field.{_toml(comp.fields[0])} = {{ rtol = {tol.rtol:g}, atol = 1e-14 }}"
                        "   # one field's own tolerance\n")
         if comp.x is not None:
@@ -263,4 +232,6 @@ def describe(survey: Survey) -> list[str]:
     lines += [f"  skip     {rel}: {why}" for rel, why in survey.skipped]
     lines.append(f"  {survey.tolerance.comment()}: rtol = {survey.tolerance.rtol:g}"
                  + (f", atol = {survey.tolerance.atol:g}" if survey.tolerance.atol else ""))
+    lines += [f"  {name}: its own {its.comment()}: rtol = {its.rtol:g}, atol = {its.atol:g}"
+              for name, its in sorted(survey.own.items())]
     return lines
