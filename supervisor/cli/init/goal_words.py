@@ -4,7 +4,7 @@ absolute" (rtol and atol), "within 10^-5" (rtol); and a field's own, where the g
 
 A name counts where the goal writes it as a word of its own, as the field is named (case as written, two characters
 or more: a one-letter name such as T is too easily an ordinary word). Its tolerance is the first one the goal states
-after it, before the next name and before the sentence ends; names side by side ("rho and energy", "rho, momx")
+after it, before the next name and before the sentence (or a ";") ends; names side by side ("rho and energy", "rho, momx")
 share it. What the goal says of no name in particular is the tolerance of everything else.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ WORDED = re.compile(NUM + r"\s*(?:in\s+)?(relative|rel\b|rtol|absolute|abs\b|ato
 SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?[eE]-\d+|10\s*(?:\^|\*\*)\s*-\d+|10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 SIDE_BY_SIDE = re.compile(r"\s*(?:,|&|/|\band\b|\bor\b)?\s*")  # what may stand between two names of one group
-SENTENCE_END = re.compile(r"[;:]|\.(?:\s|$)")
+SENTENCE_END = re.compile(r";|\.(?:\s|$)")  # not ":": "rho: 1e-8 relative" names its tolerance
 
 
 @dataclass
