@@ -170,7 +170,8 @@ def test_a_fortran_d_exponent_is_named_as_not_a_number_not_a_crash(tmp_path):
      {"rho": (1e-10, 0.0), "energy": (1e-10, 0.0), "momx": (1e-6, 0.0)}),
     ("everything to 0.1%; rho to 1e-10 relative, 1e-14 absolute", (1e-3, 0.0), {"rho": (1e-10, 1e-14)}),
     ("rho within 1e-8, the rest to 0.1%", (1e-3, 0.0), {"rho": (1e-8, 0.0)}),
-    ("rho: 1e-8 relative; momx: 1e-6 relative; the rest to 0.1%", (1e-3, 0.0), {"rho": (1e-8, 0.0), "momx": (1e-6, 0.0)}),
+    ("rho: 1e-8 relative; momx: 1e-6 relative; the rest to 0.1%", (1e-3, 0.0),
+     {"rho": (1e-8, 0.0), "momx": (1e-6, 0.0)}),
     ("1e-6 relative, 1e-12 absolute; rho, momx and energy to 1e-9 relative", (1e-6, 1e-12),
      {"rho": (1e-9, 1e-12), "momx": (1e-9, 1e-12), "energy": (1e-9, 1e-12)}),  # the absolute floor is the goal's
     ("to 1e-6 relative everywhere, and to 1e-8 relative for rho", (1e-6, 0.0), {}),  # a name after its words: not read

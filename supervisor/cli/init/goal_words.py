@@ -4,8 +4,8 @@ absolute" (rtol and atol), "within 10^-5" (rtol); and a field's own, where the g
 
 A name counts where the goal writes it as a word of its own, as the field is named (case as written, two characters
 or more: a one-letter name such as T is too easily an ordinary word). Its tolerance is the first one the goal states
-after it, before the next name and before the sentence (or a ";") ends; names side by side ("rho and energy", "rho, momx")
-share it. What the goal says of no name in particular is the tolerance of everything else.
+after it, before the next name and before the sentence (or a ";") ends; names side by side ("rho and energy",
+"rho, momx") share it. What the goal says of no name in particular is the tolerance of everything else.
 """
 from __future__ import annotations
 
@@ -70,8 +70,8 @@ def tolerance_from_goal(goal: str) -> Tolerance:
 def _first_stated(words: str) -> tuple[Tolerance, int, int] | None:
     """The first tolerance ``words`` state (with a worded one right after it: "1e-10 relative, 1e-14 absolute"),
     and where its words start and end; None when they state none."""
-    found = sorted(((m.start(), m.end(), m) for pattern in (WORDED, PERCENT, SCIENTIFIC) for m in pattern.finditer(words)),
-                   key=lambda f: (f[0], -f[1]))  # at one place the longest reading: "1e-10 absolute", not "1e-10"
+    found = sorted(((m.start(), m.end(), m) for pattern in (WORDED, PERCENT, SCIENTIFIC)
+                    for m in pattern.finditer(words)), key=lambda f: (f[0], -f[1]))  # at one place the longest reading: "1e-10 absolute", not "1e-10"
     if not found:
         return None
     start, end, _ = found[0]

@@ -191,7 +191,8 @@ def oracle_section(survey: Survey) -> str:
         own = [(f, survey.own[short_name(f)]) for f in comp.fields if short_name(f) in survey.own
                and (survey.own[short_name(f)].rtol, survey.own[short_name(f)].atol) != (tol.rtol, tol.atol)]
         for name, its in own:  # the goal gave this field a tolerance of its own
-            out.append(f"per_field.{_toml(name)} = {{ rtol = {its.rtol:g}, atol = {its.atol:g} }}   # {its.comment()}\n")
+            out.append(f"per_field.{_toml(name)} = {{ rtol = {its.rtol:g}, atol = {its.atol:g} }}"
+                       f"   # {its.comment()}\n")
         if comp.fields and not own:
             out.append(f"# per_field.{_toml(comp.fields[0])} = {{ rtol = {tol.rtol:g}, atol = 1e-14 }}"
                        "   # one field's own tolerance\n")
