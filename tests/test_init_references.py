@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from supervisor.cli.init.references import tolerance_from_goal
+from supervisor.cli.init.goal_words import tolerance_from_goal
 from supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift, require_tool
 from tests.fixtures_references import CANDIDATE_MAKER, make_reference_folder, reference_ws  # noqa: F401

@@ -2,6 +2,7 @@
 
     workspace.py   the verb: CLAUDE.md, CHANGELOG.md, nightshift.toml, .gitignore, the first commit's git state
     references.py  what `--reference-dir` finds (tables, fields, pointers) and the [oracle] section written from it
+    goal_words.py  the tolerances the goal's words state: of everything, and of a field it names
     holdout.py     which data sets become the held-out exam (`--holdout`), moved to nightshift's private store
 
 May import: errors, gitguard, gitops, resources, config, run, verify, cli.init.

@@ -70,18 +70,16 @@ def tolerance_from_goal(goal: str) -> Tolerance:
 def _first_stated(words: str) -> tuple[Tolerance, int, int] | None:
     """The first tolerance ``words`` state (with a worded one right after it: "1e-10 relative, 1e-14 absolute"),
     and where its words start and end; None when they state none."""
+    # at one place, the longest reading first: "1e-10 absolute", not "1e-10"
     found = sorted(((m.start(), m.end(), m) for pattern in (WORDED, PERCENT, SCIENTIFIC)
-                    for m in pattern.finditer(words)), key=lambda f: (f[0], -f[1]))  # at one place the longest reading: "1e-10 absolute", not "1e-10"
+                    for m in pattern.finditer(words)), key=lambda f: (f[0], -f[1]))
     if not found:
         return None
     start, end, _ = found[0]
-    taken = [found[0][2]]
     for s, e, match in found[1:]:
         if s >= end and match.re is WORDED and SIDE_BY_SIDE.fullmatch(words[end:s]):
-            taken.append(match)
             end = e
-    text = words[start:end]
-    return tolerance_from_goal(text), start, end
+    return tolerance_from_goal(words[start:end]), start, end
 
 
 def name_tolerances(goal: str, names: Iterable[str]) -> tuple[dict[str, Tolerance], str]:

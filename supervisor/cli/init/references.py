@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.cli.init.goal_words import DEFAULT_RTOL, Tolerance, goal_tolerances, tolerance_from_goal  # noqa: F401
+from supervisor.cli.init.goal_words import Tolerance, goal_tolerances
 from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
