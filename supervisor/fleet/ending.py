@@ -14,6 +14,7 @@ from supervisor import gitops
 from supervisor.fleet import finish, lanes_watch as watch
 from supervisor.fleet.reverify import check_folder
 from supervisor.fleet.state import lane_run
+from supervisor.shift.attest_done import attest_at_done
 
 ENDED = ("ended",)
 
@@ -85,23 +86,10 @@ def record_winning_verdict(sup, winner: int) -> None:
 
 
 def attest_winner(sup) -> None:
-    """A fleet's verified done is attested like a run's (shift/attest_done.py): the fleet's own check of the winning
-    lane's commit, signed as [attest] says, kept as a git note on that commit; once (a restart finds it written). A
-    failure never stops the fleet from finishing: an attest.failed event, and `nightshift attest RUN` later."""
-    if sup.fleet.get("attested") is not None:
-        return
-    try:
-        from supervisor.attest.write import attest_verdict
-        done = attest_verdict(sup.run_paths.root, None, at_done=True)
-    except Exception as exc:  # noqa: BLE001 - the fleet is verified done whatever happens to its attestation
-        sup.emit("attest.failed", error=f"{type(exc).__name__}: {exc}"[:500])
-        sup.say(f"attestation not written: {exc}; `nightshift attest {sup.run_paths.run_id}` writes it")
-        return
-    sup.emit("attest.written", verdict=done.verdict, path=str(done.path), sha256=done.sha256,
-             signed=done.fingerprint is not None, fingerprint=done.fingerprint, note=done.noted,
-             problems=done.problems[:5])
-    for line in done.lines():
-        sup.say(line)
+    """A fleet's verified done is attested like a run's: the fleet's own check of the winning lane's commit, once (a
+    restart finds it written or failed)."""
+    if sup.fleet.get("attested") is None:
+        attest_at_done(sup.run_paths.root, sup.run_paths.run_id, sup.emit, sup.say)
 
 
 def write_changelog(sup, winner: int | None, why: str) -> None:
