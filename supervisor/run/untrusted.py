@@ -28,7 +28,7 @@ class Untrusted(OSError):
 
 class DanglingLink(Untrusted, FileNotFoundError):
     """A symlink inside the workspace whose target is missing: missing to a reader that only asks whether the
-    file is there (it is a FileNotFoundError), and a finding that names the link to ``refusal``."""
+    file is there (it is a FileNotFoundError), and a finding that names the link to one that catches Untrusted."""
 
 
 def _rel(root: Path, path: Path) -> str:
@@ -146,17 +146,6 @@ def pinned(root: Path, path: Path | str) -> Iterator[PinnedPath]:
         yield found
     finally:
         os.close(fd)
-
-
-def refusal(root: Path, path: Path | str) -> str | None:
-    """Why ``path`` may not be read (the finding), or None (readable, or simply missing)."""
-    try:
-        os.close(open_beneath(root, path))
-    except Untrusted as exc:
-        return str(exc)
-    except OSError:
-        return None
-    return None
 
 
 def write_beneath(root: Path, path: Path | str, data: bytes) -> None:
