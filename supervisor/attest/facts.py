@@ -39,7 +39,8 @@ class VerdictFacts:
     heldout_refs: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, size}
     slurm_job: dict[str, Any] = field(default_factory=dict)  # the verified turn's job, as the whole log knows it
     heldout_bits: dict[str, float] = field(default_factory=dict)  # name -> bits released about it up to the verdict
-    later_oracle: bool = False  # a later verdict ran the oracle again (the workspace's candidates are its)
+    outputs_gone: bool = False  # the candidates it measured are not in the workspace (a later verdict's oracle
+    # wrote over them, or a fleet measured them in a checkout of its own): no candidate digests
     log_bytes: int = 0
     last_seq: int = 0
 
@@ -81,8 +82,8 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     shift, turn = event.get("shift"), data.get("turn")
     if data.get("lane") is not None and data.get("sha"):
         # A fleet's verdict: its own check of the winning lane's commit, in a clean checkout of it (fleet/reverify.py).
-        # The outputs it measured were in that checkout, which is gone: no candidate digests (later = True).
-        commit, upto, later = str(data["sha"]), at, True
+        # The outputs it measured were in that checkout, which is gone.
+        commit, upto, gone = str(data["sha"]), at, True
         check = run.fleet_check(int(data["lane"]), commit)
         oracle = _read_json(check / "verdict" / "t1.oracle" / "oracle.json")
         private = read_check_private(run.root, check.name)
@@ -95,8 +96,8 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
         commit = events[upto]["data"]["head"]
         oracle = _read_json(run.turn_file(shift, turn, "oracle") / "oracle.json")
         private = read_private(run.root, shift, turn)
-        later = any(e.get("type") == "verify.finished" and any(c.get("name") == "oracle" for c in
-                    (e.get("data") or {}).get("checks") or []) for e in events[at + 1:])
+        gone = any(e.get("type") == "verify.finished" and any(c.get("name") == "oracle" for c in
+                   (e.get("data") or {}).get("checks") or []) for e in events[at + 1:])
     state = empty_state()
     for past in events[: upto + 1]:
         apply(state, past)
@@ -117,7 +118,7 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
             slurm_job.update({k: v for k, v in e["data"].items() if v not in (None, "")})
     return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number, event=event, commit=commit, state=state,
                         config_text=config_text, oracle=oracle, heldout_private=private,
-                        references=manifest.get("references") or {}, heldout_refs=heldout_refs, later_oracle=later,
+                        references=manifest.get("references") or {}, heldout_refs=heldout_refs, outputs_gone=gone,
                         log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))
 
 

@@ -75,7 +75,7 @@ def _text(digest: Any) -> str | None:
 def _candidate_digests(facts: VerdictFacts, ws: Path, comps: list) -> dict[str, Any]:
     """Each visible candidate's digest, hashed side by side; none when the outputs the verdict measured are gone (a
     later verdict's oracle wrote over them, or a fleet measured them in its own checkout)."""
-    if facts.later_oracle:
+    if facts.outputs_gone:
         return {}
     paths = [file_of(c.candidate) for c in comps if not c.heldout]
     return {rel: found for (_root, rel), found in digests_under([(ws, p) for p in paths]).items()}

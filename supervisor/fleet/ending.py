@@ -12,7 +12,6 @@ from typing import Any
 
 from supervisor import gitops
 from supervisor.fleet import finish, lanes_watch as watch
-from supervisor.fleet.reverify import check_folder
 from supervisor.fleet.state import lane_run
 from supervisor.shift.attest_done import attest_at_done
 
@@ -80,7 +79,7 @@ def record_winning_verdict(sup, winner: int) -> None:
     if (sup.state.get("last_verdict") or {}).get("lane") == winner:
         return
     sha = sup.fleet["lanes"][str(winner)]["verified"][-1]["sha"]
-    path = check_folder(sup.run_paths, winner, sha) / "verdict" / "t1.verdict.json"
+    path = sup.run_paths.fleet_check(winner, sha) / "verdict" / "t1.verdict.json"
     data = json.loads(path.read_text())
     sup.ledger.emit("verify.finished", 0, **{**data, "lane": winner, "sha": sha})
 
@@ -89,7 +88,7 @@ def attest_winner(sup) -> None:
     """A fleet's verified done is attested like a run's: the fleet's own check of the winning lane's commit, once (a
     restart finds it written or failed)."""
     if sup.fleet.get("attested") is None:
-        attest_at_done(sup.run_paths.root, sup.run_paths.run_id, sup.emit, sup.say)
+        attest_at_done(sup.run_paths, sup.emit, sup.say)
 
 
 def write_changelog(sup, winner: int | None, why: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import Any
 
 from supervisor import gitops
@@ -38,16 +37,12 @@ def cheats_in(checks: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-def check_folder(fleet: RunPaths, lane: int, sha: str) -> Path:
-    return fleet.fleet_check(lane, sha)
-
-
 def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: RunPaths,
              base: str) -> tuple[Verdict, dict[str, Any] | None]:
     """The verdict of a clean checkout of ``sha`` (made afresh: a crash mid-check checks again from scratch), and
     its held-out comparisons as the fleet ranks them ({passed, worst}; None without any). The verdict carries no
     held-out figure (the exam keeps them private); the full ones are kept beside the fleet's own held-out copies."""
-    folder = check_folder(fleet, lane, sha)
+    folder = fleet.fleet_check(lane, sha)
     repo = gitops.open_repo(fleet.workspace)
     if folder.exists():
         repo.git.worktree("remove", "--force", str(folder / "ws")) if (folder / "ws" / ".git").exists() else None

@@ -91,7 +91,8 @@ class RunPaths:
         return self.shift_dir(shift) / f"t{turn}.{name}"
 
     def fleet_check(self, lane: int, sha: str) -> Path:
-        """Where a fleet keeps its own check of a lane's commit (its verdict, its oracle report)."""
+        """Where a fleet checks a lane's commit; its ``verdict/`` keeps the check's shift folder (t1.verdict.json,
+        t1.oracle/oracle.json) after the checkout goes."""
         return self.root / "checks" / f"lane-{lane}-{sha[:12]}"
 
     def create(self) -> "RunPaths":
