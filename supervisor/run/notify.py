@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from supervisor.run.own_python import python_argv
+from supervisor.run.paths import RunPaths
 
 REPORT_TIMEOUT = 120
 
@@ -50,9 +51,9 @@ def notify(command: str, kind: str, run_id: str, message: str, report_of: Path |
     return report_error
 
 
-def tell(cfg, kind: str, run_root: Path, run_id: str, message: str) -> str | None:
-    """``[notify]`` (``cfg``) as the user set it: the command, when ``kind`` is one it is on for, with the report
-    when asked; a one-line error or None."""
+def tell(cfg, kind: str, run: RunPaths, message: str) -> str | None:
+    """``[notify]`` (``cfg``) as the user set it: the command, when ``kind`` is one it is on for, with ``run``'s
+    report when asked; a one-line error or None."""
     if not cfg.command or kind not in cfg.on:
         return None
-    return notify(cfg.command, kind, run_id, message, report_of=run_root if cfg.report else None)
+    return notify(cfg.command, kind, run.run_id, message, report_of=run.root if cfg.report else None)

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from supervisor.run.paths import RunPaths
+
 
 def attest_done(sup) -> None:
     """``sup``: the shift loop (shift.loop.Supervisor)."""
     shift = sup.state["shift"] or None
-    attest_at_done(sup.run_paths.root, sup.run_paths.run_id, lambda kind, **data: sup.emit(kind, shift, **data),
-                   sup.say, first=sup.session.settle)  # a batch turn's job ends just after its agent: its node first
+    attest_at_done(sup.run_paths, lambda kind, **data: sup.emit(kind, shift, **data), sup.say,
+                   first=sup.session.settle)  # a batch turn's job ends just after its agent: its node first
 
 
-def attest_at_done(run_root, run_id: str, emit: Callable[..., Any], say: Callable[[str], Any],
+def attest_at_done(run: RunPaths, emit: Callable[..., Any], say: Callable[[str], Any],
                    first: Callable[[], Any] | None = None) -> None:
     """Attest the run's last verdict; ``emit(kind, **data)`` records the outcome, ``say`` tells it."""
     try:
         if first is not None:
             first()
         from supervisor.attest.write import attest_verdict
-        done = attest_verdict(run_root, None, at_done=True)
+        done = attest_verdict(run.root, None, at_done=True)
     except Exception as exc:  # noqa: BLE001 - the run is verified done whatever happens to its attestation
         emit("attest.failed", error=f"{type(exc).__name__}: {exc}"[:500])
-        say(f"attestation not written: {exc}; `nightshift attest {run_id}` writes it")
+        say(f"attestation not written: {exc}; `nightshift attest {run.run_id}` writes it")
         return
     emit("attest.written", verdict=done.verdict, path=str(done.path), sha256=done.sha256,
          signed=done.fingerprint is not None, fingerprint=done.fingerprint, note=done.noted,

@@ -298,6 +298,6 @@ class Supervisor:
         self.tell_human("done" if outcome == "done" else "failed" if outcome == "failed" else "paused", reason)
 
     def tell_human(self, kind: str, message: str) -> None:
-        error = tell(self.config.notify, kind, self.run_paths.root, self.run_paths.run_id, message)
+        error = tell(self.config.notify, kind, self.run_paths, message)
         if error:
             self.emit("notify.failed", self.state["shift"] or None, error=error)

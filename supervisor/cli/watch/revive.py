@@ -128,4 +128,4 @@ def _notify(run: RunPaths, reason: str) -> str | None:
         cfg = frozen_config(run).notify
     except UserError as exc:
         return f"[notify] not read ({exc})"
-    return tell(cfg, "paused", run.root, run.run_id, reason)
+    return tell(cfg, "paused", run, reason)
