@@ -292,11 +292,11 @@ def _percentiles(values: np.ndarray) -> tuple[float, float]:
     gamma = at - low
     low = low.astype(np.intp)
     high = np.minimum(low + 1, n - 1)
-    flat.partition(sorted({0, n - 1, *low.tolist(), *high.tolist()}))
+    flat.partition(sorted({n - 1, *low.tolist(), *high.tolist()}))  # n - 1: a NaN sorts last
+    if np.isnan(flat[-1]):  # numpy's answer is NaN then
+        return math.inf, math.inf
     a, b = flat[low], flat[high]
     with np.errstate(all="ignore"):
         diff = b - a
         found = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)  # numpy's _lerp
-    if np.isnan(flat[-1]):  # NaN sorts last: numpy's answer is NaN then
-        return math.inf, math.inf
     return tuple(math.inf if math.isnan(v) else float(v) for v in found)

@@ -17,7 +17,6 @@ import numpy as np
 from supervisor.verify.oracle.compare import _nan_to_inf, _over, _percentiles, _tolerances, point_ratios
 from supervisor.verify.oracle.evidence import distinct_count
 from supervisor.verify.oracle.field import Field, location, open_field
-from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, table_from_array
 
 if TYPE_CHECKING:
@@ -144,12 +143,11 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
 def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_path: Path, cand_part: str | None,
                 scan: Scan | None) -> dict | None:
     """What a comparison of an N-d reference adds to its entry (one field over all its elements); None when the
-    reference is a table. Raises OracleInputError, one line, for anything that cannot be compared."""
+    reference is a table. ``cand_path``: the candidate as the oracle checked and opened it (check._candidate: a
+    missing one never gets here). Raises OracleInputError, one line, for anything that cannot be compared."""
     with open_field(ref_path, ref_part, "reference") as ref:
         if ref is None:
             return None
-        if not cand_path.exists():
-            read_table(cand_path, cand_part)  # raises: no such file (or content not fetched)
         with open_field(cand_path, cand_part, "candidate") as cand:
             if cand is None:
                 raise OracleInputError(f"{comp.candidate} is not an array of {len(ref.shape)} dimensions like its "
