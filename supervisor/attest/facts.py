@@ -116,8 +116,9 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
     for e in events:  # its node and end may be recorded after the verdict (the job ends just after its turn)
         if e.get("type") == "slurm.job_changed" and job is not None and (e.get("data") or {}).get("job_id") == job:
             slurm_job.update({k: v for k, v in e["data"].items() if v not in (None, "")})
-    return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number, event=event, commit=commit, state=state,
-                        config_text=config_text, oracle=oracle, heldout_private=private,
+    return VerdictFacts(run=run, slurm_job=slurm_job, heldout_bits=bits_released(events[: at + 1]), number=number,
+                        event=event, commit=commit, state=state, config_text=config_text, oracle=oracle,
+                        heldout_private=private,
                         references=manifest.get("references") or {}, heldout_refs=heldout_refs, outputs_gone=gone,
                         log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))
 
