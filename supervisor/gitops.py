@@ -93,6 +93,18 @@ def head_sha(repo: git.Repo) -> str | None:
         return None
 
 
+def tree_changed(repo: git.Repo, before: str | None, after: str | None) -> bool:
+    """Do the trees of two commits differ (an empty commit, or none, changes nothing)?"""
+    if before == after:
+        return False
+    if before is None or after is None:
+        return True
+    try:
+        return repo.commit(before).tree.hexsha != repo.commit(after).tree.hexsha
+    except (ValueError, git.BadName, git.BadObject):  # a commit gone (history rewritten): count it as a change
+        return True
+
+
 def commit_all(repo: git.Repo, message: str) -> str | None:
     """Commit everything not ignored; None when there is nothing to commit."""
     exclude_state_dir(repo)

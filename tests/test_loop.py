@@ -131,3 +131,35 @@ def test_breaker_trips_after_stops_with_no_diff_and_no_progress(workspace):
         proc.wait(timeout=30)
     finally:
         proc.kill()
+
+
+def test_an_agent_that_commits_its_own_work_is_progress_not_a_stale_stop(workspace):
+    # CLAUDE.md tells the agent to commit each unit of work: then nightshift finds nothing left to commit, and
+    # that must not count as "no diff" (the breaker tripped on an agent doing exactly what it was told).
+    work = "date +%s%N >> notes.txt && git add notes.txt && git commit -qm 'a unit of work'"
+    ws = workspace.configure({"default": [["shell", work]]}, pushbacks=9, breaker=2)
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    try:
+        commits = lambda: [e["data"] for e in ws.events(run) if e["type"] in ("commit.created", "commit.skipped")]
+        wait_for(lambda: len(commits()) >= 4, what="four stops committed")
+        assert "breaker.tripped" not in ws.types(run)
+        assert [c["stale"] for c in commits()[:4]] == [False] * 4
+        assert len({c["head"] for c in commits()[:4]}) == 4  # the agent's own commits moved HEAD each time
+        nightshift("stop", run.run_id)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+
+
+def test_an_agent_that_only_makes_empty_commits_still_trips_the_breaker(workspace):
+    ws = workspace.configure({"default": [["shell", "git commit -q --allow-empty -m 'nothing'"]]}, pushbacks=9,
+                             breaker=2)
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    try:
+        wait_for(lambda: "breaker.tripped" in ws.types(run), what="breaker.tripped")
+        nightshift("stop", run.run_id)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()

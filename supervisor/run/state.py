@@ -9,7 +9,7 @@ agent.started    (shift) turn target            agent.adopted (shift) turn targe
 agent.waiting    (shift) until reason           agent.stopped (shift) turn reason exit_code claim cost_usd
 verify.started   (shift) turn                   verify.finished (shift) turn passed claimed summary checks metrics
                                                 heldout (evaluations bits best withheld: what the held-out exam released)
-commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha)
+commit.created   (shift) turn sha head passed stale   commit.skipped (same, no sha; head: the next stop's measure)
 pushback.sent    (shift) turn mode delivery     shift.ended (shift) reason
 budget.exceeded  what limit value               breaker.tripped stops reason
 run.paused       reason kind                    run.resumed by
@@ -92,6 +92,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             state[key] = data.get(key)
         state["created"] = ts
         state["accepted_base"] = data.get("base")
+        state["last_head"] = data.get("base")
     elif kind == "preflight.finished":  # the accuracy history's starting point, before the agent's first change
         state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
                              "summary": data.get("summary"), "passed": data.get("passed")}
@@ -152,6 +153,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             _shift_row(state, shift)["commits"].append(data.get("sha"))
         if data.get("passed") and data.get("head"):
             state["accepted_base"] = data["head"]
+        state["last_head"] = data.get("head")  # what the next stop's progress is measured from
         counted = [shift, data.get("turn")]  # a stop verified again (judge hold, `resume`) counts once, not twice
         if data.get("turn") is None or state.get("stale_counted") != counted:
             state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0

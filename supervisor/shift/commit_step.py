@@ -30,9 +30,12 @@ def commit_shift(sup) -> None:
         return hold_commit(sup, f"git could not commit shift {ctx.shift} turn {ctx.turn}: {said}; fix it "
                                 f"(a stale .git/index.lock can be removed when no git runs), then "
                                 f"`nightshift resume {sup.run_paths.run_id}`")
-    stale = sha is None and not improved(sup)
+    head = gitops.head_sha(sup.repo)
+    # Progress is what changed since the last verdict, the agent's own commits included: an agent that commits
+    # its work itself (CLAUDE.md tells it to) leaves nothing for us to commit, and is not stuck for that.
+    stale = not gitops.tree_changed(sup.repo, sup.state.get("last_head"), head) and not improved(sup)
     kind = "commit.created" if sha else "commit.skipped"
-    sup.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=gitops.head_sha(sup.repo), passed=verdict["passed"],
+    sup.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=head, passed=verdict["passed"],
              stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
              conflicts=left["conflicts"][:20], filtered=left.get("filtered", [])[:20])
 
