@@ -240,3 +240,13 @@ def test_fast_oracle_runs_the_fast_subset_and_command(tmp_path):
 def pytest_approx(value):
     import pytest
     return pytest.approx(value, rel=1e-3)
+
+
+def test_a_failing_oracle_check_opens_with_what_fails_it_not_with_all_pass(tmp_path):
+    from supervisor.verify.oracle.report import summary_line
+    ws = setup(tmp_path / "ws")
+    shown = run_oracle(oracle(entry(rtol=1e-9)), ws, tmp_path / "o", None).report["comparisons"]
+    line = summary_line(shown, ["out/cl.dat is a symlink out of the workspace: not read"])
+    assert line.startswith("oracle: 1 finding fails it: out/cl.dat is a symlink out of the workspace")
+    assert line.endswith("(the comparisons alone: all 1 within tolerance)")
+    assert summary_line(shown, []).startswith("oracle: all 1 comparisons pass")

@@ -223,6 +223,7 @@ def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric
         remember(ctx.run.root / "protected", ws, test_files(ws, set(passed_tests) - ctx.released))
     except OSError as exc:
         checks.append(unreadable("boundary", exc))
+    checks = [_workspace_relative(c, ws) for c in checks]
     passed = all(c.passed for c in checks)
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)
@@ -231,3 +232,16 @@ def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric
     path = ctx.run.turn_file(ctx.shift, ctx.turn, "verdict.json")
     path.write_text(json.dumps(verdict.event_data(ctx.turn), indent=1, default=str))
     return verdict
+
+
+def _workspace_relative(check: Check, ws) -> Check:
+    """The check's words with the workspace's own prefix taken off its paths: `out/final.h5`, not the long
+    absolute path, says which file to the agent and the person alike."""
+    prefixes = sorted({f"{ws}/", f"{ws.resolve()}/"}, key=len, reverse=True)
+
+    def short(text: str) -> str:
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
+    return replace(check, summary=short(check.summary), lines=[short(line) for line in check.lines])
+

@@ -133,6 +133,10 @@ def summary_line(entries: list[dict], problems: list[str]) -> str:
     else:
         worst = max(entries, key=_ratio)
         text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
+        if problems:  # what fails the check leads: a FAIL that opened with "all pass" read as a pass
+            count = f"{len(problems)} finding{'s' * (len(problems) > 1)}"
+            return (f"oracle: {count} {'fails' if len(problems) == 1 else 'fail'} it: " + "; ".join(problems)
+                    + f" (the comparisons alone: all {len(entries)} within tolerance{tail})")
     return text + tail + "".join(f"; {p}" for p in problems)
 
 
