@@ -4,7 +4,7 @@ comparisons pass opens with the finding that fails it (not "all 3 comparisons pa
 """
 from __future__ import annotations
 
-from tests.fixtures_core import workspace  # noqa: F401
+from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_namespace import HONEST, REFERENCE, need_namespace, run_until_it_rests
 
 ORACLE = ('\n[oracle]\ncommand = "python3 solver.py"\n'
@@ -42,3 +42,12 @@ def test_a_verdict_names_files_by_their_workspace_path(workspace):
     oracle = next(c for c in verdicts[-1]["checks"] if c["name"] == "oracle")
     text = " ".join([oracle["summary"], *oracle["lines"]])
     assert "out/result.dat" in text and str(workspace.path) not in text, text
+
+
+def test_the_report_says_plainly_that_no_judge_checked_a_run_without_one(workspace):
+    need_namespace()
+    _verdicts(workspace, [["write", "solver.py", HONEST], ["write", "check.txt", "ok"], ["claim", "done", "done"]])
+    run_id = next((workspace.path / ".nightshift" / "runs").iterdir()).name
+    report = nightshift("report", run_id, cwd=workspace.path)
+    assert ("Judge on the last verdict: none (off: no [judge] in this run's config): only the oracle and the tests "
+            "checked the work") in report.stdout, report.stdout

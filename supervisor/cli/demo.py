@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from supervisor import gitops
+from supervisor.cli.init.judge_choice import JudgeChoice
 from supervisor.cli.init.workspace import InitOptions, init_workspace
 from supervisor.run.liveness import supervisor_status
 
@@ -80,7 +81,8 @@ def build_workspace(path: Path) -> Path:
     init_workspace(path, InitOptions(
         goal="An ODE integrator whose outputs agree with the exact reference to 1e-6 relative error",
         test_command=f"{sys.executable} -m pytest -q tests", agent="demo", plan=PLAN,
-        oracle_block=ORACLE.format(python=sys.executable), force=True))
+        oracle_block=ORACLE.format(python=sys.executable), force=True,
+        judge=JudgeChoice(False, "", "the demo is offline and scripted: no model is asked")))
     repo = gitops.open_repo(path)
     gitops.commit_all(repo, "demo workspace: task, tests and exact reference outputs")
     return path

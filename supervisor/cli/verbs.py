@@ -39,6 +39,7 @@ def cmd_init(args) -> int:
         print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
     for note in opts.notes:
         print(f"nightshift: note: {note}")
+    print(f"nightshift: {opts.judge.summary()}")
     if args.trust:
         _record_trust(ws)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor import gitops
+from supervisor.cli.init.judge_choice import JudgeChoice, choose_judge
 from supervisor.cli.init.references import Survey, oracle_section, survey_references
 from supervisor.config.schema import CONFIG_NAME, parse_config
 from supervisor.resources import render
@@ -46,6 +47,7 @@ class InitOptions:
     holdout: str = ""  # --holdout NAME[,NAME] or N: data sets moved into nightshift's private store
     moves: dict[str, Path] = field(default_factory=dict)  # what --holdout moves (file -> its private place)
     notes: list[str] = field(default_factory=list)  # what the user should know about what init did
+    judge: JudgeChoice | None = None  # whether a judge runs at claims (judge_choice.py); chosen by init_workspace
 
 
 def _toml(value: object) -> str:
@@ -84,6 +86,7 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     goal = opts.goal or "(state the goal here: what must be true, measured how)"
     survey = None if opts.oracle_block else survey_for(workspace, opts)
     oracle = opts.oracle_block or (oracle_section(survey) if survey else "")
+    opts.judge = opts.judge or choose_judge()
     files = {
         "CLAUDE.md": render("CLAUDE.md.template", goal=goal, test_command=opts.test_command or "(none yet)",
                             plan="\n".join(f"- [ ] {item}" for item in (opts.plan or DEFAULT_PLAN)),
@@ -91,7 +94,7 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
         "CHANGELOG.md": render("CHANGELOG.md", date=dt.date.today().isoformat(), goal=goal),
         CONFIG_NAME: render("nightshift.toml", goal_toml=_toml(goal), agent_toml=_toml(opts.agent),
                             test_command_toml=_toml(opts.test_command), commands_toml=_toml(opts.verify_commands),
-                            oracle_block=oracle),
+                            oracle_block=oracle, judge_block=opts.judge.block()),
     }
     parse_config(files[CONFIG_NAME], CONFIG_NAME)  # what we write must load
     existing = [name for name in files if (workspace / name).exists()]

@@ -30,11 +30,12 @@ def register_check(check: Check) -> Check:
 def builtin_checks() -> list[Check]:
     from supervisor.cli.preflight.agent import agent_lines, agent_turn_lines
     from supervisor.cli.preflight.boundary import boundary_lines
+    from supervisor.cli.preflight.judge import judge_lines
     from supervisor.cli.preflight.oracle import calibration_lines, oracle_lines, reference_lines
     from supervisor.cli.preflight.workspace import config_lines, plan_lines, slurm_lines, test_lines
 
     return [config_lines, plan_lines, reference_lines, oracle_lines, calibration_lines, test_lines, agent_lines,
-            agent_turn_lines, boundary_lines, slurm_lines]
+            agent_turn_lines, judge_lines, boundary_lines, slurm_lines]
 
 
 @dataclass

@@ -46,6 +46,17 @@ def verdict_line(report: Report) -> tuple[str, str]:
     return "open", f"NOT FINISHED ({f.get('status')}); last verdict at commit {sha}: {last}"
 
 
+def trust_line(report: Report) -> str:
+    """What checked the last verdict beside the oracle and the tests: the judge, or plainly that none did."""
+    judge_ran = bool(report.final.get("judge") and report.final["judge"].get("available"))
+    if judge_ran:
+        return "Judge on the last verdict: ran (an independent model read the diff)"
+    if report.judge_configured.startswith("off"):
+        return (f"Judge on the last verdict: none ({report.judge_configured}): only the oracle and the tests checked "
+                "the work; a constant tuned to the references would go unseen")
+    return "Judge on the last verdict: did not run (it runs at a claim of done)"
+
+
 def _row(r: Row, per_turn: bool) -> str:
     cls = "pass" if r.passed else "fail" if r.passed is False else ""
     where = f"{r.shift}" + (f".{r.turn}" if per_turn and r.turn is not None else "")
@@ -116,7 +127,6 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
     reproduce = report.final.get("reproduce")
     repro = (f"<p>Reproduce the check: <code id=reproduce>{_e(reproduce)}</code> in {_e(st.get('workspace'))}</p>"
              if reproduce else "<p class=muted>No commit to reproduce yet.</p>")
-    judge_ran = bool(report.final.get("judge") and report.final["judge"].get("available"))
     failed = _list(report.failed_approaches, report.failed_note)
     return f"""<!doctype html>
 <html lang=en><head><meta charset=utf-8><title>nightshift report: {_e(report.run_id)}</title>
@@ -126,7 +136,7 @@ def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> st
 <p class=muted>workspace {_e(st.get('workspace'))} &middot; agent {_e(st.get('agent'))} &middot; backend {_e(st.get('backend'))}
 &middot; created {_e(st.get('created'))} &middot; {st.get('seq') or report.counts.get('all', 0)} events</p>
 <div class='verdict {css_class}' id=verdict>{_e(line)}</div>
-<p>Last verdict: {_e(report.final.get('summary') or '-')}<br>Judge on the last verdict: {'ran' if judge_ran else 'did not run'}</p>
+<p>Last verdict: {_e(report.final.get('summary') or '-')}<br><span id=trust>{_e(trust_line(report))}</span></p>
 {repro}
 {attest_html(report.run_dir)}
 {('<h2>What is missing from this report</h2>' + _list(report.missing, '', 'missing')) if report.missing else ''}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from supervisor.cli.watch.heldout import default_report_path, report_lines
 from supervisor.cli.report.data import Report, gather
-from supervisor.cli.report.html import render_html, verdict_line
+from supervisor.cli.report.html import render_html, trust_line, verdict_line
 from supervisor.cli.report.timeline import timeline_png
 from supervisor.errors import UserError
 
@@ -49,6 +49,7 @@ def summary(report: Report, path: Path) -> str:
     """The terminal summary: the verdict line, the figures, what needed a person, what is missing."""
     _cls, line = verdict_line(report)
     lines = [f"report of run {report.run_id}: {path}", f"  {line}"]
+    lines.append(f"  {trust_line(report)}")
     if report.final.get("reproduce"):
         lines.append(f"  reproduce: {report.final['reproduce']}")
     points = {k: v for k, v in (report.timeline[-1]["values"] if report.timeline else {}).items()
