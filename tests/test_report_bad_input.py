@@ -87,7 +87,7 @@ def test_not_a_run_and_an_unwritable_output_are_one_line_errors(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     out = nightshift("report", str(run.root), "-o", str(blocker / "r.html"))
-    assert out.returncode == 2 and "cannot write the report" in out.stderr and "-o" in out.stderr
+    assert out.returncode == 2 and "cannot write" in out.stderr and "-o" in out.stderr
     assert out.stderr.count("\n") == 1
 
 
@@ -161,3 +161,29 @@ def test_the_tests_passing_plot_has_whole_number_ticks():
     fig.canvas.draw()
     ticks = [t for t in fig.axes[-1].get_yticks() if 1 <= t <= 2]
     assert ticks and all(float(t).is_integer() for t in fig.axes[-1].get_yticks()), fig.axes[-1].get_yticks()
+
+
+def test_no_verb_replaces_a_device_a_fifo_a_link_or_a_folder_and_dash_is_standard_output(tmp_path):
+    """Issue 38: as root, `report -o /dev/null` renamed its temporary file over the device. A private null device
+    made here stands in for /dev/null, so a failure of this test cannot break the machine's own."""
+    import os
+    import stat
+    run = write_long_run(tmp_path, shifts=1)
+    target = tmp_path / "kept.txt"
+    target.write_text("the user's file\n")
+    places = {"fifo": tmp_path / "fifo", "link": tmp_path / "link.html", "folder": tmp_path / "folder"}
+    os.mkfifo(places["fifo"])
+    places["link"].symlink_to(target)
+    places["folder"].mkdir()
+    if os.geteuid() == 0:
+        places["device"] = tmp_path / "null"
+        os.mknod(places["device"], stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    for kind, place in places.items():
+        for verb in (["report", str(run.root)], ["plot", str(run.root)]):
+            out = nightshift(*verb, "-o", str(place))
+            assert out.returncode != 0 and "Traceback" not in out.stderr, (kind, verb, out.stderr)
+            assert out.stderr.count("\n") == 1 and "-o -" in out.stderr, (kind, out.stderr)
+            assert not stat.S_ISREG(os.lstat(place).st_mode)  # still what it was: nothing renamed over it
+    assert target.read_text() == "the user's file\n"
+    out = nightshift("report", str(run.root), "-o", "-")
+    assert out.returncode == 0 and out.stdout.startswith("<!doctype html>") and "report of run" in out.stderr

@@ -5,6 +5,7 @@ Exit codes of compare: 0 every comparison passes, 1 any fails, 2 an error (no or
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -13,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
 from supervisor.verify.oracle.report import fmt, where
 
 HISTORY = re.compile(r"shifts/(\d+)/t(\d+)\.oracle/oracle\.json$")
@@ -153,6 +155,8 @@ def history_series(run_root: Path) -> tuple[list[str], dict[str, list[float]], d
 
 
 def plot_main(run_root: Path, out: Path | None) -> int:
+    if out is not None and str(out) != STDOUT:
+        refuse_unless_replaceable(Path(out))  # before any work: the answer does not depend on it
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -176,12 +180,12 @@ def plot_main(run_root: Path, out: Path | None) -> int:
     ax.set_title(f"oracle history of run {Path(run_root).name}")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    png = io.BytesIO()
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=100)
-    except OSError as exc:
-        return _fail("plot", f"cannot write {out} ({exc.strerror or exc}); choose another path with -o")
+        fig.savefig(png, format="png", dpi=100)
     finally:
         plt.close(fig)
-    print(out)
+    write_output(out, png.getvalue())  # never over a device, link or folder; -o - to standard output
+    if str(out) != STDOUT:
+        print(out)
     return 0

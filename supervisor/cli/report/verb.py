@@ -4,7 +4,6 @@ whatever is missing or unreadable is named in the report, never a traceback.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from supervisor.cli.watch.heldout import default_report_path, report_lines
 from supervisor.cli.report.data import Report, gather
 from supervisor.cli.report.html import render_html, trust_line, verdict_line
 from supervisor.cli.report.timeline import timeline_png
+from supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
 from supervisor.errors import UserError
 
 
@@ -31,17 +31,13 @@ def build_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Report]:
     report = gather(run_dir)
     out = Path(out) if out else default_report_path(run_dir, bool(report.heldout))
     workspace = run_dir.resolve().parent.parent.parent
-    report.heldout_lines = report_lines(report, full=not out.resolve().is_relative_to(workspace))
+    # the held-out figures only in a file outside the workspace (standard output may be sent anywhere: not there)
+    full = str(out) != STDOUT and not out.resolve().is_relative_to(workspace)
+    report.heldout_lines = report_lines(report, full=full)
     png, why = timeline_png(report.timeline, report.start_gap, report.heldout,
                             f"run {report.run_id}: worst error over tolerance per verdict")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(render_html(report, png, why), encoding="utf-8")
-        os.chmod(tmp, 0o600)  # it quotes the goal, verdicts and lab notes: private like the run directory
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise UserError(f"cannot write the report to {out} ({exc.strerror or exc}); choose another path with -o")
+    # private (0600) like the run directory: it quotes the goal, verdicts and lab notes
+    write_output(out, render_html(report, png, why).encode("utf-8"))
     return out, report
 
 
@@ -69,8 +65,13 @@ def summary(report: Report, path: Path) -> str:
 
 
 def report_main(run_dir: Path, out: Path | None, open_it: bool) -> int:
+    if open_it and str(out) == STDOUT:
+        raise UserError("--open needs a file to open: drop -o - (or --open)")
+    if out is not None and str(out) != STDOUT:
+        refuse_unless_replaceable(Path(out))  # before any work: the answer does not depend on it
     path, report = build_report(run_dir, out)
-    print(summary(report, path))
+    # with -o - the HTML is standard output, so the summary goes to standard error
+    print(summary(report, path), file=sys.stderr if str(out) == STDOUT else sys.stdout)
     if open_it:
         import webbrowser
         if not webbrowser.open(path.resolve().as_uri()):
