@@ -106,10 +106,42 @@ def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]
         repo.git.add("-A", env=env)
         stat = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--stat=120", base, env=env)
         patch = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", base, env=env)
-        return stat, patch
+        return stat, unblinded(repo, patch, base, env)
     finally:
         if os.path.exists(index):
             os.unlink(index)
+
+
+TEXT_PROBE = 8000  # git's own rule: a NUL in the first 8000 bytes makes a file binary
+TEXT_LIMIT = 1 << 20  # a larger file is not read as text for the judge (its diff would be trimmed away anyway)
+
+
+def unblinded(repo, patch: str, base: str, env: dict[str, str]) -> str:
+    """The patch with the workspace's attributes ignored for text: `solver.py -diff` in .gitattributes made the
+    solver's diff "Binary files differ" to the judge. Each changed file is text or binary by its content (git's
+    own NUL rule, read here); the text ones are diffed with --text, the rest as git says."""
+    if "Binary files " not in patch:
+        return patch
+    env = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+    names = repo.git.diff("--cached", "--name-only", "-z", base, env=env).split("\0")
+    text, binary = [], []
+    for name in filter(None, names):
+        (text if _is_text(repo, name, env) else binary).append(name)
+    parts = [repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", "--text", base, "--", *text, env=env)
+             if text else "",
+             repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", base, "--", *binary, env=env)
+             if binary else ""]
+    return "\n".join(part for part in parts if part)
+
+
+def _is_text(repo, name: str, env: dict[str, str]) -> bool:
+    try:
+        if int(repo.git.cat_file("-s", f":{name}", env=env)) > TEXT_LIMIT:
+            return False
+        head = repo.git.cat_file("blob", f":{name}", env=env, stdout_as_string=False)[:TEXT_PROBE]
+    except (git.GitError, ValueError):  # deleted from the index: its old side is shown as git says
+        return False
+    return b"\0" not in head
 
 
 def trim_diff(stat: str, patch: str, max_chars: int) -> str:
