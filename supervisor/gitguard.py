@@ -191,11 +191,16 @@ def git_dirs(workspace: Path) -> tuple[Path, Path, Path | None]:
 
 
 def control_paths(workspace: Path) -> list[Path]:
-    """The repository's control files: what makes git run a program (config, hooks, attributes and excludes in
-    info/, a worktree's config and `.git` pointer, a submodule's config and hooks). Read-only in the agent's
+    """The repository's control files: what makes git run a program (config, hooks, attributes, grafts and excludes
+    in info/, a worktree's config and `.git` pointer, commondir, alternates and shallow, a submodule's config and
+    hooks). Read-only in the agent's
     namespace; kept as they were at the run's start (verify/git_controls.py)."""
     gitdir, common, pointer = git_dirs(workspace)
-    out = [common / "config", common / "hooks", common / "info", gitdir / "config.worktree"]
+    # and what git reads as a pointer to other objects or another repository: commondir (the agent pointed it at a
+    # copy of .git whose config set core.fsmonitor), alternates, shallow, a linked worktree's gitdir file
+    out = [common / "config", common / "hooks", common / "info", gitdir / "config.worktree", gitdir / "commondir",
+           gitdir / "gitdir", common / "commondir", common / "objects" / "info" / "alternates",
+           common / "objects" / "info" / "http-alternates", common / "shallow"]
     if pointer is not None:
         out.insert(0, pointer)
     modules = common / "modules"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import git
 from supervisor import gitguard
+from supervisor.commit_refusals import MAX_COMMIT_BYTES, gitlinks_added, refused_paths
 from supervisor.errors import UserError
 
 FALLBACK_IDENTITY = ("nightshift", "nightshift@localhost")
@@ -211,8 +212,8 @@ def has_conflict_markers(path: Path) -> bool:
     return bool(CONFLICT_START.search(blob) and CONFLICT_END.search(blob))
 
 
-def commit_changes(repo: git.Repo, message: str,
-                   before: dict[str, str] | None = None) -> tuple[str | None, dict[str, list[str]]]:
+def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None = None,
+                   max_bytes: int = MAX_COMMIT_BYTES, run_base: str | None = None) -> tuple[str | None, dict]:
     """Commit the paths that changed since ``before`` (the state when the run began), and only those: the
     user's staged or untracked files that the agent did not touch stay as they were, staged or not. Files
     with conflict markers are never committed. Returns (sha or None, {"kept_out": [...], "conflicts": [...]})."""
@@ -229,8 +230,13 @@ def commit_changes(repo: git.Repo, message: str,
         else:
             paths.append(path)
     filtered = _filtered(repo, paths)
-    paths = [p for p in paths if p not in filtered]
-    left = {"kept_out": kept_out, "conflicts": conflicts, "filtered": sorted(filtered)}
+    refused = refused_paths(root, [p for p in paths if p not in filtered], max_bytes)  # links out, giants, repos
+    links = gitlinks_added(root, run_base)  # the agent's own `git add` of a repository: taken out of the index
+    if links:
+        refused["nested_repo"] = sorted(set(refused.get("nested_repo", [])) | set(links))
+    never = filtered | {p for names in refused.values() for p in names}
+    paths = [p for p in paths if p not in never] + links
+    left = {"kept_out": kept_out, "conflicts": conflicts, "filtered": sorted(filtered), "refused": refused}
     if not paths:
         return None, left
     # The real index first (it fails early on a stale lock): these paths staged as they are now, the user's

@@ -70,6 +70,8 @@ class VerifyConfig(Section):
     timeout: Duration = 1800.0
     require_changelog: bool = True
     require_plan: bool = True
+    # A file larger than this (or sparse) is never committed by nightshift: named, left for the user
+    max_commit_mb: float = Field(100.0, gt=0)
 
 
 class NotifyConfig(Section):

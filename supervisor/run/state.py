@@ -92,7 +92,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             state[key] = data.get(key)
         state["created"] = ts
         state["accepted_base"] = data.get("base")
-        state["last_head"] = data.get("base")
+        state["last_head"] = state["run_base"] = data.get("base")
     elif kind == "preflight.finished":  # the accuracy history's starting point, before the agent's first change
         state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
                              "summary": data.get("summary"), "passed": data.get("passed")}

@@ -81,7 +81,7 @@ def describe(event: dict[str, Any]) -> str | None:
                 f"committed only if the agent changes them")
     if kind == "commit.skipped" and d.get("conflicts"):
         return f"{at}not committed: conflict markers in {', '.join(d['conflicts'][:3])}"
-    if kind == "commit.skipped" and d.get("filtered"):
+    if kind == "commit.skipped" and (d.get("filtered") or d.get("refused")):
         return f"{at}nothing committed{_filtered(d)}"
     if kind == "attest.written":  # issue #31: the verdict's signed attestation
         who = f"signed by {d.get('fingerprint')}" if d.get("signed") else "UNSIGNED"
@@ -96,8 +96,16 @@ def describe(event: dict[str, Any]) -> str | None:
 
 
 def _filtered(d: dict) -> str:
-    """Paths a filter driver (e.g. Git LFS) would change: nightshift runs none, so they are left to the user."""
-    if not d.get("filtered"):
-        return ""
-    return (f" (left for you to commit: {', '.join(d['filtered'][:3])}: its filter driver does not run in "
-            "nightshift's git)")
+    """Paths a filter driver (e.g. Git LFS) would change: nightshift runs none, so they are left to the user; and
+    what it never commits (commit_refusals: links out, giant or sparse files, nested repositories)."""
+    out = ""
+    if d.get("filtered"):
+        out += (f" (left for you to commit: {', '.join(d['filtered'][:3])}: its filter driver does not run in "
+                "nightshift's git)")
+    refused = d.get("refused") or {}
+    if refused:
+        words = {"link_out": "a symlink out of the workspace", "too_large": "over [verify] max_commit_mb",
+                 "sparse": "a sparse file", "nested_repo": "a nested repository"}
+        out += " (never committed, left for you: " + "; ".join(
+            f"{', '.join(map(str, names[:3]))}: {words.get(kind, kind)}" for kind, names in refused.items()) + ")"
+    return out

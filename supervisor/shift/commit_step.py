@@ -23,7 +23,9 @@ def commit_shift(sup) -> None:
         return hold_commit(sup, f"HEAD was detached during the run (it was on {sup.state['branch']}); "
                                 f"`{switch}` (or a new branch), then `nightshift resume {sup.run_paths.run_id}`")
     try:
-        sha, left = gitops.commit_changes(sup.repo, message, sup.ledger.prerun())
+        sha, left = gitops.commit_changes(sup.repo, message, sup.ledger.prerun(),
+                                          max_bytes=int(sup.config.verify.max_commit_mb * (1 << 20)),
+                                          run_base=sup.state.get("run_base"))
     except git.GitCommandError as exc:
         # A stale .git/index.lock, a full disk, a broken hook...: hold the run with git's own words.
         said = " ".join((exc.stderr or str(exc)).replace("stderr:", "").split())[:300]
@@ -37,7 +39,8 @@ def commit_shift(sup) -> None:
     kind = "commit.created" if sha else "commit.skipped"
     sup.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=head, passed=verdict["passed"],
              stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
-             conflicts=left["conflicts"][:20], filtered=left.get("filtered", [])[:20])
+             conflicts=left["conflicts"][:20], filtered=left.get("filtered", [])[:20],
+             refused={kind: names[:20] for kind, names in left.get("refused", {}).items()})
 
 
 def hold_commit(sup, reason: str) -> None:

@@ -7,6 +7,7 @@ quotes.
 from __future__ import annotations
 
 import os
+import stat
 import re
 import shlex
 import signal
@@ -182,11 +183,29 @@ def check_plan(plan_file: Path, known: dict[str, bool], claimed_done: bool, requ
     return Check("plan", passed, summary, lines, {"items": items, "open": open_items})
 
 
-def check_changelog(changed: bool, required: bool) -> Check:
+def check_changelog(changed: bool, required: bool, ws: Path | None = None) -> Check:
+    not_notes = _not_a_file(ws, "CHANGELOG.md") if ws is not None else None
+    if not_notes:  # a link (out, or anywhere) or a folder is no lab notes, whatever changed
+        return Check("changelog", False, f"changelog: CHANGELOG.md is {not_notes}, not lab notes",
+                     [f"CHANGELOG.md is {not_notes}: the lab notes are a regular file of the workspace; put your "
+                      "notes back in it as a file"])
     if changed:
         return Check("changelog", True, "changelog: updated this shift")
     return Check("changelog", not required, "changelog: no entry this shift",
                  ["CHANGELOG.md has no new entry this shift: add a dated entry (what you did, what it measured)"])
+
+
+def _not_a_file(ws: Path, name: str) -> str | None:
+    """What ``name`` is when it is there but not a regular file (lstat: nothing followed), else None."""
+    try:
+        mode = os.lstat(ws / name).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return f"a symlink (to {os.readlink(ws / name)})"
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
 
 
 def check_conflicts(paths: list[str], workspace: Path, is_conflicted) -> Check:

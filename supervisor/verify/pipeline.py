@@ -17,6 +17,7 @@ from supervisor.verify.boundary import check_boundary, move_new_config, remember
 from supervisor.verify.git_controls import check_git_controls, store_of
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
+from supervisor.verify.nested_repos import check_nested_repos
 from supervisor.verify.ratchet import Ratchet
 from supervisor.config.schema import Config
 from supervisor.run.paths import RunPaths
@@ -182,11 +183,11 @@ def verify_stop(ctx: StopContext) -> Verdict:
     checks.append(plan)
     repo = gitops.open_repo(ws)
     checks.append(_guarded("changelog", lambda: check_changelog(
-        gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"), cfg.verify.require_changelog)))
-    conflicts = _guarded("conflicts", lambda: check_conflicts(gitops.worktree_changes(repo), ws,
-                                                              gitops.has_conflict_markers))
-    if not conflicts.passed:
-        checks.append(conflicts)
+        gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"), cfg.verify.require_changelog, ws)))
+    changed = gitops.worktree_changes(repo)
+    conflicts = _guarded("conflicts", lambda: check_conflicts(changed, ws, gitops.has_conflict_markers))
+    nested = _guarded("nested", lambda: check_nested_repos(ws, changed, (ctx.state or {}).get("run_base")))
+    checks += [c for c in (conflicts, nested) if not c.passed]
     STEPS[threading.get_ident()] = "judge"
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:

@@ -1,0 +1,112 @@
+"""Issue 38: what the agent leaves is data, wherever nightshift commits it. A scripted command agent (init defaults,
+the namespace on) replaces the lab notes by a symlink to a file outside the workspace, leaves a nested repository
+whose config sets core.fsmonitor, commits another as a gitlink itself, and leaves a 1 TB sparse file. The run does
+not end done; the verdict names each; nightshift commits none of them (the agent's gitlink is taken out of the
+index); and the user's own `git status`, `diff`, `log -p` and `submodule status` afterwards run nothing planted
+(a marker outside the workspace stays absent).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+
+from supervisor.commit_refusals import refused_paths
+from tests.fixtures_core import nightshift, workspace  # noqa: F401
+from tests.fixtures_namespace import need_namespace, run_until_it_rests
+
+PLANT = r"""
+set -e
+M={marker}
+printf '#!/bin/sh\necho "$0 $*" >> %s\nexit 0\n' "$M" > "$PWD/evil.sh"; chmod +x "$PWD/evil.sh"
+nested() {{ mkdir -p "$1"; git -C "$1" init -q; git -C "$1" config core.fsmonitor "$PWD/evil.sh"
+  echo x > "$1/a"; git -C "$1" add a; git -C "$1" -c user.name=a -c user.email=a@a commit -qm x; }}
+nested vendor/blas
+nested deps/lib
+git add deps/lib 2>/dev/null; git -c user.name=a -c user.email=a@a commit -qm 'vendor a library'
+echo '- tried things' >> CHANGELOG.md
+rm CHANGELOG.md; ln -s {secret} CHANGELOG.md
+truncate -s 1T huge.bin
+echo ok > check.txt
+"""
+
+
+def test_links_out_nested_repositories_gitlinks_and_giants_are_named_never_committed_and_never_run(workspace,
+                                                                                                    tmp_path):
+    need_namespace()
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    secret = tmp_path / "outside" / "id_ed25519"
+    marker.parent.mkdir()
+    secret.write_text("PRIVATE KEY\n")
+    turn = [["shell", PLANT.format(marker=marker, secret=secret)], ["claim", "done", "done"]]
+    workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1, require_changelog=True)
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    events = workspace.events(run)
+    assert not any(e["type"] == "run.finished" and e["data"].get("outcome") == "done" for e in events)
+    verdicts = [e["data"] for e in events if e["type"] == "verify.finished"]
+    lines = " | ".join(line for v in verdicts for c in v["checks"] for line in [c["summary"], *c["lines"]])
+    assert f"CHANGELOG.md is a symlink (to {secret})" in lines
+    assert "vendor/blas is a repository of its own inside the workspace" in lines
+    assert "deps/lib is a gitlink (a submodule entry) added during the run" in lines
+    tree = subprocess.run(["git", "ls-tree", "-r", "HEAD"], cwd=ws, capture_output=True, text=True).stdout
+    index = subprocess.run(["git", "ls-files", "-s"], cwd=ws, capture_output=True, text=True).stdout
+    for planted in ("CHANGELOG.md", "huge.bin", "vendor/blas", "deps/lib"):
+        assert not any(line.endswith("\t" + planted) and not line.startswith("100644") for line in tree.splitlines())
+    assert "160000" not in tree and "160000" not in index and "huge.bin" not in tree
+    assert "120000" not in tree, tree  # no symlink (to the key's path) in the user's history
+    refused = [e["data"].get("refused") for e in events if e["type"] in ("commit.created", "commit.skipped")]
+    assert any(r and "huge.bin" in r.get("too_large", []) and "CHANGELOG.md" in r.get("link_out", []) for r in refused)
+    log = nightshift("log", run.run_id, cwd=ws).stdout
+    assert "never committed, left for you" in log and "huge.bin: over [verify] max_commit_mb" in log
+    for args in (["status"], ["diff", "HEAD~1"], ["log", "-p", "-3"], ["submodule", "status"]):
+        subprocess.run(["git", *args], cwd=ws, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert not marker.exists(), marker.read_text()
+    assert secret.read_text() == "PRIVATE KEY\n"
+
+
+def test_a_file_over_the_size_limit_and_links_that_stay_inside_are_told_apart(tmp_path):
+    (tmp_path / "big.dat").write_bytes(b"x" * 4096)
+    (tmp_path / "small.dat").write_bytes(b"x" * 10)
+    (tmp_path / "sub").mkdir()
+    os.symlink("../small.dat", tmp_path / "sub" / "inside")
+    os.symlink("../../etc/passwd", tmp_path / "sub" / "up")
+    os.symlink("/etc/passwd", tmp_path / "abs")
+    with open(tmp_path / "holes.dat", "wb") as fh:  # 8 MB of which nothing is written: sparse, under the limit
+        fh.truncate(8 << 20)
+    found = refused_paths(tmp_path, ["big.dat", "small.dat", "sub/inside", "sub/up", "abs", "gone"], max_bytes=1024)
+    assert found == {"too_large": ["big.dat"], "link_out": ["sub/up", "abs"]}
+    assert refused_paths(tmp_path, ["holes.dat", "big.dat"]) == {"sparse": ["holes.dat"]}
+
+
+POINTERS = r"""
+set +e
+M={marker}
+printf '#!/bin/sh\necho "$0 $*" >> %s\nexit 0\n' "$M" > "$PWD/evil.sh"; chmod +x "$PWD/evil.sh"
+mkdir -p stash; cp -r .git stash/gitcopy
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n' "$PWD/evil.sh" > stash/gitcopy/config
+echo "$PWD/stash/gitcopy" > .git/commondir
+mkdir -p .git/objects/info; echo "$PWD/stash/gitcopy/objects" > .git/objects/info/alternates
+echo 0000000000000000000000000000000000000000 > .git/shallow
+echo ok > check.txt
+echo '- tried' >> CHANGELOG.md
+"""
+
+
+def test_git_pointer_files_planted_by_the_agent_are_put_back_named_and_never_run(workspace, tmp_path):
+    need_namespace()
+    ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
+    marker.parent.mkdir()
+    turn = [["shell", POINTERS.format(marker=marker)], ["claim", "done", "done"]]
+    workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    events = workspace.events(run)
+    assert not any(e["type"] == "run.finished" and e["data"].get("outcome") == "done" for e in events)
+    lines = " | ".join(line for e in events if e["type"] == "verify.finished" for c in e["data"]["checks"]
+                       for line in c["lines"])
+    for planted in (".git/commondir", ".git/objects/info/alternates", ".git/shallow"):
+        assert planted in lines, (planted, lines)
+        assert not (ws / planted).exists()
+    for args in (["status"], ["diff"], ["log", "-p", "-2"], ["submodule", "status"]):
+        subprocess.run(["git", *args], cwd=ws, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert not marker.exists(), marker.read_text()
