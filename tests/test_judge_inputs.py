@@ -183,3 +183,16 @@ def test_the_workspace_attributes_cannot_blind_the_judge_to_the_solver_diff(work
     stat, patch = workspace_diff(ws, base)
     assert "+import _pytest.reports  # forge outcomes" in patch and "Binary files a/solver.py" not in patch
     assert "Binary files /dev/null and b/data.bin differ" in patch
+
+
+def test_the_judge_diff_never_hashes_a_giant_or_a_nested_repository(workspace):
+    """Issue 38: `git add -A` of a 1 TB sparse file hashed for 50 minutes; the judge's private index skips what a
+    commit of nightshift's never takes, and its stat still names the rest."""
+    ws, base = workspace
+    with open(ws / "huge.bin", "wb") as fh:
+        fh.truncate(1 << 40)
+    (ws / "vendor" / "blas").mkdir(parents=True)
+    git(ws / "vendor" / "blas", "init", "-q")
+    (ws / "solver.py").write_text("def cl(l):\n    return 2 * l\n")
+    stat, patch = workspace_diff(ws, base)
+    assert "solver.py" in stat and "huge.bin" not in stat and "vendor/blas" not in stat

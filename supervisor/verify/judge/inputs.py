@@ -15,6 +15,7 @@ from pathlib import Path
 import git
 
 from supervisor import gitops
+from supervisor.commit_refusals import refused_paths
 from supervisor.gitguard import NO_DIFF_PROGRAMS
 from supervisor.run import untrusted
 from supervisor.config.judge import JudgeConfig
@@ -103,7 +104,10 @@ def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]
         env = {"GIT_INDEX_FILE": index}
         if not real_index.exists():
             os.unlink(index)  # git wants a missing file, not an empty one
-        repo.git.add("-A", env=env)
+        # what nightshift never commits it never hashes either (a 1 TB sparse file, a nested repository...)
+        refused = {p for names in refused_paths(Path(repo.working_tree_dir), gitops.worktree_changes(repo)).values()
+                   for p in names}
+        repo.git.add("-A", "--", ".", *(f":(exclude,literal){p}" for p in sorted(refused)), env=env)
         stat = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--stat=120", base, env=env)
         patch = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", base, env=env)
         return stat, unblinded(repo, patch, base, env)
