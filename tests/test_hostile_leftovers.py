@@ -8,6 +8,7 @@ index); and the user's own `git status`, `diff`, `log -p` and `submodule status`
 from __future__ import annotations
 
 import os
+import sys
 import subprocess
 
 from supervisor.commit_refusals import refused_paths
@@ -110,3 +111,30 @@ def test_git_pointer_files_planted_by_the_agent_are_put_back_named_and_never_run
     for args in (["status"], ["diff"], ["log", "-p", "-2"], ["submodule", "status"]):
         subprocess.run(["git", *args], cwd=ws, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
     assert not marker.exists(), marker.read_text()
+
+
+def test_every_write_the_namespace_refused_is_a_refusal_in_log_report_and_pushback(workspace):
+    """Issue 38: `rm` and `sed -i` on a protected test fail with "Device or resource busy" (a read-only bind);
+    they were recorded nowhere and the verdict said "protected files unchanged". Each is now a refusal event, a line
+    of `nightshift log`, a row of the report's "needed a person" and a line of the push-back."""
+    need_namespace()
+    ws = workspace.path
+    (ws / "tests").mkdir()
+    (ws / "tests" / "test_kept.py").write_text("def test_kept():\n    assert True\n")
+    vandal = "rm -f tests/test_kept.py; sed -i 's/True/False/' tests/test_kept.py; echo '- x' >> CHANGELOG.md"
+    workspace.configure({"s1t1": [["shell", vandal]], "default": [["claim", "done", "done"]]},
+                        backend="local", pushbacks=1, max_shifts=1,
+                        test_command=f"{sys.executable} -m pytest -q -p no:cacheprovider tests")
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    denied = [e["data"] for e in workspace.events(run) if e["type"] == "policy.denied"]
+    lines = [d["input"] for d in denied if d.get("rule") == "read_only"]
+    assert any("rm" in line and "tests/test_kept.py" in line and "busy" in line.lower() for line in lines), denied
+    assert any("sed" in line for line in lines), denied
+    assert (ws / "tests" / "test_kept.py").read_text() == "def test_kept():\n    assert True\n"
+    assert "tests/test_kept.py" in run.turn_file(1, 2, "prompt.md").read_text()
+    log = nightshift("log", run.run_id, cwd=ws).stdout
+    assert "Device or resource busy" in log
+    report = nightshift("report", run.run_id, cwd=ws)
+    html = (run.root / "report.html").read_text()
+    assert report.returncode == 0 and "Device or resource busy" in html

@@ -18,8 +18,9 @@ from supervisor.shift.ledger import RunLedger
 from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.verify.boundary import test_files
 
-READ_ONLY = "Read-only file system"
-BUSY = "Device or resource busy"
+# What a write into a read-only bind says: EROFS for a write, EBUSY for a rename or unlink of the mount itself (rm,
+# sed -i, git's lock-and-rename), in C's words and Node's (Claude Code's own tools)
+REFUSED_WRITE = re.compile(r"read-only file system|device or resource busy|EROFS|EBUSY", re.I)
 OUR_WORDS = ("refused by the namespace", "the namespace keeps", "the repository's control files",
              "held-out references do not exist")
 GIT_CONTROL = re.compile(r"(^|[\s/'\"])\.git/(config|hooks|info|modules|worktrees)")
@@ -101,7 +102,7 @@ class TurnBoundary:
             line = raw.strip()
             if any(words in line for words in OUR_WORDS):
                 continue  # a push-back shown on the agent's screen quotes earlier refusals: not a new one
-            if READ_ONLY in line or (BUSY in line and GIT_CONTROL.search(line)):  # git renames onto a mount: busy
+            if REFUSED_WRITE.search(line):  # every refused write, the protected tests' as much as .git's
                 found.append(("git_control" if GIT_CONTROL.search(line) else "read_only", line[:300]))
             elif any(h in line for h in held) and any(w in line for w in MISSING):
                 found.append(("held_out", line[:300]))
