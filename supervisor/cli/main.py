@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 
+FULL_SCREEN = {None, "tui", "attach"}  # verbs that hand the terminal to a screen of their own
 HOOKS = {"stop": "supervisor.shift.hook", "pretool": "supervisor.shift.pretool", "permission": "supervisor.shift.waits"}
 
 
@@ -220,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         from supervisor.cli.oracle_verbs import compare_fast
         return _guarded(lambda: compare_fast(argv[1:]))
     args = build_parser().parse_args(argv)
+    if args.verb not in FULL_SCREEN:  # every line a verb prints passes plain(): no agent escape sequence acts
+        from supervisor.run.shown import ShownStream
+        sys.stdout, sys.stderr = ShownStream(sys.stdout), ShownStream(sys.stderr)
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here
     return _guarded(lambda: dispatch(args))

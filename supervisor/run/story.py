@@ -3,8 +3,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from supervisor.run.shown import plain
+
 
 def describe(event: dict[str, Any]) -> str | None:
+    """The event's line, with everything in it shown as text (run/shown.py): one line, whatever the agent wrote,
+    but for a verdict, whose failing checks' lines follow it indented."""
+    line = _describe(event)
+    if line is None:
+        return None
+    return "\n    ".join(plain(part, one_line=True) for part in line.split("\n    ")) \
+        if event.get("type") == "verify.finished" else plain(line, one_line=True)
+
+
+def _describe(event: dict[str, Any]) -> str | None:
     kind, d, n = event["type"], event.get("data") or {}, event.get("shift")
     at = f"shift {n}: " if n else ""
     if kind == "run.created":
@@ -49,10 +61,10 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "agent.waiting":
         return f"{at}API limit, waiting: {d.get('reason')}"
     if kind == "verify.finished":
-        lines = [f"{at}verdict {d.get('summary')}"]
+        lines = [f"{at}verdict {plain(d.get('summary'), one_line=True)}"]
         for check in d.get("checks", []):
             if not check.get("passed"):
-                lines += [f"    {line}" for line in check.get("lines", [])[:4]]
+                lines += [f"    {plain(line, one_line=True)}" for line in check.get("lines", [])[:4]]
         return "\n".join(lines)
     if kind == "commit.created":
         left = f" (left out, conflict markers: {', '.join(d['conflicts'][:3])})" if d.get("conflicts") else ""

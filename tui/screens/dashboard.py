@@ -13,7 +13,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from supervisor.run.shown import plain
 from tui.fmt import ellipsize
+from tui.shown import cells as shown_cells
 from tui.runs import RunRow
 
 COLUMNS = (("run", "Run"), ("state", "State"), ("shift", "Sh"), ("verdict", "Verdict"), ("best", "Best"),
@@ -90,7 +92,7 @@ class DashboardScreen(Screen):
             drawn = {}
             for row in rows:
                 values = cells(row)
-                table.add_row(*values, key=row.run_id)
+                table.add_row(*shown_cells(values), key=row.run_id)
                 drawn[row.run_id] = [str(v) for v in values]
         else:
             for row in rows:  # only the cells that changed: an idle dashboard redraws nothing
@@ -98,7 +100,7 @@ class DashboardScreen(Screen):
                 old = drawn.get(row.run_id, [])
                 for i, ((key, _), value) in enumerate(zip(COLUMNS, values)):
                     if i >= len(old) or old[i] != str(value):
-                        table.update_cell(row.run_id, key, value, update_width=True)
+                        table.update_cell(row.run_id, key, shown_cells([value])[0], update_width=True)
                 drawn[row.run_id] = [str(v) for v in values]
         self._drawn = drawn
         if keep in self._rows:
@@ -122,9 +124,9 @@ class DashboardScreen(Screen):
             return
         text = Text()
         text.append(f"{row.run_id}  ", style="bold")
-        text.append(row.detail or "(no goal)", style="red" if row.problem else "")
+        text.append(plain(row.detail or "(no goal)"), style="red" if row.problem else "")
         for warning in row.warnings[-2:]:
-            text.append(f"\n! {warning}", style="yellow")
+            text.append(f"\n! {plain(warning, one_line=True)}", style="yellow")
         detail.update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

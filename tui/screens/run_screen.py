@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from supervisor.run.shown import plain
 from supervisor.fleet.state import is_fleet_dir, lane_rows
 from tui import fmt
 from tui.fleet_rows import fleet_line
@@ -105,7 +106,7 @@ class RunScreen(Screen):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{self.run_id} ", style="bold")
         if follower.problem:
-            text.append(f"{follower.problem}: {follower.detail}", style="red")
+            text.append(plain(f"{follower.problem}: {follower.detail}", one_line=True), style="red")
             return text
         sup = read_supervisor(follower.run, now)
         verdict = state.get("last_verdict")

@@ -15,6 +15,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from tui.shown import shown
+
 
 class StartRunScreen(ModalScreen[Any]):
     """Dismissed with the path typed (no check), (path, checked) after a passing check, or None (Escape)."""
@@ -50,7 +52,7 @@ class StartRunScreen(ModalScreen[Any]):
             self.dismiss((path, self.checked[1]))
         elif not self.checking:
             self.checking = True
-            self.query_one("#preflight", Static).update(f"checking {path} (runs the oracle and the tests once) ...")
+            self.query_one("#preflight", Static).update(shown(f"checking {path} (runs the oracle and the tests once) ..."))
             self.run_check(path)
 
     @work(thread=True, exit_on_error=False, group="preflight")
@@ -67,11 +69,11 @@ class StartRunScreen(ModalScreen[Any]):
         self.checked = (path, result)
         advice = ("\nready: Enter starts the run" if result.passed else
                   "\nfix the problems above and press Enter to check again (or `nightshift run --no-check`)")
-        self.query_one("#preflight", Static).update(result.text + advice)
+        self.query_one("#preflight", Static).update(shown(result.text + advice))
 
     def show_error(self, message: str) -> None:
         self.checking = False
-        self.query_one("#preflight", Static).update(message)
+        self.query_one("#preflight", Static).update(shown(message))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -16,6 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from supervisor.run.shown import plain
 from supervisor.run.paths import RunPaths
 
 
@@ -43,13 +44,13 @@ def verdict_text(run: RunPaths, shift: int) -> Text:
         text.append(f"Turn {turn}: ", style="bold")
         text.append("PASS" if passed else "FAIL", style="bold green" if passed else "bold red")
         claimed = v.get("claimed")
-        text.append(f"  claimed: {claimed or 'nothing'}  metric: {v.get('metric', '-')}\n")
+        text.append(plain(f"  claimed: {claimed or 'nothing'}  metric: {v.get('metric', '-')}", one_line=True) + "\n")
         for check in v.get("checks") or []:
             ok = check.get("passed")
             text.append("  PASS " if ok else "  FAIL ", style="green" if ok else "red")
-            text.append(f"{check.get('name', '?')}: {check.get('summary', '')}\n")
+            text.append(plain(f"{check.get('name', '?')}: {check.get('summary', '')}", one_line=True) + "\n")
             for line in (check.get("lines") or [])[:6] if not ok else []:
-                text.append(f"       {line}\n", style="dim")
+                text.append(f"       {plain(line, one_line=True)}\n", style="dim")
     text.append("\n")
     text.append_text(pushback_text(run, shift, verdicts[-1][0] if verdicts else 0))
     return text
@@ -67,7 +68,7 @@ def pushback_text(run: RunPaths, shift: int, last_verdict_turn: int) -> Text:
             return Text("No push-back after the last verdict (the run decided otherwise, or not yet).", style="dim")
         text.append(f"Push-back (a fresh shift {shift + 1}, its orientation prompt):\n", style="bold")
     try:
-        text.append(path.read_text(encoding="utf-8", errors="replace")[-6000:])
+        text.append(plain(path.read_text(encoding="utf-8", errors="replace")[-6000:]))
     except OSError as exc:
         text.append(f"{path.name} unreadable: {exc.strerror}", style="red")
     return text

@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from supervisor.run.paths import RunPaths
 from tui.follow import latest_turn_file
+from tui.shown import terminal_colours
 
 TAIL_BYTES = 48 * 1024
 TAIL_LINES = 200
@@ -121,7 +122,7 @@ class AgentTail(VerticalScroll):
         # built on a loaded machine) is painted again at the next tick instead of being taken as done forever.
         at_end = self.scroll_y >= self.max_scroll_y - 1
         self.query_one("#agent-source", Static).update(f"{where} · a attaches")
-        self.query_one("#agent-text", Static).update(Text.from_ansi(NON_SGR.sub("", text)) if text else
+        self.query_one("#agent-text", Static).update(terminal_colours(NON_SGR.sub("", text)) if text else
                                                      Text("(nothing yet)", style="dim"))
         self._last = (where, text)
         if at_end:

@@ -11,6 +11,9 @@ from textual import work
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
+from supervisor.run.shown import plain
+from tui.shown import shown_line
+
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+\S", re.M)
 MAX_CHARS = 80_000  # a very long file is cut (with a note) rather than slowing the screen
 
@@ -68,5 +71,5 @@ class DocView(VerticalScroll):
         self.app.call_from_thread(self._paint, head, body)
 
     def _paint(self, head: str, body: str) -> None:
-        self.query_one("#doc-head", Static).update(head)
-        self.query_one("#doc-body", Markdown).update(body)
+        self.query_one("#doc-head", Static).update(shown_line(head))
+        self.query_one("#doc-body", Markdown).update(plain(body))  # Markdown, but no escape sequence of the agent's

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog
 
+from supervisor.run.shown import plain
 from supervisor.run.story import describe
 from tui import fmt
 
@@ -25,11 +26,11 @@ def event_line(event: dict[str, Any]) -> Text:
     except Exception:  # noqa: BLE001 - an odd event's data never breaks the list
         story = None
     if story is None:
-        story = " ".join(f"{k}={v}" for k, v in (event.get("data") or {}).items())
+        story = plain(" ".join(f"{k}={v}" for k, v in (event.get("data") or {}).items()), one_line=True)
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f"{event.get('seq', '?'):>6} ", style="dim")
     line.append(f"{fmt.clock_time(event.get('ts'))} ", style="dim")
-    line.append(f"{kind:<17}", style=TYPE_STYLES.get(kind.split('.')[0], ""))
+    line.append(f"{plain(kind, one_line=True):<17}", style=TYPE_STYLES.get(kind.split('.')[0], ""))
     line.append(" " + story.splitlines()[0] if story else "")
     return line
 

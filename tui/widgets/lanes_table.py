@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
+from tui.shown import cells as shown_cells
 
 from tui import fmt
 
@@ -44,6 +45,6 @@ class LanesTable(DataTable):
         keep = self.cursor_row
         self.clear()
         for rank, row in enumerate(ranked(rows), 1):
-            self.add_row(*lane_cells(rank, row), key=str(row["lane"]))
+            self.add_row(*shown_cells(lane_cells(rank, row)), key=str(row["lane"]))
         if self.row_count:
             self.move_cursor(row=min(keep, self.row_count - 1))

@@ -12,6 +12,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from supervisor.run.shown import plain
+from tui.shown import cells as shown_cells
+
 from supervisor.run.paths import RunPaths
 from supervisor.run.heldout import budget_line, read_private, read_private_many
 from tui import fmt
@@ -42,7 +45,7 @@ def row_cells(row: OracleRow) -> list:
         result = Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
     style = "red" if row.passed is False else ""
     failing = f"{num(row.failing)}/{num(row.points)}" if row.points is not None else num(row.failing)
-    return [result, Text(fmt.ellipsize(row.comparison, 22), style=style), row.column,
+    return [result, Text(plain(fmt.ellipsize(row.comparison, 22), one_line=True), style=style), row.column,
             Text(num(row.max_rel), style=style), num(row.tol), num(row.where), num(row.p95), failing,
             row.note or num(row.max_abs)]
 
@@ -114,10 +117,10 @@ class OracleView(Vertical):
         if exam:
             head.append(f"\n{exam}", style="bold")
         if note:
-            head.append(("\n" if last is not None else "") + note, style="dim")
+            head.append(("\n" if last is not None else "") + plain(note), style="dim")
         self.query_one("#oracle-head", Static).update(head)
         table = self.query_one("#oracle-table", DataTable)
         table.clear()
         # Failing rows first: they are what the agent is pushed back on.
         for row in sorted(rows, key=lambda r: r.passed is not False):
-            table.add_row(*row_cells(row))
+            table.add_row(*shown_cells(row_cells(row)))

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
+from tui.shown import cells as shown_cells
 
 from tui import fmt
 
@@ -34,7 +35,7 @@ class ShiftsTable(DataTable):
         keep = self.cursor_row
         self.clear()
         for row in reversed(state.get("shifts") or []):  # newest first
-            self.add_row(*shift_cells(row, now), key=str(row.get("n")))
+            self.add_row(*shown_cells(shift_cells(row, now)), key=str(row.get("n")))
         if self.row_count:
             self.move_cursor(row=min(keep, self.row_count - 1))
 
