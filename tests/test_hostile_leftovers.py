@@ -138,3 +138,25 @@ def test_every_write_the_namespace_refused_is_a_refusal_in_log_report_and_pushba
     report = nightshift("report", run.run_id, cwd=ws)
     html = (run.root / "report.html").read_text()
     assert report.returncode == 0 and "Device or resource busy" in html
+
+
+def test_a_git_of_ours_dies_with_the_process_that_started_it(tmp_path):
+    """Issue 38: a `git add` hashing a giant outlived its killed supervisor for 50 minutes. A git started through
+    GitPython's guarded runner, blocked on its input, is gone once its parent is killed with SIGKILL."""
+    import signal
+    import time
+    import psutil
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code = ("import os, sys; from pathlib import Path; from supervisor.gitops import open_repo\n"
+            "r, w = os.pipe(); repo = open_repo(Path(sys.argv[1]))\n"
+            "repo.git.execute(['git', 'hash-object', '--stdin'], istream=os.fdopen(r, 'rb'))\n")
+    parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])
+    deadline = time.monotonic() + 30
+    while not (kids := psutil.Process(parent.pid).children()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert kids and "git" in kids[0].name(), kids
+    git = kids[0]
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(timeout=30)
+    gone, alive = psutil.wait_procs([git], timeout=30)
+    assert not alive, f"git {git.pid} outlived its parent"
