@@ -27,6 +27,8 @@ from supervisor import gitguard, gitops  # noqa: E402
 from supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
 from supervisor.run import untrusted  # noqa: E402
 from supervisor.verify import git_controls  # noqa: E402
+from supervisor.commit_refusals import refused_paths  # noqa: E402
+from supervisor.verify.nested_repos import check_nested_repos  # noqa: E402
 
 GOAL_STOP_MS = 5.0
 
@@ -60,7 +62,9 @@ def main() -> None:
         git_controls.prepare(ws)
         git_controls.snapshot(ws, store)
         repo = gitops.open_repo(ws)
-        plain_git, guarded_git, controls, guard, reads_plain, reads_guarded, attrs = ([] for _ in range(7))
+        base = gitops.head_sha(repo)
+        plain_git, guarded_git, controls, guard, reads_plain, reads_guarded, attrs, nested, refused = \
+            ([] for _ in range(9))
         for _ in range(args.rounds):
             plain_git.append(_timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=ws,
                                                            capture_output=True)))
@@ -71,6 +75,8 @@ def main() -> None:
                                                for n in ("CLAUDE.md", "CHANGELOG.md")]))
             reads_guarded.append(_timed(lambda: [untrusted.read_text(ws, n) for n in ("CLAUDE.md", "CHANGELOG.md")]))
             attrs.append(_timed(lambda: gitops._filtered(repo, [f"f{i}.py" for i in range(50)])))
+            nested.append(_timed(lambda: check_nested_repos(ws, [f"f{i}.py" for i in range(50)], base)))
+            refused.append(_timed(lambda: refused_paths(ws, [f"f{i}.py" for i in range(50)])))
     med = lambda xs: percentile(xs, 50)  # noqa: E731
     print(f"bench_guards: {args.rounds} interleaved rounds, medians (issue 27)")
     print(info("git status, plain", med(plain_git), "ms"))
@@ -80,7 +86,10 @@ def main() -> None:
     print(info("guard applied to the supervisor's repository", med(guard), "ms"))
     print(info("CLAUDE.md + CHANGELOG.md, untrusted minus open()", med(reads_guarded) - med(reads_plain), "ms"))
     print(info("check-attr before a commit (no filter defined)", med(attrs), "ms"))
+    print(info("nested repositories, gitlinks (38: an index read)", med(nested), "ms"))
+    print(info("what a commit never takes, 50 changed paths (lstat)", med(refused), "ms"))
     per_stop = (med(controls) + med(guard) + max(0.0, med(reads_guarded) - med(reads_plain)) + med(attrs)
+                + med(nested) + med(refused)
                 + 3 * max(0.0, med(guarded_git) - med(plain_git)))  # a stop makes about three git calls of ours
     print(against_goal("added per stop (the sum above, 3 git calls)", per_stop, GOAL_STOP_MS, "ms"))
 

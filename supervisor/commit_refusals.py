@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import lru_cache
 from pathlib import Path
 
-from supervisor.gitguard import run_git
+from supervisor.gitguard import git_dirs, run_git
 
 GITLINK = b"160000"
+GITLINK_MODE = (0o160000).to_bytes(4, "big")  # an index entry's mode field, as git writes it
 MAX_COMMIT_BYTES = 100 << 20  # the default of [verify] max_commit_mb
 SPARSE_FLOOR = 1 << 20  # a smaller file is never called sparse (tiny files round their blocks either way)
 KINDS = {"link_out": "a symlink out of the workspace", "too_large": "over the size limit",
@@ -63,11 +65,33 @@ def link_leaves(root: Path, rel: str) -> bool:
 
 
 def gitlinks_added(ws: Path, run_base: str | None) -> list[str]:
-    """The gitlinks (submodule entries) in HEAD or the index that ``run_base`` did not have: the agent's, made with
-    its own `git add` or commit. A commit of nightshift's removes them (never the folder)."""
+    """The gitlinks (submodule entries) in the index that ``run_base`` did not have: the agent's, made with its own
+    `git add` or commit (a commit leaves the index equal to HEAD; one taken back out of the index is a staged
+    deletion, which our commit makes). A commit of nightshift's removes them (never the folder). One git call a
+    stop: the starting commit's gitlinks are read once."""
     if not run_base:  # no starting commit known (an empty repository, or a run older than this record): the
         return []     # user's own submodules cannot be told from the agent's, and are never touched
-    return sorted((_gitlinks(ws, "HEAD") | _gitlinks(ws, None)) - _gitlinks(ws, run_base))
+    if not _index_may_hold_gitlink(ws):
+        return []
+    return sorted(_gitlinks(ws, None) - _gitlinks_at(str(ws), run_base))
+
+
+def _index_may_hold_gitlink(ws: Path) -> bool:
+    """Does .git/index hold the bytes of a gitlink's mode (0o160000) anywhere? Without them no entry is a gitlink,
+    and the git call is saved (the common case: a stop then costs a read of the index, not a git process)."""
+    try:
+        fd = os.open(git_dirs(ws)[0] / "index", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return True  # no index, or an odd one: ask git
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return True
+        return GITLINK_MODE in fh.read()
+
+
+@lru_cache(maxsize=16)
+def _gitlinks_at(ws: str, commit: str) -> frozenset[str]:
+    return frozenset(_gitlinks(Path(ws), commit))
 
 
 def _gitlinks(ws: Path, treeish: str | None) -> set[str]:

@@ -160,3 +160,23 @@ def test_a_git_of_ours_dies_with_the_process_that_started_it(tmp_path):
     parent.wait(timeout=30)
     gone, alive = psutil.wait_procs([git], timeout=30)
     assert not alive, f"git {git.pid} outlived its parent"
+
+
+def test_the_users_own_submodule_is_never_taken_for_the_agents(tmp_path):
+    from supervisor.commit_refusals import gitlinks_added
+    ws, lib = tmp_path / "ws", tmp_path / "lib"
+    for repo in (ws, lib):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        (repo / "a").write_text("a\n")
+        subprocess.run(["git", "-C", str(repo), "add", "a"], check=True)
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "a"],
+                       check=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib),
+                    "vendor/lib"], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "sub"],
+                   check=True)
+    base = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert gitlinks_added(ws, base) == [] and gitlinks_added(ws, None) == []
+    first = subprocess.run(["git", "-C", str(ws), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                           text=True).stdout.strip()
+    assert gitlinks_added(ws, first) == ["vendor/lib"]  # measured from before it was added, it is one
