@@ -7,11 +7,13 @@ index); and the user's own `git status`, `diff`, `log -p` and `submodule status`
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import subprocess
 
 from supervisor.commit_refusals import refused_paths
+from tests.fixtures_claude import fake_claude  # noqa: F401
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
 
@@ -180,3 +182,31 @@ def test_the_users_own_submodule_is_never_taken_for_the_agents(tmp_path):
     first = subprocess.run(["git", "-C", str(ws), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
                            text=True).stdout.strip()
     assert gitlinks_added(ws, first) == ["vendor/lib"]  # measured from before it was added, it is one
+
+
+def test_claude_codes_refused_writes_to_a_kept_test_are_named(workspace, fake_claude):
+    """The same with the real Claude Code CLI (headless; only the model is faked): its Bash `rm` and `sed -i` of a
+    test kept since the start are refused, and named as refusals, whichever layer refused them."""
+    from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+    from tests.fake_anthropic import bash, text, tools
+    from tests.fixtures_claude import claim
+    need_namespace()
+    fake, seed = fake_claude
+    ws = workspace.path
+    (ws / "tests").mkdir()
+    (ws / "tests" / "test_kept.py").write_text("def test_kept():\n    assert True\n")
+    seed(ws, mode="headless", backend="local")
+    toml = ws / "nightshift.toml"
+    toml.write_text(toml.read_text().replace('test_command = "test \\"$(cat check.txt)\\" = ok"',
+                                             f'test_command = "{sys.executable} -m pytest -q -p no:cacheprovider tests"'))
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "pytest"], cwd=ws, check=True)
+    hidden = "python3 -c \"import os; os.remove('tests/' + 'test_' + 'kept.py')\""  # no path for the hook to see
+    fake.push(tools(bash("rm -f tests/test_kept.py; sed -i 's/True/False/' tests/test_kept.py; echo ok > check.txt")),
+              tools(bash(hidden)), tools(bash(claim("done"))), text("done"))
+    run = create_run(ws, resolve_config(ws))
+    run_foreground(run, say=lambda _: None)
+    denied = [json.loads(line)["data"] for line in run.events.read_text().splitlines() if '"policy.denied"' in line]
+    assert any("test_kept.py" in str(d.get("input")) and d["rule"] == "tests" for d in denied), denied  # the hook
+    assert any("test_kept.py" in str(d.get("input")) and "busy" in str(d.get("input")).lower() and
+               d["rule"] == "read_only" for d in denied), denied  # the mount, seen in Claude's own tool result
+    assert (ws / "tests" / "test_kept.py").read_text() == "def test_kept():\n    assert True\n"
