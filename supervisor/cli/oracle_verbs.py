@@ -95,6 +95,7 @@ def render_table(report: dict, per_column: bool = False) -> str:
         shown = cols if per_column or len(cols) < 2 else [max(cols, key=lambda c: float(c["ratio"]))]
         for col in shown:
             verdict = "pass" if col["passed"] and (per_column or entry.get("passed", True)) else "FAIL"
+            verdict += " (bit for bit)" if verdict == "pass" and entry.get("exact") else ""
             label = "(field)" if col.get("kind") == "field" else str(col["column"])
             if len(shown) < len(cols):
                 label += f" (worst of {len(cols)})"
@@ -110,6 +111,7 @@ def render_table(report: dict, per_column: bool = False) -> str:
     notes += [f"{e['name']}: {e['uncovered']['count']} reference points not covered by the candidate"
               for e in report["comparisons"] if e.get("uncovered")]
     notes += [f"{e['name']}: {e['note']}" for e in report["comparisons"] if e.get("note")]
+    notes += list(report.get("exact", []))  # matched bit for bit, and what proves it was computed
     return "\n".join(lines + [""] + notes + list(report.get("problems", [])) + [report["summary"]])
 
 

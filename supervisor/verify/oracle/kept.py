@@ -1,0 +1,74 @@
+"""The references the agent kept: every place in the workspace where a reference's content is within the solver's
+reach although the reference itself is not (a file's bytes, a container's dataset, a blob in the agent's commits).
+One walk of the workspace serves the three (stash.py, stash_data.py, committed.py); this module names each
+reference for them (a held-out one only as "a held-out reference") and says what is skipped: the references in
+their own places and the candidates the oracle compares (an honest solver's output may equal its reference).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from supervisor.verify.oracle.committed import committed_copies
+from supervisor.verify.oracle.readers import split_part
+from supervisor.verify.oracle.stash import digests, stashed_copies, walk
+from supervisor.verify.oracle.stash_data import CONTAINERS, dataset_copies
+
+if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
+    from supervisor.config.oracle import OracleConfig
+
+HELD_OUT = "a held-out reference"
+
+
+@dataclass
+class CopyCheck:
+    findings: list[str] = field(default_factory=list)  # each fails the verdict, with what to do instead
+    notes: list[str] = field(default_factory=list)  # what the scan could not look at
+    seconds: float = 0.0
+
+
+def _inside(workspace: Path, path: Path) -> str | None:
+    try:
+        return str(path.resolve().relative_to(workspace.resolve()))
+    except (ValueError, OSError):
+        return None
+
+
+def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None) -> CopyCheck:
+    """``refs``: each comparison's reference file as the oracle reads it (check.reference_files); ``base``: the run's
+    first commit, or None outside a run (then git history is not looked at)."""
+    started = time.perf_counter()
+    found = CopyCheck()
+    skip = {rel for comp in cfg.compare
+            for rel in [_inside(workspace, workspace / split_part(comp.candidate)[0])] if rel}
+    files: dict[Path, str] = {}  # reference file -> its label
+    parts: list[tuple[str, Path, str | None, bool]] = []
+    for comp in cfg.compare:
+        path = refs.get(comp.name)
+        if path is None:
+            continue
+        label = HELD_OUT if comp.heldout else split_part(comp.reference)[0]
+        files.setdefault(path, label)
+        parts.append((label, path, split_part(comp.reference)[1], comp.heldout))
+        rel = None if comp.heldout else _inside(workspace, path)
+        skip |= {rel} if rel else set()
+    sums = []
+    for path, label in files.items():
+        try:
+            st = path.stat()
+            sums.append((label, st.st_size, *digests(path, st, workspace if _inside(workspace, path) else None)))
+        except OSError:
+            continue  # a missing reference is the comparison's finding
+    tree = walk(workspace)
+    stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
+    named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
+    containers = [rel for rel in tree.files if rel not in skip | named and Path(rel).suffix.lower() in CONTAINERS]
+    held, more = dataset_copies(workspace, containers, parts)
+    committed, git_notes = committed_copies(workspace, base, [(label, blob) for label, _, _, blob in sums],
+                                            skip | named)
+    found.findings = stashed + held + committed
+    found.notes = notes + more + git_notes
+    found.seconds = time.perf_counter() - started
+    return found
