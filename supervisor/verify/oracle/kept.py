@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from supervisor.verify.oracle.committed import committed_copies
 from supervisor.verify.oracle.readers import split_part
 from supervisor.verify.oracle.stash import digests, stashed_copies, walk
-from supervisor.verify.oracle.stash_data import CONTAINERS, dataset_copies
+from supervisor.verify.oracle.stash_data import CONTAINERS, TEXT_TABLES, dataset_copies
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
     from supervisor.config.oracle import OracleConfig
@@ -36,6 +36,22 @@ def _inside(workspace: Path, path: Path) -> str | None:
         return None
 
 
+def _stats(files: dict[Path, str]) -> list[tuple[Path, object]]:
+    found = []
+    for path in files:
+        try:
+            found.append((path, path.stat()))
+        except OSError:
+            continue
+    return found
+
+
+def _like_a_table(rel: str, size: int, table_sizes: list[int]) -> bool:
+    """A text file that may be a reference table printed again (other spacing, digits, a line more): named like
+    data and within a factor of 4 of a text reference's size. Source code is the embedded scan's."""
+    return Path(rel).suffix.lower() in TEXT_TABLES and any(s / 4 <= size <= 4 * s for s in table_sizes)
+
+
 def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None) -> CopyCheck:
     """``refs``: each comparison's reference file as the oracle reads it (check.reference_files); ``base``: the run's
     first commit, or None outside a run (then git history is not looked at)."""
@@ -44,14 +60,14 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
     skip = {rel for comp in cfg.compare
             for rel in [_inside(workspace, workspace / split_part(comp.candidate)[0])] if rel}
     files: dict[Path, str] = {}  # reference file -> its label
-    parts: list[tuple[str, Path, str | None, bool]] = []
+    parts: list[tuple[str, Path, str | None, bool, object]] = []
     for comp in cfg.compare:
         path = refs.get(comp.name)
         if path is None:
             continue
         label = HELD_OUT if comp.heldout else split_part(comp.reference)[0]
         files.setdefault(path, label)
-        parts.append((label, path, split_part(comp.reference)[1], comp.heldout))
+        parts.append((label, path, split_part(comp.reference)[1], comp.heldout, comp.x))
         rel = None if comp.heldout else _inside(workspace, path)
         skip |= {rel} if rel else set()
     sums = []
@@ -64,7 +80,9 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
     tree = walk(workspace)
     stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
     named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
-    containers = [rel for rel in tree.files if rel not in skip | named and Path(rel).suffix.lower() in CONTAINERS]
+    tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
+    containers = [rel for rel, st in tree.files.items() if rel not in skip | named and
+                  (Path(rel).suffix.lower() in CONTAINERS or _like_a_table(rel, st.st_size, tables))]
     held, more = dataset_copies(workspace, containers, parts)
     committed, git_notes = committed_copies(workspace, base, [(label, blob) for label, _, _, blob in sums],
                                             skip | named)

@@ -1,6 +1,7 @@
 """A reference's values kept in a container of the workspace: a dataset of an HDF5, NetCDF, ``.npz`` or ``.npy``
-file (other than a candidate or a reference) with the shape and the values of a reference dataset (a field, a
-table's column, a whole table), under any name, in any container, in any float type that keeps the values.
+file, or a text table (other than a candidate or a reference), with the shape and the values of a reference
+dataset (a field, a table's column, a whole table), under any name, in any container, in any float type or
+printed form that keeps the values (a reference table saved again with other spacing is still a copy).
 
 Only metadata is read until two shapes agree: the workspace's datasets are listed, and a dataset is hashed (its
 values as float64, block by block, so a 1 GiB field costs the memory of a block) only when a reference dataset
@@ -24,6 +25,7 @@ from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT, distinct_count,
 from supervisor.verify.oracle.readers import read_table
 
 CONTAINERS = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
+TEXT_TABLES = (".dat", ".txt", ".csv", ".tsv", ".out", ".tab", ".asc", "")  # read as tables when sized like one
 BLOCK = 1 << 22  # elements hashed at a time
 MAX_ELEMENTS = 1 << 28  # a dataset larger than this (2 GiB of float64) is not hashed
 _LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # (path, size, mtime) -> {dataset: shape}
@@ -45,6 +47,9 @@ def _opened(path: Path) -> Iterator[dict]:
         elif suffix == ".npz":
             archive = stack.enter_context(np.load(path, allow_pickle=False))
             yield {name: _Lazy(archive, name) for name in archive.files}
+        elif suffix not in CONTAINERS:
+            table = read_table(path)
+            yield _table_arrays(table) if table.columns else {}
         elif _is_hdf5(path):
             import h5py
             handle = stack.enter_context(h5py.File(path, "r"))
@@ -118,12 +123,12 @@ def _digest(path: Path, name: str) -> tuple[str, int]:
     return _HASHED[key]
 
 
-def _table_arrays(path: Path, part: str | None) -> dict[str, np.ndarray]:
-    """A text reference's datasets: the whole table and each column that is not an evenly spaced axis."""
-    table = read_table(path, part)
+def _table_arrays(table, x: str | int | None = None) -> dict[str, np.ndarray]:
+    """A table's datasets: the whole table and each column that is not its x or an evenly spaced axis (a grid the
+    solver is given)."""
     found = {"": np.column_stack(table.columns)} if table.columns else {}
     for n, column in enumerate(table.columns):
-        if not is_axis(column):
+        if not is_axis(column) and x not in (n, str(n), table.names[n]):
             found[f"column {table.names[n] or n}"] = np.asarray(column, dtype=np.float64)
     return found
 
@@ -136,10 +141,10 @@ def _array_digest(values: np.ndarray) -> tuple[str, int]:
     return sha.hexdigest(), distinct_count([values])
 
 
-def dataset_copies(root: Path, containers: list[str], references: list[tuple[str, Path, str | None, bool]]
+def dataset_copies(root: Path, containers: list[str], references: list[tuple[str, Path, str | None, bool, object]]
                    ) -> tuple[list[str], list[str]]:
     """(findings, notes): each dataset of the workspace's ``containers`` (workspace-relative paths) that holds the
-    values of a dataset of ``references`` ([(label, file, part, held out)]) with enough distinct values to be
+    values of a dataset of ``references`` ([(label, file, part, held out, x)]) with enough distinct values to be
     evidence. A held-out reference is named by its label alone (no dataset or column name of it)."""
     if not containers:
         return [], []
@@ -154,7 +159,7 @@ def dataset_copies(root: Path, containers: list[str], references: list[tuple[str
         except Exception:  # noqa: BLE001 - a file that is not what its name says holds no dataset to compare
             continue
     found: dict[tuple[int, ...], list[tuple[str, str, int]]] = {}  # shape -> [(label, digest, distinct)]
-    for label, path, part, secret in references:
+    for label, path, part, secret, x in references:
         try:
             if path.suffix.lower() in CONTAINERS:
                 for name, shape in _shapes(path).items():
@@ -162,15 +167,17 @@ def dataset_copies(root: Path, containers: list[str], references: list[tuple[str
                         where = f"{label}:{name}" if name and not secret else label
                         found.setdefault(shape, []).append((where, *_digest(path, name)))
             elif any(len(s) <= 2 for s in mine):
-                for name, values in _table_arrays(path, part).items():
+                for name, values in _table_arrays(read_table(path, part), x).items():
                     if values.shape in mine:
                         where = f"{label} ({name})" if name and not secret else label
                         found.setdefault(values.shape, []).append((where, *_array_digest(values)))
         except Exception:  # noqa: BLE001 - an unreadable reference is the comparison's finding, not this scan's
             continue
-    findings = []
+    findings, named = [], set()
     for shape, refs in found.items():
         for rel, name in mine[shape]:
+            if rel in named:
+                continue  # one finding a file: its first copied dataset says it
             if int(np.prod(shape)) > MAX_ELEMENTS:
                 notes.append(f"{rel}:{name} was not compared with the references (more than {MAX_ELEMENTS} values)")
                 continue
@@ -182,6 +189,7 @@ def dataset_copies(root: Path, containers: list[str], references: list[tuple[str
             hit = next((where for where, ref, distinct in refs if ref == digest and distinct >= COPY_MIN_DISTINCT),
                        None)
             if hit:
+                named.add(rel)
                 at = f"{rel}:{name}" if name else rel
                 findings.append(f"{at} holds the values of {hit}, every one equal: a copy of a reference kept in "
                                 "the workspace, which the solver can read in place of computing; delete it and "
