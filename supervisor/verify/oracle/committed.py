@@ -12,9 +12,12 @@ from pathlib import Path
 
 from supervisor.gitguard import run_git
 
+HEX = [bytes([c]) for c in b"0123456789abcdef"]
 
-def committed_blobs(workspace: Path, base: str) -> tuple[list[tuple[str, str]], str | None]:
-    """([(blob id, path)] added or changed by the commits after ``base``, a note when git could not list them)."""
+
+def committed_blobs(workspace: Path, base: str, wanted: set[str]) -> tuple[list[tuple[str, str]], str | None]:
+    """([(blob id, path)] of ``wanted`` blobs added or changed by the commits after ``base``, a note when git could
+    not list them). The listing is parsed only where a wanted id occurs in it (a run of honest commits: never)."""
     revs = [f"{base}..HEAD"]
     if run_git(workspace, "rev-parse", "--verify", "-q", "refs/stash").returncode == 0:
         revs.append("refs/stash")  # a stash is commits too: "git stash" is a place to keep a file out of sight
@@ -23,13 +26,17 @@ def committed_blobs(workspace: Path, base: str) -> tuple[list[tuple[str, str]], 
     if out.returncode != 0:
         return [], f"the agent's commits were not checked for copies of a reference (git log failed: " \
                    f"{out.stderr.decode('utf-8', 'replace').strip()[:200]})"
-    found, tokens = [], out.stdout.split(b"\0")
-    for at, token in enumerate(tokens[:-1]):
-        head = token.lstrip(b"\n")
-        if head.startswith(b":"):
-            fields = head.split()
-            if len(fields) >= 5 and set(fields[3]) != {ord("0")}:  # a deletion's new blob is all zeros
-                found.append((fields[3].decode(), tokens[at + 1].decode("utf-8", "replace")))
+    found = []
+    for blob in wanted:  # ":<mode> <mode> <old id> <new id> <status>\0<path>\0" a change, searched by id
+        key, at = blob.encode(), 0
+        while (at := out.stdout.find(key, at)) >= 0:
+            end = at + len(key)
+            at = end
+            if out.stdout[end:end + 1] != b" " or out.stdout[end + 1:end + 2] in HEX:
+                continue  # the old side of a change (another id follows), or not a whole id
+            path_at = out.stdout.find(b"\0", end) + 1
+            path = out.stdout[path_at:out.stdout.find(b"\0", path_at)]
+            found.append((blob, path.decode("utf-8", "replace")))
     return found, None
 
 
@@ -39,8 +46,8 @@ def committed_copies(workspace: Path, base: str | None, references: list[tuple[s
     blob id)]); ``own_paths``: the references' and candidates' own places, and copies named already."""
     if not base or not references:
         return [], []
-    blobs, problem = committed_blobs(workspace, base)
     by_blob = {blob: label for label, blob in references}
+    blobs, problem = committed_blobs(workspace, base, set(by_blob))
     findings, named = [], set()
     for blob, path in blobs:
         label = by_blob.get(blob)

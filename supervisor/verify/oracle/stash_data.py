@@ -30,6 +30,7 @@ BLOCK = 1 << 22  # elements hashed at a time
 MAX_ELEMENTS = 1 << 28  # a dataset larger than this (2 GiB of float64) is not hashed
 _LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # (path, size, mtime) -> {dataset: shape}
 _HASHED: dict[tuple, tuple[str, int]] = {}  # (path, size, mtime, dataset) -> (digest, distinct values)
+_TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: (path, size, mtime) -> its datasets
 
 
 def _key(path: Path) -> tuple:
@@ -48,8 +49,11 @@ def _opened(path: Path) -> Iterator[dict]:
             archive = stack.enter_context(np.load(path, allow_pickle=False))
             yield {name: _Lazy(archive, name) for name in archive.files}
         elif suffix not in CONTAINERS:
-            table = read_table(path)
-            yield _table_arrays(table) if table.columns else {}
+            key = _key(path)
+            if key not in _TEXT:  # a text table is parsed once a verdict, not once per dataset asked of it
+                _TEXT.clear()
+                _TEXT[key] = _table_arrays(read_table(path))
+            yield _TEXT[key]
         elif _is_hdf5(path):
             import h5py
             handle = stack.enter_context(h5py.File(path, "r"))
@@ -96,6 +100,8 @@ def _is_hdf5(path: Path) -> bool:
 def _shapes(path: Path) -> dict[str, tuple[int, ...]]:
     key = _key(path)
     if key not in _LISTED:
+        if len(_LISTED) > 4096:  # a workspace that churns through files: forget the old ones
+            _LISTED.clear()
         with _opened(path) as arrays:
             _LISTED[key] = {name: tuple(int(n) for n in a.shape) for name, a in arrays.items()
                             if np.issubdtype(getattr(a, "dtype", np.dtype(float)), np.number)}
@@ -106,6 +112,8 @@ def _digest(path: Path, name: str) -> tuple[str, int]:
     """(sha1 of the values as float64 with -0 and every NaN made one, distinct informative values up to enough)."""
     key = (*_key(path), name)
     if key not in _HASHED:
+        if len(_HASHED) > 4096:
+            _HASHED.clear()
         with _opened(path) as arrays:
             source = arrays[name]
             shape = tuple(source.shape)
