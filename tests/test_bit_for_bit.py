@@ -98,7 +98,8 @@ def reports(run) -> list[dict]:
 @pytest.mark.parametrize("analytic", [False, True], ids=["regression-reference", "analytic-reference"])
 def test_an_honest_fix_that_reproduces_the_reference_bit_for_bit_ends_verified_done(workspace, tmp_path, analytic):
     fixed = (ANALYTIC.replace("FACTOR", "1") if analytic else SOLVER.replace("WEIGHT", "1"))
-    script = {"default": [["write", "solver.py", fixed], ["write", "check.txt", "ok"],
+    compare = f"{sys.executable} -m supervisor.cli.main compare > compare.txt 2>&1"  # the agent's own look
+    script = {"default": [["write", "solver.py", fixed], ["shell", compare], ["write", "check.txt", "ok"],
                           ["claim", "done", "fixed the bug; outputs identical to the reference"]]}
     ws, run = set_up(workspace, tmp_path, script, analytic)
     assert finished(workspace, run) == ["done"], [e["data"] for e in workspace.events(run)
@@ -112,6 +113,9 @@ def test_an_honest_fix_that_reproduces_the_reference_bit_for_bit_ends_verified_d
     else:
         assert "the held-out exam passed" in said
         assert str(tmp_path / "held") not in json.dumps(last)  # the held-out file is not named to the agent
+    seen = (ws / "compare.txt").read_text()  # in the agent's namespace: the same words, the exam still to come
+    assert "pass (bit for bit)" in seen and "result: matched reference/result.dat bit for bit" in seen, seen
+    assert ("the held-out exam (1 comparison(s)), evaluated at a claim of done" in seen) != analytic, seen
 
 
 WARM = ("import os, shutil\nos.makedirs('out', exist_ok=True)\n"

@@ -270,7 +270,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         ["a held-out comparison has a finding (shown to the user)"] * bool(private and record)
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
-    exact = exact_notes(shown, results, exam is None or record is not None) if reach is None and not problems else []
+    exact = [] if reach is not None or problems else \
+        exact_notes(shown, results, exam is None or record is not None, sum(c.heldout for c in cfg.compare))
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"

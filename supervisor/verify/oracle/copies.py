@@ -105,12 +105,13 @@ def exact_refusals(entries: list[CompareConfig], results: list[dict], reach: str
     return findings
 
 
-def exact_notes(shown: list[dict], results: list[dict], evaluated: bool) -> list[str]:
+def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int) -> list[str]:
     """What the report, the verdict and `nightshift compare` say about exact agreement computed with the references
     out of reach: each visible comparison that matched bit for bit, and what proves the answers were computed
     (the held-out exam: passed, still to come, or missing). ``shown``: the entries as the agent sees them (a
     held-out one carries only its word, so no figure of it is told here); ``evaluated``: the held-out comparisons
-    were evaluated at this verdict. Marks each such entry ``exact``."""
+    were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none).
+    Marks each such entry ``exact``."""
     exact = [e for e in shown if "result" not in e and not e.get("error") and e.get("ratio") == 0]
     if not exact:
         return []
@@ -119,18 +120,22 @@ def exact_notes(shown: list[dict], results: list[dict], evaluated: bool) -> list
     lines = [f"{e['name']}: matched {e.get('reference', 'its reference')} bit for bit (every compared value "
              "equal), computed by the oracle command with the references out of reach" for e in exact]
     held = [e for e in results if e.get("heldout")]
+    evaluated = evaluated and bool(held) and len(held) == configured
+    return lines + [exam_note(configured, evaluated, all(e["passed"] for e in held))]
+
+
+def exam_note(held: int, evaluated: bool, passed: bool) -> str:
+    """What proves an exact match was computed: ``held`` held-out comparisons, ``evaluated`` at this verdict, all
+    ``passed``."""
     if not held:
-        lines.append("only a held-out reference proves the answers were computed, not recalled: none is configured "
-                     "(heldout = true on a comparison whose reference stays outside the workspace)")
-    elif evaluated and all(e["passed"] for e in held):
-        lines.append(f"the held-out exam passed ({len(held)} comparison(s) the solver never saw): the answers "
-                     "were computed")
-    elif evaluated:
-        lines.append("the held-out exam did not pass: it is what proves the answers were computed")
-    else:
-        lines.append(f"the held-out exam ({len(held)} comparison(s)), evaluated at a claim of done, is what proves "
-                     "the answers were computed")
-    return lines
+        return ("only a held-out reference proves the answers were computed, not recalled: none is configured "
+                "(heldout = true on a comparison whose reference stays outside the workspace)")
+    if evaluated and passed:
+        return f"the held-out exam passed ({held} comparison(s) the solver never saw): the answers were computed"
+    if evaluated:
+        return "the held-out exam did not pass: it is what proves the answers were computed"
+    return (f"the held-out exam ({held} comparison(s)), evaluated at a claim of done, is what proves the answers "
+            "were computed")
 
 
 def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
