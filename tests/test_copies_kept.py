@@ -96,6 +96,17 @@ def test_a_byte_copy_of_a_held_out_reference_is_found_without_naming_it(tmp_path
                          for p in found), every
 
 
+def test_a_copy_hidden_inside_dot_git_is_found(tmp_path):
+    need_bwrap()
+    ws = tmp_path / "ws"
+    write_table(ws / "reference" / "cl.dat", REF, HEADER)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / ".git" / "warm.dat").write_bytes((ws / "reference" / "cl.dat").read_bytes())
+    out = run_oracle(oracle(entry(), command="mkdir -p out && cp .git/warm.dat out/cl.dat"), ws, tmp_path / "o", None)
+    assert not out.passed and "matched bit for bit" not in out.summary
+    assert any(p.startswith(".git/warm.dat holds the same bytes as reference/cl.dat") for p in out.report["problems"])
+
+
 def test_a_link_to_a_reference_and_a_fifo_are_not_read(tmp_path):
     need_bwrap()
     ws = tmp_path / "ws"

@@ -3,8 +3,8 @@ reference file's, visible or held out. The oracle command cannot read a referenc
 (the "warm start" from ``cache/init.h5`` that is ``reference/final.h5``), so the copy is the evidence, not an
 exact match of the candidate.
 
-Cheap by construction: the walk only lstat()s (no link is followed, no FIFO or device is opened, ``.git/`` and
-``.nightshift/`` are not entered), a file is hashed only when its size equals a reference's, and a digest is kept
+Cheap by construction: the walk only lstat()s (no link is followed, no FIFO or device is opened, ``.nightshift/``,
+read-only to the agent, is not entered; ``.git/`` is, since a file put there is as readable to the solver as any), a file is hashed only when its size equals a reference's, and a digest is kept
 while the file's inode, size and times stay the same, so a supervisor asking at every stop hashes nothing new.
 The walk stops at ``MAX_ENTRIES`` entries and hashing at ``MAX_HASH_BYTES`` per verdict, and says what it left.
 
@@ -22,7 +22,7 @@ from supervisor.run import untrusted
 
 MAX_ENTRIES = 200_000  # files and folders walked per verdict
 MAX_HASH_BYTES = 4 << 30  # bytes hashed per verdict (same-size files only; cached ones cost nothing)
-SKIP_FOLDERS = (".git", ".nightshift")  # git's own store (see committed.py) and nightshift's run directories
+SKIP_TOP = ".nightshift"  # nightshift's run directories and a fleet's lanes (each lane's scan is its own)
 _DIGESTS: dict[tuple, tuple[str, str]] = {}  # (path, dev, ino, size, mtime, ctime) -> (sha256, git blob id)
 
 
@@ -77,7 +77,7 @@ def walk(root: Path, limit: int = MAX_ENTRIES) -> Walk:
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if entry.name not in SKIP_FOLDERS:
+                if path != SKIP_TOP:
                     stack.append(path)
             elif stat.S_ISREG(st.st_mode):
                 found.files[path] = st
