@@ -56,7 +56,7 @@ def _suffix(rel: str) -> str:
 def _like_a_table(rel: str, size: int, table_sizes: list[int]) -> bool:
     """A text file that may be a reference table printed again (other spacing, digits, a line more): named like
     data and within a factor of 4 of a text reference's size. Source code is the embedded scan's."""
-    return any(s / 4 <= size <= 4 * s for s in table_sizes) and _suffix(rel) in TEXT_TABLES
+    return _suffix(rel) in TEXT_TABLES and any(s / 4 <= size <= 4 * s for s in table_sizes)
 
 
 def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None) -> CopyCheck:
@@ -89,8 +89,9 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
     named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
     tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
     left = skip | named
-    containers = [rel for rel, st in tree.files.items() if rel not in left and
-                  (_suffix(rel) in CONTAINERS or _like_a_table(rel, st.st_size, tables))]
+    lo, hi = (min(tables) / 4, max(tables) * 4) if tables else (1, 0)  # a size no text table of ours is near
+    containers = [rel for rel, st in tree.files.items() if rel not in left and (
+        rel.lower().endswith(CONTAINERS) or lo <= st.st_size <= hi and _like_a_table(rel, st.st_size, tables))]
     held, more = dataset_copies(workspace, containers, parts)
     committed, git_notes = committed_copies(workspace, base, [(label, blob) for label, _, _, blob in sums],
                                             skip | named)

@@ -3,9 +3,11 @@ reference file's, visible or held out. The oracle command cannot read a referenc
 (the "warm start" from ``cache/init.h5`` that is ``reference/final.h5``), so the copy is the evidence, not an
 exact match of the candidate.
 
-Cheap by construction: the walk only lstat()s (no link is followed, no FIFO or device is opened, ``.nightshift/``,
-read-only to the agent, is not entered; ``.git/`` is, since a file put there is as readable to the solver as any), a file is hashed only when its size equals a reference's, and a digest is kept
-while the file's inode, size and times stay the same, so a supervisor asking at every stop hashes nothing new.
+Cheap by construction: the walk only lstat()s (no link is followed, no FIFO or device is opened; ``.nightshift/``,
+read-only to the agent, is not entered; ``.git/`` is, since a file put there is as readable to the solver as any,
+but its loose objects, compressed, are not even lstat()ed), a file is hashed only when its size equals a
+reference's, and a digest is kept while the file's inode, size and times stay the same, so a supervisor asking at
+every stop hashes nothing new.
 The walk stops at ``MAX_ENTRIES`` entries and hashing at ``MAX_HASH_BYTES`` per verdict, and says what it left.
 
 A held-out reference is named only as "a held-out reference": its path and content are never quoted.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +25,7 @@ from supervisor.run import untrusted
 
 MAX_ENTRIES = 200_000  # files and folders walked per verdict
 MAX_HASH_BYTES = 4 << 30  # bytes hashed per verdict (same-size files only; cached ones cost nothing)
+LOOSE = re.compile(r"[0-9a-f]{38}")
 SKIP_TOP = ".nightshift"  # nightshift's run directories and a fleet's lanes (each lane's scan is its own)
 _DIGESTS: dict[tuple, tuple[str, str]] = {}  # (path, dev, ino, size, mtime, ctime) -> (sha256, git blob id)
 
@@ -60,6 +64,7 @@ def walk(root: Path, limit: int = MAX_ENTRIES) -> Walk:
     stack = [""]
     while stack:
         rel = stack.pop()
+        loose = rel.startswith(".git/objects/") and len(rel) == 15  # .git/objects/<2 hex>/
         try:
             entries = list(os.scandir(root / rel if rel else root))
         except OSError as exc:
@@ -72,6 +77,8 @@ def walk(root: Path, limit: int = MAX_ENTRIES) -> Walk:
                                        "large: move data the solver does not need out of it)")
                 return found
             path = f"{rel}/{entry.name}" if rel else entry.name
+            if loose and LOOSE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                continue  # a loose git object: zlib of "blob <n>\0"+bytes, never a file's bytes (not even stat'd)
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
@@ -92,10 +99,8 @@ def stashed_copies(root: Path, found: Walk, references: list[tuple[str, int, str
     for label, size, sha in references:
         by_size.setdefault(size, []).append((label, sha))
     findings, notes, hashed = [], list(found.unscanned), 0
-    for rel, st in sorted(found.files.items()):
-        same = by_size.get(st.st_size)
-        if not same or rel in skip:
-            continue
+    for rel, st in sorted((r, st) for r, st in found.files.items() if st.st_size in by_size and r not in skip):
+        same = by_size[st.st_size]
         if hashed + st.st_size > MAX_HASH_BYTES:
             notes.append(f"{rel} and the other files of a reference's size after it were not compared with the "
                          f"references (more than {MAX_HASH_BYTES >> 30} GiB to hash in one verdict)")
