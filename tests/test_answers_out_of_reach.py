@@ -106,6 +106,25 @@ def test_an_exact_match_computed_with_the_references_out_of_reach_passes_bit_for
                for line in out.pushback), out.pushback
 
 
+def test_without_the_namespace_an_exact_match_is_still_refused_saying_why(tmp_path):
+    """Where no namespace is made (the references moved aside, readable in the run's store to a process of the same
+    user), exact agreement may still be copying: the old refusal, with the reason and the fix."""
+    ws, entries = workspace(tmp_path)
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    doubled = REF.copy()
+    doubled[:, 1:] *= 2
+    write_table(ws / "data" / "twice.dat", doubled, HEADER)
+    solve = (f"mkdir -p out && {sys.executable} -c \"import numpy as np; t = np.loadtxt('data/twice.dat'); "
+             "t[:, 1:] /= 2; np.savetxt('out/cl.dat', t, fmt='%.17g', header='1:l 2:TT 3:EE 4:TE')\"")
+    cfg = oracle(*entries, command=solve)
+    out = run_oracle(cfg, ws, tmp_path / "o", store, boundary=boundary_for_oracle(ws, cfg, mode="off"))
+    assert not out.passed and "matched bit for bit" not in out.summary
+    line = next(line for line in out.pushback if line.startswith("out/cl.dat may be a copy of reference/cl.dat"))
+    assert "ran without nightshift's namespace (the references were moved out of the workspace" in line
+    assert "nightshift doctor" in line
+
+
 def test_reference_values_pasted_into_the_code_are_named_with_file_and_line(tmp_path):
     ws, entries = workspace(tmp_path)
     values = ", ".join(repr(float(v)) for v in REF[5:30, 1])
