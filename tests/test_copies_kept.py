@@ -107,6 +107,36 @@ def test_a_copy_hidden_inside_dot_git_is_found(tmp_path):
     assert any(p.startswith(".git/warm.dat holds the same bytes as reference/cl.dat") for p in out.report["problems"])
 
 
+def test_a_copy_committed_then_taken_back_or_stashed_is_found_in_git(tmp_path):
+    """Beside the committed-then-deleted copy (tests/test_bit_for_bit.py): a commit reset away (still in the reflog)
+    and a stash are git's store too, where the solver's `git cat-file` reads them."""
+    from supervisor.verify.oracle.copies import reference_files
+    from supervisor.verify.oracle.kept import kept_copies
+    ws = tmp_path / "ws"
+    write_table(ws / "reference" / "cl.dat", REF, HEADER)
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@a"]
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=ws, check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], cwd=ws, check=True)
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ws, capture_output=True, text=True).stdout.strip()
+    cfg = oracle(entry())
+    refs = reference_files(cfg, ws, None)
+    assert kept_copies(cfg, ws, refs, base).findings == []  # the reference in its own place is itself
+    (ws / "a.dat").write_bytes((ws / "reference" / "cl.dat").read_bytes())
+    subprocess.run(git + ["add", "a.dat"], cwd=ws, check=True)
+    subprocess.run(git + ["commit", "-qm", "keep"], cwd=ws, check=True)
+    subprocess.run(git + ["reset", "-q", "--soft", "HEAD~1"], cwd=ws, check=True)
+    subprocess.run(git + ["rm", "-q", "--cached", "a.dat"], cwd=ws, check=True)
+    (ws / "a.dat").unlink()
+    found = kept_copies(cfg, ws, refs, base).findings
+    assert [f.split(" was committed")[0] for f in found] == ["a.dat"], found
+    (ws / "b.dat").write_bytes((ws / "reference" / "cl.dat").read_bytes())
+    subprocess.run(git + ["add", "b.dat"], cwd=ws, check=True)
+    subprocess.run(git + ["stash", "-q"], cwd=ws, check=True)
+    found = kept_copies(cfg, ws, refs, base).findings
+    assert sorted(f.split(" was committed")[0] for f in found) == ["a.dat", "b.dat"], found
+
+
 def test_a_link_to_a_reference_and_a_fifo_are_not_read(tmp_path):
     need_bwrap()
     ws = tmp_path / "ws"

@@ -1,5 +1,6 @@
-"""A reference kept in git: a file the agent committed during the run (any commit from the run's base to HEAD, or
-in its latest stash; also one deleted again in a later commit) whose blob equals a reference's. The oracle
+"""A reference kept in git: a file the agent committed during the run (any commit from the run's base to HEAD, in
+its latest stash, or taken back but still in the reflog; also one deleted again in a later commit) whose blob
+equals a reference's. The oracle
 command can read git's store as well as the work tree, so a copy that lives only in history is still a copy.
 
 Git names a blob by the sha1 of "blob <length>\\0" + its bytes, so a reference's blob id (stash.digests) is
@@ -21,8 +22,9 @@ def committed_blobs(workspace: Path, base: str, wanted: set[str]) -> tuple[list[
     revs = [f"{base}..HEAD"]
     if run_git(workspace, "rev-parse", "--verify", "-q", "refs/stash").returncode == 0:
         revs.append("refs/stash")  # a stash is commits too: "git stash" is a place to keep a file out of sight
+    # --reflog: a commit taken back (reset, amend) is still in git's store, and the reflog still names it
     out = run_git(workspace, "log", "-m", "--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H",
-                  *revs, "--not", base, "--", text=False)
+                  *revs, "--reflog", "--not", base, "--", text=False)
     if out.returncode != 0:
         return [], f"the agent's commits were not checked for copies of a reference (git log failed: " \
                    f"{out.stderr.decode('utf-8', 'replace').strip()[:200]})"
