@@ -14,17 +14,21 @@ from pathlib import Path
 from supervisor.gitguard import run_git
 
 HEX = [bytes([c]) for c in b"0123456789abcdef"]
+REFLOG_ENTRIES = 200  # the newest moves of HEAD looked at (a run's own; older ones are the ancestors of its base)
 
 
 def committed_blobs(workspace: Path, base: str, wanted: set[str]) -> tuple[list[tuple[str, str]], str | None]:
     """([(blob id, path)] of ``wanted`` blobs added or changed by the commits after ``base``, a note when git could
     not list them). The listing is parsed only where a wanted id occurs in it (a run of honest commits: never)."""
-    revs = [f"{base}..HEAD"]
+    revs = ["HEAD"]
     if run_git(workspace, "rev-parse", "--verify", "-q", "refs/stash").returncode == 0:
         revs.append("refs/stash")  # a stash is commits too: "git stash" is a place to keep a file out of sight
-    # --reflog: a commit taken back (reset, amend) is still in git's store, and the reflog still names it
+    # A commit taken back (reset, amend) is still in git's store, and this work tree's HEAD reflog still names it
+    # (HEAD's only: a fleet's other lanes share the branches' reflogs, and their commits are not this agent's).
+    taken_back = run_git(workspace, "reflog", "show", "-n", str(REFLOG_ENTRIES), "--format=%H", "HEAD")
+    revs += sorted(set(taken_back.stdout.split())) if taken_back.returncode == 0 else []
     out = run_git(workspace, "log", "-m", "--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H",
-                  *revs, "--reflog", "--not", base, "--", text=False)
+                  *revs, "--not", base, "--", text=False)
     if out.returncode != 0:
         return [], f"the agent's commits were not checked for copies of a reference (git log failed: " \
                    f"{out.stderr.decode('utf-8', 'replace').strip()[:200]})"
