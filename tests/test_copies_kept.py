@@ -137,6 +137,38 @@ def test_a_copy_committed_then_taken_back_or_stashed_is_found_in_git(tmp_path):
     assert sorted(f.split(" was committed")[0] for f in found) == ["a.dat", "b.dat"], found
 
 
+def test_a_stash_the_solver_reads_and_deletes_is_still_found(tmp_path):
+    """The scan looks before the command runs: what the solver could copy from was there then."""
+    need_bwrap()
+    ws, comps = field_ws(tmp_path)
+    (ws / "cache").mkdir()
+    (ws / "cache" / "init.h5").write_bytes((ws / "reference" / "final.h5").read_bytes())
+    cmd = "mkdir -p out && cp cache/init.h5 out/final.h5 && rm cache/init.h5"
+    out = run_oracle(oracle(*comps, command=cmd), ws, tmp_path / "o", None)
+    assert not (ws / "cache" / "init.h5").exists() and not out.passed
+    assert any(p.startswith("cache/init.h5 holds the same bytes as reference/final.h5")
+               for p in out.report["problems"]), out.report["problems"]
+
+
+def test_a_checkpoint_the_sealed_solver_wrote_is_its_output_and_a_copy_put_there_later_is_not(tmp_path):
+    """A solver that also writes a restart file equal to its final output (bit for bit the reference): computed
+    in the namespace, so no finding at the next verdict; the agent copying the reference over it afterwards is."""
+    need_bwrap()
+    ws, comps = field_ws(tmp_path)
+    checkpoint = SOLVE.replace("out/final.h5", "out/restart.h5") + " && " + SOLVE.replace("mkdir -p out && ", "")
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*comps), ws, store)
+    for n in range(2):
+        out = run_oracle(oracle(*comps, command=checkpoint), ws, tmp_path / f"o{n}", store)
+        assert out.passed and "matched bit for bit" in out.summary, out.report["problems"]
+    assert (ws / "out" / "restart.h5").exists()
+    with h5py.File(ws / "out" / "restart.h5", "r+") as f:  # the agent's turn: the reference's field put in it
+        f["data"][...] = FIELD * 1.0  # the same values written again: the file's inode changed after the command
+    out = run_oracle(oracle(*comps, command="true"), ws, tmp_path / "o3", store)
+    assert any(p.startswith("out/restart.h5 holds the same bytes as reference/final.h5")
+               for p in out.report["problems"]), out.report["problems"]
+
+
 def test_a_link_to_a_reference_and_a_fifo_are_not_read(tmp_path):
     need_bwrap()
     ws = tmp_path / "ws"

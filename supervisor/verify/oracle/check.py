@@ -23,9 +23,9 @@ from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.field_compare import field_entry
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
-from supervisor.verify.oracle.copies import (copy_check, exact_notes, not_out_of_reach, reference_files,
-                                             start_scan)
+from supervisor.verify.oracle.copies import copy_check, exact_notes, not_out_of_reach, reference_files, start_scan
 from supervisor.verify.oracle.embedded import Scan
+from supervisor.verify.oracle.kept import kept_copies, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
 from supervisor.verify.oracle.readers import read_table, split_part
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
@@ -227,8 +227,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
                boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None) -> OracleOutcome:
     """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
     ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for the user's own
-    `nightshift compare` outside a run, which shows everything. ``base``: the run's first commit (the agent's
-    commits since are searched for copies of a reference); None outside a run."""
+    `nightshift compare` outside a run, which shows everything. ``base``: the run's first commit (kept.py)."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -240,15 +239,19 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     command = cfg.command_for(full)
     result, seal = None, Seal("none", heldout_protected=True)
     boundary = boundary or boundary_for_oracle(workspace, cfg)
-    if command:
-        try:
-            if cfg.clean_candidates:
-                _clean_candidates(entries, workspace)
-        except OSError as exc:
-            setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
-        result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
-    started = time.monotonic()
+    try:
+        if command and cfg.clean_candidates:
+            _clean_candidates(entries, workspace)
+    except OSError as exc:
+        setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
     refs = reference_files(cfg, workspace, store)
+    kept = kept_copies(cfg, workspace, refs, base, window(workspace, store))  # what the command could copy from
+    if command:
+        began = time.time_ns()
+        result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
+        if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
+            window(workspace, store, began, time.time_ns())
+    started = time.monotonic()
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
     results = [_one(comp, workspace, store, scan) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
@@ -257,7 +260,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         problems += [hint] if hint else []
     seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
     reach = not_out_of_reach(cfg, result is not None, seal.how)  # None: an exact match was computed, not copied
-    copies = copy_check(cfg, entries, results, workspace, scan, refs, reach, base)
+    copies = copy_check(entries, results, scan, refs, reach, kept)
     problems += copies.findings
     seal_notes += copies.notes
     words, record = release(results, exam) if exam is not None else ({}, None)

@@ -21,7 +21,7 @@ from supervisor.run import untrusted
 from supervisor.verify.oracle.embedded import Scan, file_numbers
 from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
 from supervisor.verify.oracle.integrity import heldout_reference, resolve
-from supervisor.verify.oracle.kept import CopyCheck, kept_copies
+from supervisor.verify.oracle.kept import CopyCheck
 from supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
@@ -73,16 +73,16 @@ def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str) -> str | None:
     return None
 
 
-def copy_check(cfg: OracleConfig, entries: list[CompareConfig], results: list[dict], workspace: Path,
-               scan: Scan | None, refs: dict[str, Path], reach: str | None, base: str | None) -> CopyCheck:
+def copy_check(entries: list[CompareConfig], results: list[dict], scan: Scan | None, refs: dict[str, Path],
+               reach: str | None, kept: CopyCheck) -> CopyCheck:
     """This verdict's evidence of copying. ``reach``: not_out_of_reach's answer (an exact match is refused only
-    when it is not None); ``base``: the run's first commit (the agent's commits after it are checked)."""
+    when it is not None); ``kept``: kept_copies' answer, taken before the oracle command ran."""
     found = CopyCheck(exact_refusals(entries, results, reach) if reach else [])
     if scan is not None and refs:
         found.findings += embedded_findings(scan, refs)
-    kept = kept_copies(cfg, workspace, refs, base)
     found.findings += kept.findings
     found.notes += kept.notes
+    found.seconds = kept.seconds
     return found
 
 

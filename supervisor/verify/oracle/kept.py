@@ -3,9 +3,17 @@ reach although the reference itself is not (a file's bytes, a container's datase
 One walk of the workspace serves the three (stash.py, stash_data.py, committed.py); this module names each
 reference for them (a held-out one only as "a held-out reference") and says what is skipped: the references in
 their own places and the candidates the oracle compares (an honest solver's output may equal its reference).
+
+The scan runs just before the oracle command (check.py): the command cannot read a reference, so whatever it could
+copy from was in the workspace then, and a stash the solver reads and deletes is still seen. A file the last
+oracle command run in the namespace wrote (a checkpoint equal to the final output, bit for bit) was computed, not
+kept: its inode changed within that command's window and not since (``window``: ctime, which no process can set
+back), so it is not a finding.
 """
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +28,8 @@ if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` ma
     from supervisor.config.oracle import OracleConfig
 
 HELD_OUT = "a held-out reference"
+WINDOW = "oracle-window.json"  # in the run's reference store: the last sealed command's (start, end) in ns
+_WINDOWS: dict[str, tuple[int, int]] = {}  # workspace -> the same, for verdicts without a store
 
 
 @dataclass
@@ -59,9 +69,26 @@ def _like_a_table(rel: str, size: int, table_sizes: list[int]) -> bool:
     return _suffix(rel) in TEXT_TABLES and any(s / 4 <= size <= 4 * s for s in table_sizes)
 
 
-def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None) -> CopyCheck:
+def window(workspace: Path, store: Path | None, began: int | None = None, ended: int | None = None
+           ) -> tuple[int, int] | None:
+    """The last oracle command run in the namespace, as (start, end) ns; with ``began`` and ``ended``: remember
+    this one (in the run's store where there is one, so a supervisor started again knows it)."""
+    path = Path(store) / WINDOW if store is not None else None
+    if began is not None and ended is not None:
+        _WINDOWS[str(workspace)] = (began, ended)
+        if path is not None and path.parent.is_dir():
+            path.write_text(json.dumps([began, ended]))
+        return began, ended
+    try:
+        return tuple(json.loads(path.read_text())) if path is not None else _WINDOWS.get(str(workspace))
+    except (OSError, ValueError):
+        return _WINDOWS.get(str(workspace))
+
+
+def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None,
+                computed: tuple[int, int] | None = None) -> CopyCheck:
     """``refs``: each comparison's reference file as the oracle reads it (check.reference_files); ``base``: the run's
-    first commit, or None outside a run (then git history is not looked at)."""
+    first commit, or None outside a run (then git history is not looked at); ``computed``: ``window``'s answer."""
     started = time.perf_counter()
     found = CopyCheck()
     skip = {rel for comp in cfg.compare
@@ -85,6 +112,8 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
         except OSError:
             continue  # a missing reference is the comparison's finding
     tree = walk(workspace)
+    if computed:  # written by the last sealed oracle command and untouched since: its output, not a copy
+        tree.files = {rel: st for rel, st in tree.files.items() if not computed[0] <= st.st_ctime_ns <= computed[1]}
     stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
     named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
     tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
