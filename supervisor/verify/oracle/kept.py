@@ -104,16 +104,18 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
         parts.append((label, path, split_part(comp.reference)[1], comp.heldout, comp.x))
         rel = None if comp.heldout else _inside(workspace, path)
         skip |= {rel} if rel else set()
-    sums = []
-    for path, label in files.items():
-        try:
-            st = path.stat()
-            sums.append((label, st.st_size, *digests(path, st, workspace if _inside(workspace, path) else None)))
-        except OSError:
-            continue  # a missing reference is the comparison's finding
     tree = walk(workspace)
     if computed:  # written by the last sealed oracle command and untouched since: its output, not a copy
         tree.files = {rel: st for rel, st in tree.files.items() if not computed[0] <= st.st_ctime_ns <= computed[1]}
+    sizes = {st.st_size for rel, st in tree.files.items() if rel not in skip}
+    sums = []  # a reference is hashed only when a file of its size is here, or git history is to be searched
+    for path, label in files.items():
+        try:
+            st = path.stat()
+            if st.st_size in sizes or base:
+                sums.append((label, st.st_size, *digests(path, st, workspace if _inside(workspace, path) else None)))
+        except OSError:
+            continue  # a missing reference is the comparison's finding
     stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
     named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
     tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
