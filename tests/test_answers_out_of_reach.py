@@ -1,6 +1,7 @@
 """The candidates must come from the solver, never from the references: the oracle command runs where no
 reference can be read (bubblewrap, or the references moved aside where it cannot run), a candidate equal to its
-reference is a copy and not a pass, and reference values pasted into the code are named with file and line.
+reference passes bit for bit only when it was computed there, and reference values pasted into the code are named
+with file and line.
 Each cheat is a real command against real files; the legitimate solver and the tests that read the references
 keep passing."""
 from __future__ import annotations
@@ -73,15 +74,55 @@ def test_a_solver_that_copies_the_reference_finds_nothing_to_copy(tmp_path):
     assert (ws / "reference" / "cl.dat").exists()  # hidden from the command only
 
 
-def test_a_copy_left_in_place_is_a_finding_unless_exact_is_allowed(tmp_path):
+def test_an_exact_match_not_computed_out_of_reach_is_still_refused_and_says_why(tmp_path):
     ws, entries = workspace(tmp_path)
     write_table(ws / "out" / "cl.dat", REF, HEADER)  # an earlier copy, kept (no clean-up, no command)
     out = run_oracle(oracle(*entries, clean_candidates=False), ws, tmp_path / "o", None)
     assert not out.passed
-    assert any(line.startswith("out/cl.dat is a copy of reference/cl.dat") and "produce it from the solver" in line
+    line = next(line for line in out.pushback if line.startswith("out/cl.dat may be a copy of reference/cl.dat"))
+    assert "no oracle command ran" in line and "bit for bit" not in out.summary
+    need_bwrap()  # a command in the namespace that leaves the stale copy in place: still not computed there
+    stale = run_oracle(oracle(*entries, command="true", clean_candidates=False), ws, tmp_path / "o2", None)
+    assert not stale.passed and any("clean_candidates = false" in line for line in stale.pushback), stale.pushback
+
+
+def test_an_exact_match_computed_with_the_references_out_of_reach_passes_bit_for_bit(tmp_path):
+    """The solver computes the reference's very bits (here: halves its input, twice the answers, exactly): a pass,
+    said as such, with the missing held-out exam named as a note."""
+    need_bwrap()
+    ws, entries = workspace(tmp_path)
+    doubled = REF.copy()
+    doubled[:, 1:] *= 2
+    write_table(ws / "data" / "twice.dat", doubled, HEADER)
+    solve = (f"{sys.executable} -c \"import numpy as np; t = np.loadtxt('data/twice.dat'); t[:, 1:] /= 2; "
+             f"np.savetxt('out/cl.dat', t, fmt='%.17g', header='1:l 2:TT 3:EE 4:TE')\"")
+    out = run_oracle(oracle(*entries, command=f"mkdir -p out && {solve}"), ws, tmp_path / "o", None)
+    assert out.passed, out.pushback
+    assert out.summary.endswith("(cl matched bit for bit)"), out.summary
+    assert out.report["comparisons"][0]["exact"] is True
+    assert "note: cl: matched reference/cl.dat bit for bit (every compared value equal), computed by the oracle " \
+           "command with the references out of reach" in out.pushback
+    assert any(line.startswith("note: only a held-out reference proves the answers were computed")
                for line in out.pushback), out.pushback
-    exact = run_oracle(oracle(entry(allow_exact=True), clean_candidates=False), ws, tmp_path / "o2", None)
-    assert exact.passed, exact.summary
+
+
+def test_without_the_namespace_an_exact_match_is_still_refused_saying_why(tmp_path):
+    """Where no namespace is made (the references moved aside, readable in the run's store to a process of the same
+    user), exact agreement may still be copying: the old refusal, with the reason and the fix."""
+    ws, entries = workspace(tmp_path)
+    store = tmp_path / "run" / "references"
+    protect_references(oracle(*entries), ws, store)
+    doubled = REF.copy()
+    doubled[:, 1:] *= 2
+    write_table(ws / "data" / "twice.dat", doubled, HEADER)
+    solve = (f"mkdir -p out && {sys.executable} -c \"import numpy as np; t = np.loadtxt('data/twice.dat'); "
+             "t[:, 1:] /= 2; np.savetxt('out/cl.dat', t, fmt='%.17g', header='1:l 2:TT 3:EE 4:TE')\"")
+    cfg = oracle(*entries, command=solve)
+    out = run_oracle(cfg, ws, tmp_path / "o", store, boundary=boundary_for_oracle(ws, cfg, mode="off"))
+    assert not out.passed and "matched bit for bit" not in out.summary
+    line = next(line for line in out.pushback if line.startswith("out/cl.dat may be a copy of reference/cl.dat"))
+    assert "ran without nightshift's namespace (the references were moved out of the workspace" in line
+    assert "nightshift doctor" in line
 
 
 def test_reference_values_pasted_into_the_code_are_named_with_file_and_line(tmp_path):

@@ -1,6 +1,7 @@
 """Issue 22: holding out is easy and expected. `nightshift init --holdout NAME|N` moves data sets into nightshift's
 private store and writes their comparisons held out; check and status say when nothing is held out; bad input
-(a name the folder lacks, a budget of 0, held out and allow_exact at once) is one line and loses nothing."""
+(a name the folder lacks, a budget of 0) is one line and loses nothing; allow_exact, now a no-op, still loads (with
+held out too) and check says to delete it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -67,8 +68,6 @@ def test_with_nothing_held_out_check_and_status_say_a_memorised_answer_passes(wo
 
 @pytest.mark.parametrize("extra, needle", [
     ("heldout_budget = 0\n", "heldout_budget"),
-    ("[[oracle.compare]]\nname = \"h\"\ncandidate = \"out/h.dat\"\nreference = \"/elsewhere/h.dat\"\n"
-     "heldout = true\nallow_exact = true\n", "both heldout and allow_exact"),
 ])
 def test_a_bad_heldout_setting_is_one_line_naming_it(workspace, extra, needle):
     ws = workspace.path
@@ -78,3 +77,19 @@ def test_a_bad_heldout_setting_is_one_line_naming_it(workspace, extra, needle):
     one_line_error(nightshift("run", str(ws)), needle, "nightshift.toml line")
     assert (ws / "nightshift.toml").read_text() == before
     assert not (ws / ".nightshift" / "runs").exists() or not any((ws / ".nightshift" / "runs").iterdir())
+
+
+def test_allow_exact_still_loads_as_a_no_op_and_check_says_to_delete_it(workspace):
+    ws = workspace.path
+    (ws / "reference").mkdir()
+    (ws / "reference" / "r.dat").write_text("# 1:x 2:y\n1 2\n2 3\n")
+    workspace.configure({"default": []}, backend="local", test_command="true",
+                        extra='\n[oracle]\n[[oracle.compare]]\nname = "r"\ncandidate = "out/r.dat"\n'
+                              'reference = "reference/r.dat"\nallow_exact = true\n[[oracle.compare]]\nname = "h"\n'
+                              'candidate = "out/h.dat"\nreference = "/elsewhere/h.dat"\nheldout = true\n'
+                              'allow_exact = true\n')
+    assert [c.allow_exact for c in load_config(ws).oracle.compare] == [True, True]
+    notes = [line for line in nightshift("check", str(ws)).stdout.splitlines() if "deprecated" in line]
+    assert notes == ["note  config       nightshift.toml: allow_exact (on 'h', 'r') is deprecated and does nothing: "
+                     "an exact match computed with the references out of reach passes (reported as matched bit for "
+                     "bit); delete the line"], notes

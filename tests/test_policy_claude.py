@@ -30,13 +30,11 @@ def oracle_workspace(ws, tmp_path) -> tuple[str, str]:
     (ws / "reference" / "y.dat").write_text("# 1:x 2:y\n1 1\n2 4\n3 9\n")
     heldout = tmp_path / "heldout" / "y2.txt"  # .txt: the CLI's Read refuses a .dat as binary before any hook
     heldout.parent.mkdir()
-    # As the reference code printed it: the solver's x*x agrees to 1e-9 without being a copy (a held-out comparison
-    # may not allow an exact match: it would be an answer to guess).
+    # As the reference code printed it: the solver's x*x agrees to 1e-9 (an exact match would pass too).
     heldout.write_text(f"# {SECRET}\n# 1:x 2:y\n4 16.000000000004\n5 25.000000000006\n")
     (ws / "solver.py").write_text("raise SystemExit('not written yet')\n")
     extra = (f'\n[oracle]\ncommand = "{sys.executable} solver.py"\n'
              '[[oracle.compare]]\nname = "y"\ncandidate = "out/y.dat"\nreference = "reference/y.dat"\nrtol = 1e-9\n'
-             'allow_exact = true\n'  # y = x*x: an analytic reference the solver hits exactly, not a copy
              f'[[oracle.compare]]\nname = "y2"\ncandidate = "out/y2.dat"\nreference = "{heldout}"\nheldout = true\n'
              'rtol = 1e-9\n')
     return extra, str(heldout)

@@ -70,6 +70,9 @@ def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = Fal
         report["comparisons"] = report["comparisons"] + [
             {"name": name, "heldout": True, "result": AT_CLAIM, "passed": None} for name in later]
         report["summary"] += f" ({len(later)} held-out: {AT_CLAIM})" if later else ""
+        if later and report.get("exact"):  # the exam this compare left out is still what proves the answers
+            from supervisor.verify.oracle.copies import exam_note
+            report["exact"][-1] = exam_note(len(later), evaluated=False, passed=False)
         if report.get("command"):  # the temporary logs vanish with this process: keep their tail only
             report["command"] = {k: v for k, v in report["command"].items() if k not in ("stdout", "stderr")}
     if as_json:
@@ -97,6 +100,7 @@ def render_table(report: dict, per_column: bool = False) -> str:
         shown = cols if per_column or len(cols) < 2 else [max(cols, key=lambda c: float(c["ratio"]))]
         for col in shown:
             verdict = "pass" if col["passed"] and (per_column or entry.get("passed", True)) else "FAIL"
+            verdict += " (bit for bit)" if verdict == "pass" and entry.get("exact") else ""
             label = "(field)" if col.get("kind") == "field" else str(col["column"])
             if len(shown) < len(cols):
                 label += f" (worst of {len(cols)})"
@@ -112,6 +116,7 @@ def render_table(report: dict, per_column: bool = False) -> str:
     notes += [f"{e['name']}: {e['uncovered']['count']} reference points not covered by the candidate"
               for e in report["comparisons"] if e.get("uncovered")]
     notes += [f"{e['name']}: {e['note']}" for e in report["comparisons"] if e.get("note")]
+    notes += list(report.get("exact", []))  # matched bit for bit, and what proves it was computed
     return "\n".join(lines + [""] + notes + list(report.get("problems", [])) + [report["summary"]])
 
 

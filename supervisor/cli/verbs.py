@@ -65,6 +65,9 @@ def cmd_run(args) -> int:
     from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, start_note, with_lanes
     from supervisor.shift.workspace_lock import launch_lock
     config = with_lanes(config, getattr(args, "lanes", None))
+    if args.no_check:  # the preflight's config line says it otherwise
+        from supervisor.config.oracle import deprecation_notes
+        print("".join(f"note: {n}\n" for n in deprecation_notes(config.oracle)), end="")
     with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
         fleet_id = refuse_fleet_now(ws, config) if is_fleet(config) else None  # before the preflight runs anything
         found = None

@@ -61,21 +61,15 @@ class CompareConfig(Section):
     interpolate: Literal["none", "linear", "loglog"] = "none"
     heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
     fast: bool = False  # part of the fast oracle run at every stop
-    # A candidate equal to its reference at every point is a copy, not a pass, unless the reference is analytic
-    # and a solver can hit it exactly.
+    # Deprecated, does nothing: an exact match computed with the references out of reach passes (copies are found
+    # by what they leave within the solver's reach: verify/oracle/kept.py). Accepted so old files still load;
+    # ``deprecation_notes`` says to delete it.
     allow_exact: bool = False
 
     @field_validator("scale")
     @classmethod
     def _scale_ok(cls, value: Scale) -> Scale:
         return _valid_scale(value)
-
-    @model_validator(mode="after")
-    def _heldout_not_exact(self) -> "CompareConfig":
-        if self.heldout and self.allow_exact:
-            raise ValueError(f"comparison {self.name!r} is both heldout and allow_exact: a held-out reference the "
-                             "solver can hit exactly is an answer it can guess; drop allow_exact, or make it visible")
-        return self
 
     @field_validator("range")
     @classmethod
@@ -167,3 +161,14 @@ class OracleConfig(Section, OracleChoices):
         if dupes:
             raise ValueError(f"comparison names must be unique; repeated: {dupes}")
         return value
+
+
+def deprecation_notes(oracle: OracleConfig | None) -> list[str]:
+    """One line per deprecated setting still in nightshift.toml (it loads and does nothing): `check` and the run's
+    start print it."""
+    named = sorted({c.name.split(":", 1)[0] for c in (oracle.compare if oracle else []) if c.allow_exact})
+    if not named:
+        return []
+    return [f"nightshift.toml: allow_exact (on {', '.join(repr(n) for n in named)}) is deprecated and does nothing: "
+            "an exact match computed with the references out of reach passes (reported as matched bit for bit); "
+            "delete the line"]

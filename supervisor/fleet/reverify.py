@@ -22,7 +22,8 @@ from supervisor.shift.ratchet import at_start, kept
 from supervisor.verify.pipeline import StopContext, Verdict, verify_stop
 
 # Findings that are not a wrong answer but a way around the check: the lane is named for them.
-CHEAT_MARKS = ("is a copy of", "of a reference's values in a row", "tried to read", "restored after tampering",
+CHEAT_MARKS = ("may be a copy of", "holds the same bytes as", "holds the values of", "committed with the bytes of",
+               "of a reference's values in a row", "tried to read", "restored after tampering",
                "was changed in the workspace", "was deleted in the workspace", "not the agent's to change")
 
 

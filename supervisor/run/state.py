@@ -49,7 +49,7 @@ def empty_state() -> dict[str, Any]:
         "cost_usd": 0.0, "pushbacks_in_shift": 0, "stale_stops": 0, "best_metric": None,
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
-        "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "launch_turn": 1,
+        "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "run_base": None, "launch_turn": 1,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
         "pause_kind": None, "crash": None, "branch": None, "slurm_jobs": 0, "slurm_end": None,
         "slurm_first_start": None, "core_hours": 0.0, "gpu_hours": 0.0, "accounting": [],
@@ -91,8 +91,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         for key in ("run_id", "workspace", "goal", "agent", "backend", "host"):
             state[key] = data.get(key)
         state["created"] = ts
-        state["accepted_base"] = data.get("base")
-        state["last_head"] = state["run_base"] = data.get("base")
+        state["accepted_base"] = state["run_base"] = data.get("base")  # run_base: where the agent's commits begin
+        state["last_head"] = data.get("base")  # what the next stop's progress is measured from
     elif kind == "preflight.finished":  # the accuracy history's starting point, before the agent's first change
         state["baseline"] = {"metric": data.get("metric"), "metrics": data.get("metrics") or {},
                              "summary": data.get("summary"), "passed": data.get("passed")}

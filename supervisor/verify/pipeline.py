@@ -73,6 +73,11 @@ class StopContext:
     passed_total: int | None = None  # without per-test results: the most tests that passed (the start's count on)
     released: set[str] = field(default_factory=set)  # tests a person let go: passing again keeps their files free
 
+    def run_base(self) -> str | None:
+        """The commit the run began at (the agent's commits are the ones after it); the fleet's check has no fold
+        and passes the lane's base as both bases."""
+        return (self.state or {}).get("run_base") or self.accepted_base or self.shift_base
+
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
         ws = self.run.workspace
@@ -88,7 +93,7 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     claimed = bool(ctx.claim and ctx.claim.get("status") == "done")
     exam = Exam.from_state(ctx.state, claimed, ctx.config.oracle.heldout_budget, private_folder(ctx.run.root))
     outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full,
-                         boundary=ctx.boundary(), exam=exam)
+                         boundary=ctx.boundary(), exam=exam, base=ctx.run_base())
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome

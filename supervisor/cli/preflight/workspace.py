@@ -22,6 +22,10 @@ def config_lines(ctx: PreflightContext) -> Iterable[Line]:
     cfg = ctx.config
     yield Line(OK, "config", f"nightshift.toml is valid ({cfg.agent.kind} agent, {cfg.backend.kind} backend, "
                              f"{len(cfg.oracle.compare) if cfg.oracle else 0} comparison(s))")
+    from supervisor.config.oracle import deprecation_notes
+
+    for note in deprecation_notes(cfg.oracle):
+        yield Line(NOTE, "config", note)
 
 
 def plan_lines(ctx: PreflightContext) -> Iterable[Line]:

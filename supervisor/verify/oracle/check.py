@@ -23,8 +23,9 @@ from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.field_compare import field_entry
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
-from supervisor.verify.oracle.copies import copy_findings, start_scan
+from supervisor.verify.oracle.copies import copy_check, exact_notes, not_out_of_reach, reference_files, start_scan
 from supervisor.verify.oracle.embedded import Scan
+from supervisor.verify.oracle.kept import kept_copies, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
 from supervisor.verify.oracle.readers import read_table, split_part
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
@@ -222,11 +223,11 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     return result, seal
 
 
-def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None,
-               full: bool = True, boundary: Boundary | None = None, exam: Exam | None = None) -> OracleOutcome:
+def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None, full: bool = True,
+               boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None) -> OracleOutcome:
     """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
     ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for the user's own
-    `nightshift compare` outside a run, which shows everything."""
+    `nightshift compare` outside a run, which shows everything. ``base``: the run's first commit (kept.py)."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -238,15 +239,19 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     command = cfg.command_for(full)
     result, seal = None, Seal("none", heldout_protected=True)
     boundary = boundary or boundary_for_oracle(workspace, cfg)
+    try:
+        if command and cfg.clean_candidates:
+            _clean_candidates(entries, workspace)
+    except OSError as exc:
+        setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+    refs = reference_files(cfg, workspace, store)
+    kept = kept_copies(cfg, workspace, refs, base, window(workspace, store))  # what the command could copy from
     if command:
-        try:
-            if cfg.clean_candidates:
-                _clean_candidates(entries, workspace)
-        except OSError as exc:
-            setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+        began = time.time_ns()
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
+        if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
+            window(workspace, store, began, time.time_ns())
     started = time.monotonic()
-    refs = _reference_files(cfg, workspace, store)
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
     results = [_one(comp, workspace, store, scan) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
@@ -254,7 +259,10 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
     seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    problems += copy_findings(entries, results, workspace, scan, refs)
+    reach = not_out_of_reach(cfg, result is not None, seal.how)  # None: an exact match was computed, not copied
+    copies = copy_check(entries, results, scan, refs, reach, kept)
+    problems += copies.findings
+    seal_notes += copies.notes
     words, record = release(results, exam) if exam is not None else ({}, None)
     private = [p for p in problems if "held-out" in p] if exam is not None else []
     shown = [agent_entry(e, words[e["name"]]) if e["name"] in words else e for e in results]
@@ -265,34 +273,30 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         ["a held-out comparison has a finding (shown to the user)"] * bool(private and record)
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
+    exact = [] if reach is not None or problems else \
+        exact_notes(shown, results, exam is None or record is not None, sum(c.heldout for c in cfg.compare))
+    summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"
     report = {"v": 1, "mode": "full" if full else "fast", "passed": passed, "summary": summary,
               "metric": max(metrics.values()) if metrics else None, "metrics": metrics,
               "command": result, "tampered": tampered, "problems": problems, "seal": seal_notes,
               "sealed": seal.how, "heldout_protected": seal.heldout_protected,
-              "compare_seconds": time.monotonic() - started, "scan_seconds": scan.seconds, "comparisons": shown}
+              "compare_seconds": time.monotonic() - started, "scan_seconds": scan.seconds,
+              "copy_scan_seconds": copies.seconds, "exact": exact, "comparisons": shown}
     report = strict_json(report)
     _write_json(out_dir / "oracle.json", report)
     if exam is not None and exam.private is not None and words:
         write_private(exam.private, out_dir, results, private, record)
     warnings = seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    lines = [p for p in problems if p not in tampered] + pushback_lines(shown) + [f"note: {n}" for n in warnings]
+    lines = [p for p in problems if p not in tampered] + pushback_lines(shown)
+    lines += [f"note: {n}" for n in warnings + exact]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered, record)
 
 
 def _visible_refs(cfg: OracleConfig, workspace: Path) -> list[Path]:
     return [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
-
-
-def _reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
-    """Each comparison's reference file as the oracle reads it (a held-out one from its private copy)."""
-    out = {}
-    for comp in cfg.compare:
-        path = resolve(workspace, split_part(comp.reference)[0])
-        out[comp.name] = heldout_reference(store, comp.name, path)[0] if comp.heldout else path
-    return out
 
 
 def load_report(path: Path) -> dict:

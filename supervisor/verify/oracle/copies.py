@@ -1,9 +1,14 @@
-"""Answers copied instead of computed: a candidate equal to its reference at every point (to the last printed
-digit), and a file of the workspace that holds a run of a reference's values at full printed precision (a
-literal array pasted from the reference into the solver). Each is a finding with what to do instead.
+"""Answers copied instead of computed, and exact agreement that is not copying.
 
-The second is ``embedded.Scan``'s: ``start_scan`` reads the workspace's files before the comparisons, each
-comparison hands it the reference table it parsed, and ``copy_findings`` reads any reference no comparison did.
+The oracle command runs where no reference is readable, so a candidate equal to its reference at every point is
+a bit-for-bit reproduction (how regression references are made), not evidence: ``exact_notes`` says so, and
+names the held-out exam as what proves the answers were computed. The evidence is what put a reference within
+the solver's reach: a copy kept in the workspace or the agent's commits (kept.py), and a file that holds a run of
+a reference's values at full printed precision (a literal array pasted into the solver: ``embedded.Scan``, whose
+``start_scan`` reads the workspace's files before the comparisons; each comparison hands it the reference table it
+parsed, and ``embedded_findings`` reads any reference no comparison did). Only where the candidate was not
+computed with the references out of reach (no namespace, no command, a stale candidate kept) is an exact match
+still refused (``exact_refusals``), saying why. Each finding says what to do instead.
 """
 from __future__ import annotations
 
@@ -15,10 +20,12 @@ from supervisor.gitguard import run_git
 from supervisor.run import untrusted
 from supervisor.verify.oracle.embedded import Scan, file_numbers
 from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
+from supervisor.verify.oracle.integrity import heldout_reference, resolve
+from supervisor.verify.oracle.kept import CopyCheck
 from supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig
+    from supervisor.config.oracle import CompareConfig, OracleConfig
 
 INSTEAD = "produce it from the solver; the references are not readable while the oracle runs"
 
@@ -42,24 +49,93 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
     return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started)
 
 
-def copy_findings(entries: list[CompareConfig], results: list[dict], workspace: Path, scan: Scan | None = None,
-                  refs: dict[str, Path] | None = None) -> list[str]:
-    """The findings for this verdict; ``refs`` maps each comparison's name to the reference file it is read from."""
+def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
+    """Each comparison's reference file as the oracle reads it (a held-out one from its private copy)."""
+    out = {}
+    for comp in cfg.compare:
+        path = resolve(workspace, split_part(comp.reference)[0])
+        out[comp.name] = heldout_reference(store, comp.name, path)[0] if comp.heldout else path
+    return out
+
+
+def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str) -> str | None:
+    """Why the candidates may not have been computed with every reference out of reach (None: they were): then an
+    exact match may still be a copy. ``sealed``: how the command ran (seal.Seal.how)."""
+    if not ran:
+        return "no oracle command ran, so nothing shows it was computed (set [oracle] command to what writes it)"
+    if sealed != "namespace":
+        how = "moved out of the workspace" if sealed == "moved" else "readable"
+        return (f"the oracle command ran without nightshift's namespace (the references were {how}, not absent), so "
+                "the solver could have read them (install bubblewrap: nightshift doctor)")
+    if not cfg.clean_candidates:
+        return ("clean_candidates = false, so the candidate may be a file left from before the command (remove "
+                "that setting)")
+    return None
+
+
+def copy_check(entries: list[CompareConfig], results: list[dict], scan: Scan | None, refs: dict[str, Path],
+               reach: str | None, kept: CopyCheck) -> CopyCheck:
+    """This verdict's evidence of copying. ``reach``: not_out_of_reach's answer (an exact match is refused only
+    when it is not None); ``kept``: kept_copies' answer, taken before the oracle command ran."""
+    found = CopyCheck(exact_refusals(entries, results, reach) if reach else [])
+    if scan is not None and refs:
+        found.findings += embedded_findings(scan, refs)
+    found.findings += kept.findings
+    found.notes += kept.notes
+    found.seconds = kept.seconds
+    return found
+
+
+def exact_refusals(entries: list[CompareConfig], results: list[dict], reach: str) -> list[str]:
+    """An exact match that may be a copy: only where the candidate was not computed with the references out of
+    reach (``reach`` says why), and only when the matching values carry information (evidence.py)."""
     findings = []
     by_name = {c.name: c for c in entries}
     for entry in results:
         comp = by_name.get(entry["name"])
-        if comp is None or comp.allow_exact or entry.get("error") or entry.get("ratio") != 0:
+        if comp is None or entry.get("error") or entry.get("ratio") != 0:
             continue
         if entry.get("distinct", COPY_MIN_DISTINCT) < COPY_MIN_DISTINCT:
             continue  # zeros, a constant, small integers, a given axis: an honest solver hits them exactly
         what = f"held-out reference {comp.name!r}" if comp.heldout else comp.reference
-        findings.append(f"{comp.candidate} is a copy of {what}: every compared value equals it to the last "
-                        f"digit (at least {entry.get('distinct', COPY_MIN_DISTINCT)} distinct, non-trivial values); "
-                        f"{INSTEAD} (an analytic reference a solver can hit exactly: allow_exact = true)")
-    if scan is not None and refs:
-        findings += embedded_findings(scan, refs)
+        findings.append(f"{comp.candidate} may be a copy of {what}: every compared value equals it to the last "
+                        f"digit (at least {entry.get('distinct', COPY_MIN_DISTINCT)} distinct, non-trivial values) "
+                        f"and {reach}; an exact match counts only when the oracle command computed it with the "
+                        "references out of reach")
     return findings
+
+
+def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int) -> list[str]:
+    """What the report, the verdict and `nightshift compare` say about exact agreement computed with the references
+    out of reach: each visible comparison that matched bit for bit, and what proves the answers were computed
+    (the held-out exam: passed, still to come, or missing). ``shown``: the entries as the agent sees them (a
+    held-out one carries only its word, so no figure of it is told here); ``evaluated``: the held-out comparisons
+    were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none).
+    Marks each such entry ``exact``."""
+    exact = [e for e in shown if "result" not in e and not e.get("error") and e.get("ratio") == 0]
+    if not exact:
+        return []
+    for entry in exact:
+        entry["exact"] = True  # the report's comparison says it too (`nightshift compare` marks it)
+    lines = [f"{e['name']}: matched {e.get('reference', 'its reference')} bit for bit (every compared value "
+             "equal), computed by the oracle command with the references out of reach" for e in exact]
+    held = [e for e in results if e.get("heldout")]
+    evaluated = evaluated and bool(held) and len(held) == configured
+    return lines + [exam_note(configured, evaluated, all(e["passed"] for e in held))]
+
+
+def exam_note(held: int, evaluated: bool, passed: bool) -> str:
+    """What proves an exact match was computed: ``held`` held-out comparisons, ``evaluated`` at this verdict, all
+    ``passed``."""
+    if not held:
+        return ("only a held-out reference proves the answers were computed, not recalled: none is configured "
+                "(heldout = true on a comparison whose reference stays outside the workspace)")
+    if evaluated and passed:
+        return f"the held-out exam passed ({held} comparison(s) the solver never saw): the answers were computed"
+    if evaluated:
+        return "the held-out exam did not pass: it is what proves the answers were computed"
+    return (f"the held-out exam ({held} comparison(s)), evaluated at a claim of done, is what proves the answers "
+            "were computed")
 
 
 def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
