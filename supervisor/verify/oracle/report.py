@@ -66,7 +66,7 @@ def nonfinite_words(entry: dict, col: dict, counted: bool = True) -> str | None:
     words = f"{word} at {where(entry, col, 'first_nonfinite')} where the reference is " \
             f"{fmt(float(col['ref_first_nonfinite']))}"
     if counted:
-        words += f" ({count} NaN/inf point{'s' * (count != 1)} in the candidate where the reference is finite)"
+        words += f" ({count} non-finite value{'s' * (count != 1)} in the candidate where the reference is finite)"
     return words
 
 
