@@ -46,12 +46,14 @@ class Derived:
         return 10.0 ** math.floor(math.log10(value)) if heldout and value > 0 else value
 
     def comment(self, heldout: bool) -> str:
+        if heldout:  # no figure of the held-out answer where the agent reads
+            return ("derived: rtol x RMS(|reference|), rounded down to a power of ten (held out: its RMS stays "
+                    "private); the goal states no absolute tolerance")
         over = "" if not self.scale.sampled else \
             f" over {self.scale.values} sampled values" if self.scale.total is None else \
             f" over {self.scale.values} of {self.scale.total} values"
-        words = f"derived: rtol x RMS(|reference|) = {self.rtol:g} x {self.scale.rms:.3g}{over}"
-        return words + ("; rounded down to a power of ten (held out)" if heldout else "") + \
-            "; the goal states no absolute tolerance"
+        return f"derived: rtol x RMS(|reference|) = {self.rtol:g} x {self.scale.rms:.3g}{over}; the goal states no " \
+               "absolute tolerance"
 
     def needs_atol(self) -> str:
         return (f"{self.label} is zero everywhere: a relative tolerance compares nothing there, so it needs an "

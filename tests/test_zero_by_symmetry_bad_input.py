@@ -1,0 +1,84 @@
+"""Issue 35's bad input: a reference whose scale is zero everywhere (an all-zero field, an all-zero table column)
+has nothing to derive an absolute tolerance from. init says, one line each, that it needs one and how to give it,
+and writes none; `nightshift check` then refuses that comparison in one line (no traceback, exit 1) until the goal
+or the user states one. A goal that states an absolute tolerance is used as it is, and nothing is derived. A
+held-out reference's derived floor is only a power of ten (nightshift.toml is the agent's to read).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import h5py
+import numpy as np
+import pytest
+
+from supervisor.config.schema import load_config
+from tests.fixtures_core import nightshift, require_tool
+from tests.fixtures_symmetry import reference_field, write_all
+
+
+@pytest.fixture
+def refs(tmp_path):
+    """The symmetric field's references, plus an HDF5 file with an all-zero field beside a live one and a table
+    with an all-zero column."""
+    require_tool("git")
+    root = tmp_path / "ws"
+    write_all(root / "reference", reference_field())
+    with h5py.File(root / "reference" / "state.h5", "w") as f:
+        f["rho"] = 1.0 + reference_field()
+        f["momy"] = np.zeros((16, 12))
+    x = np.arange(1.0, 41.0)
+    np.savetxt(root / "reference" / "spectra.dat", np.column_stack([x, 1 / x, np.zeros_like(x)]), header="1:l 2:TT 3:BB")
+    return root
+
+
+def init(root, goal: str, *extra: str):
+    out = nightshift("init", str(root), "--goal", goal, "--reference-dir", "reference", "--agent", "demo", *extra)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_an_all_zero_field_or_column_is_named_as_needing_an_absolute_tolerance_and_check_refuses_it(refs):
+    said = init(refs, "agree to 1e-6 relative")
+    needs = [line for line in said.splitlines() if "NEEDS atol" in line]
+    assert len(needs) == 2, said
+    for line, what in zip(sorted(needs), ("reference/spectra.dat column BB", "reference/state.h5:/momy")):
+        assert what + " is zero everywhere" in line and "state one in the goal" in line and "write atol" in line, line
+    by_name = {c.name: c for c in load_config(refs).oracle.compare}
+    assert by_name["state:momy"].atol == 0 and "BB" not in by_name["spectra"].per_column  # none written for them
+    assert by_name["state:rho"].atol > 0 and by_name["spectra"].per_column["TT"].atol > 0  # their neighbours have one
+    done = nightshift("check", str(refs), timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    refused = [line for line in done.stdout.splitlines() if line.startswith("FAIL") and "calibration" in line]
+    assert len(refused) == 2, done.stdout
+    for line, what in zip(sorted(refused), ("spectra BB", "state:momy")):
+        assert f"{what}: the reference is zero everywhere" in line and "needs an absolute tolerance" in line, line
+        assert "state one in the goal" in line and "atol for it in nightshift.toml" in line, line
+
+
+def test_a_goal_that_states_an_absolute_tolerance_is_used_as_it_is_and_nothing_is_derived(refs):
+    said = init(refs, "agree to 1e-6 relative, 1e-12 absolute")
+    assert "NEEDS atol" not in said and "atol derived" not in said, said
+    text = (refs / "nightshift.toml").read_text()
+    assert "derived:" not in text and "per_column" not in text and "NEEDS" not in text, text
+    oracle = load_config(refs).oracle
+    assert {c.atol for c in oracle.compare} == {1e-12} and not any(c.per_column for c in oracle.compare)
+
+
+def test_a_goal_that_states_zero_absolute_is_obeyed(refs):
+    init(refs, "agree to 1e-6 relative and 0 absolute")
+    assert {c.atol for c in load_config(refs).oracle.compare} == {0.0}
+    assert "derived:" not in (refs / "nightshift.toml").read_text()
+
+
+def test_a_held_out_references_derived_floor_is_only_its_power_of_ten(refs):
+    init(refs, "agree to 1e-6 relative", "--holdout", "u")
+    text = (refs / "nightshift.toml").read_text()
+    block = text[text.index('name = "u"'):].split("[[oracle.compare]]")[0]
+    assert "heldout = true" in block, block
+    [line] = [one for one in block.splitlines() if one.startswith("atol = ")]
+    atol = float(re.match(r"atol = (\S+)", line).group(1))
+    rms = float(np.sqrt(np.mean(reference_field() ** 2)))
+    assert atol == 10.0 ** math.floor(math.log10(1e-6 * rms)) and "rounded down to a power of ten" in line, line
+    assert f"{rms:.3g}" not in block  # the held-out field's RMS itself is not written where the agent reads
