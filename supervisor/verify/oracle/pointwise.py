@@ -27,7 +27,11 @@ def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, 
     if mode == "sum":
         tol = scale * rtol
         tol += atol
-        ratio = _over(diff, tol, into_den=True)
+        if atol > 0:  # the tolerance is at least atol everywhere: no 0/0 to look for (the derived atol's case)
+            with np.errstate(all="ignore"):
+                ratio = np.divide(diff, tol, out=tol)
+        else:
+            ratio = _over(diff, tol, into_den=True)
     else:
         ratio = _over(diff, scale * rtol, into_den=True)
         if atol:
