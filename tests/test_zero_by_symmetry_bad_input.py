@@ -82,3 +82,29 @@ def test_a_held_out_references_derived_floor_is_only_its_power_of_ten(refs):
     rms = float(np.sqrt(np.mean(reference_field() ** 2)))
     assert atol == 10.0 ** math.floor(math.log10(1e-6 * rms)) and "rounded down to a power of ten" in line, line
     assert f"{rms:.3g}" not in block  # the held-out field's RMS itself is not written where the agent reads
+
+
+def test_a_big_reference_is_measured_on_a_sample_and_called_zero_only_when_it_all_is(tmp_path):
+    """init reads samples of big files (bench/bench_init.py): the comment says so, the sampled RMS is the data's
+    own to a few percent, and a field whose sampled slabs are all zero but which is not is never called zero."""
+    require_tool("git")
+    root = tmp_path / "ws"
+    (root / "reference").mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    sparse = np.zeros((4000, 64))
+    sparse[1234, 7] = 3.0  # between the sampled slabs: only a read of all of it finds it
+    np.save(root / "reference" / "sparse.npy", sparse)
+    np.save(root / "reference" / "empty.npy", np.zeros((4000, 64)))
+    x = np.arange(1.0, 60001.0)
+    wave = np.sin(x / 50.0) * (1 + 0.01 * rng.random(len(x)))
+    np.savetxt(root / "reference" / "wave.dat", np.column_stack([x, wave]), header="1:t 2:w", fmt="%.17g")
+    assert (root / "reference" / "wave.dat").stat().st_size > 1 << 20  # sampled, not read whole
+    said = init(root, "agree to 1e-6 relative")
+    by_name = {c.name: c for c in load_config(root).oracle.compare}
+    assert by_name["sparse"].atol == float(f"{1e-6 * float(np.sqrt(np.mean(sparse ** 2))):.3g}"), said  # read all
+    assert "reference/sparse.npy is zero everywhere" not in said and "reference/empty.npy is zero everywhere" in said
+    text = (root / "nightshift.toml").read_text()
+    [line] = [one for one in text.splitlines() if one.startswith('per_column."w"')]
+    assert re.search(r"over a sample of \d+ values", line), line
+    sampled = float(re.search(r"= 1e-06 x ([0-9.e+-]+) over", line).group(1))
+    assert abs(sampled / float(np.sqrt(np.mean(wave ** 2))) - 1) < 0.1, line  # the whole column's RMS, near enough

@@ -50,7 +50,7 @@ class Derived:
             return ("derived: rtol x RMS(|reference|), rounded down to a power of ten (held out: its RMS stays "
                     "private); the goal states no absolute tolerance")
         over = "" if not self.scale.sampled else \
-            f" over {self.scale.values} sampled values" if self.scale.total is None else \
+            f" over a sample of {self.scale.values} values" if self.scale.total is None else \
             f" over {self.scale.values} of {self.scale.total} values"
         return f"derived: rtol x RMS(|reference|) = {self.rtol:g} x {self.scale.rms:.3g}{over}; the goal states no " \
                "absolute tolerance"
@@ -92,7 +92,7 @@ def derive(workspace: Path, survey: Survey) -> None:
             if scale is not None:
                 comp.derived.append(Derived("", comp.reference, tol.rtol, scale))
             continue
-        for key, scale in column_scales(where, part, comp.columns).items():
+        for key, scale in column_scales(where, part, comp.columns, comp.sample).items():
             comp.derived.append(Derived(key, f"{comp.reference} column {key}", tol.rtol, scale))
 
 

@@ -43,6 +43,7 @@ class Comparison:
     fields: list[str] = field(default_factory=list)  # N-d fields of the file, each compared over all its elements
     shapes: list[tuple[int, ...]] = field(default_factory=list)  # the fields' shapes, for the comment
     derived: list[Derived] = field(default_factory=list)  # atol from the reference's scale (cli/init/derived_atol.py)
+    sample: object = None  # a table's first rows as the survey read them (peek.py): what a big table's scale starts from
 
 
 @dataclass
@@ -94,7 +95,8 @@ def _comparison(ws_rel: str, under_ref: str, candidate_dir: str, data: DataSet, 
     if x is None and len(table.columns) > 1:
         notes.append("no monotonic column in the first rows: compared row by row (set x if there is a grid)")
     return Comparison(name=name, reference=ws_rel + suffix, candidate=f"{candidate_dir}/{under_ref}{suffix}",
-                      x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes)
+                      x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes,
+                      sample=table)
 
 
 def _field_block(ws_rel: str, under_ref: str, candidate_dir: str, found: list[DataSet], name: str) -> Comparison:

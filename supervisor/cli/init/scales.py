@@ -7,9 +7,11 @@ a quiet domain, and the median for most of a sparse field); one spike does not s
 the size round-off scales with, so the floor sits where a value is zero by symmetry (6e-17 one way, 2.2e-16
 another) and not at physics the comparison must see. The files are read with the oracle's own readers.
 
-init reads headers and samples, never a whole folder of gigabytes: a field is measured over at most
-``SAMPLE_VALUES`` values (``SLABS`` slabs of its first axis spread over it, where it is bigger), a text table bigger
-than ``WHOLE_TEXT_BYTES`` over rows sampled at ``SLABS`` places of the file; binary tables are read whole (cheap).
+init reads headers and samples, never a whole folder of gigabytes (bench/bench_init.py): a field is measured over
+at most ``SAMPLE_VALUES`` values (``SLABS`` slabs of its first axis spread over it, where it is bigger); a table file
+up to ``WHOLE_BYTES`` is read whole with the oracle's reader; a bigger text table over its first rows and rows from
+``SLABS`` places of the file, a bigger binary one over the first rows init's survey read (peek.py). The comment
+init writes says which.
 """
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ from supervisor.verify.oracle.read_text import _delimiter_for, _split
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table
 
-SAMPLE_VALUES = 1 << 18
+SAMPLE_VALUES = 1 << 14
 SLABS = 16
-WHOLE_TEXT_BYTES = 4 << 20  # a text table up to this size is parsed whole (~50 ms); a bigger one is sampled
-TEXT_SLAB_BYTES = 1 << 16
+WHOLE_BYTES = 1 << 20  # a table file up to this size is read whole (a few ms); a bigger one is sampled
+TEXT_SLABS = 8
+TEXT_SLAB_BYTES = 1 << 13  # ~90 rows of a CLASS table a slab: ~1,500 rows in all with the head
 
 
 @dataclass
@@ -44,13 +47,17 @@ class Scale:
 def rms(values: np.ndarray) -> tuple[float, int]:
     """(RMS of the finite values, how many there were); scaled by the largest so 1e200 does not overflow."""
     flat = np.asarray(values, dtype=np.float64).reshape(-1)
-    finite = flat[np.isfinite(flat)]
+    with np.errstate(all="ignore"):
+        finite = flat if np.isfinite(flat.sum()) else flat[np.isfinite(flat)]
     if not finite.size:
         return 0.0, 0
-    top = float(np.max(np.abs(finite)))
+    top = max(float(finite.max()), -float(finite.min()))
     if top == 0:
         return 0.0, int(finite.size)
-    return top * math.sqrt(float(np.mean(np.square(finite / top)))), int(finite.size)
+    if 1e-150 < top < 1e150:  # the squares neither overflow nor vanish: one pass
+        return math.sqrt(float(np.square(finite).sum()) / finite.size), int(finite.size)
+    scaled = finite / top
+    return top * math.sqrt(float(np.square(scaled).sum()) / finite.size), int(finite.size)
 
 
 def field_scale(path: Path, part: str | None) -> Scale | None:
@@ -69,54 +76,84 @@ def field_scale(path: Path, part: str | None) -> Scale | None:
                 starts = sorted({int(s) for s in np.linspace(0, rows - take, SLABS)})
                 slabs = [np.asarray(found.source[s:s + take], dtype=np.float64) for s in starts]
             value, count = rms(np.concatenate([s.reshape(-1) for s in slabs]))
+            if value == 0 and found.size > SAMPLE_VALUES:  # "zero everywhere" is said only of what was all read
+                step = max(1, SAMPLE_VALUES * SLABS // per_row)
+                value, count = _largest_rms(np.asarray(found.source[lo:lo + step], dtype=np.float64)
+                                            for lo in range(0, rows, step))
             return Scale(value, count, found.size)
     except (OracleInputError, OSError, ValueError, TypeError, KeyError):
         return None
 
 
-def column_scales(path: Path, part: str | None, keys: list[str | int]) -> dict[str, Scale]:
-    """{str(key): its scale} for the compared columns of the table at ``path[:part]``; {} when it cannot be read."""
+def column_scales(path: Path, part: str | None, keys: list[str | int], head: Table | None = None) -> dict[str, Scale]:
+    """{str(key): its scale} for the compared columns of the table at ``path[:part]`` (``head``: its first rows, as
+    the survey read them); {} when it cannot be read."""
     try:
         text = path.suffix.lower() not in (".npy", ".npz", ".h5", ".hdf5", ".json", ".nc", ".nc4", ".cdf")
-        if text and path.stat().st_size > WHOLE_TEXT_BYTES:
-            table, total = _sampled_text(path), None
-        else:
+        if path.stat().st_size <= WHOLE_BYTES:
             table = read_table(path, part)
             total = table.rows
+        elif text:
+            table, total = _sampled_text(path, head or _head(path, part)), None
+        else:
+            table, total = head or _head(path, part), None
         found = {}
         for key in keys:
             value, count = rms(table.column(key, "reference"))
+            if value == 0 and total is None:  # "zero everywhere" is said only of what was all read
+                whole = read_table(path, part)
+                value, count = rms(whole.column(key, "reference"))
+                table, total = whole, whole.rows
             found[str(key)] = Scale(value, count, total)
         return found
     except (OracleInputError, OSError, ValueError, TypeError, KeyError, IndexError):
         return {}
 
 
-def _sampled_text(path: Path) -> Table:
-    """The header of a big text table (read as the oracle reads it) with rows from ``SLABS`` places of the file:
-    each slab starts at the next whole line; a line that is not a row of numbers of the table's width is left out."""
+def _largest_rms(blocks) -> tuple[float, int]:
+    """(0, how many values) when every block is zero, else the first non-zero block's RMS: all it must tell is
+    whether anything is there (the sample said nothing)."""
+    count = 0
+    for block in blocks:
+        value, seen = rms(block)
+        count += seen
+        if value > 0:
+            return value, count
+    return 0.0, count
+
+
+def _head(path: Path, part: str | None) -> Table:
+    """The first rows of a big binary table, as init's survey read them."""
     from supervisor.verify.oracle.peek import peek_file
 
-    head = peek_file(path)[0].sample
+    found = next((d.sample for d in peek_file(path) if d.part == part and d.sample is not None), None)
+    if found is None:
+        raise OracleInputError(f"{path}: no table {part!r}", kind="unknown part")
+    return found
+
+
+def _sampled_text(path: Path, head: Table) -> Table:
+    """A big text table's first rows (``head``, read as the oracle reads it) with rows from ``TEXT_SLABS`` places of
+    the file: each slab starts at the next whole line; a slab with a line that is not a row of numbers of the
+    table's width is left out (the oracle names such a line)."""
     width = len(head.columns)
     size = path.stat().st_size
-    rows: list[list[float]] = [list(r) for r in zip(*head.columns)]
-    delimiter = None
+    delimiter = _delimiter_for(path, "")  # by the file's suffix; a comma or tab in the rows is found below
+    blocks = []
     with open(path, "rb") as handle:
-        for start in np.linspace(size // SLABS, size - TEXT_SLAB_BYTES, SLABS - 1).astype(int):
+        for start in np.linspace(size // TEXT_SLABS, size - TEXT_SLAB_BYTES, TEXT_SLABS - 1).astype(int):
             handle.seek(max(0, int(start)))
             lines = handle.read(TEXT_SLAB_BYTES).decode("utf-8", errors="replace").splitlines()[1:-1]
-            for line in lines:
-                body = line.split("#", 1)[0].strip()
-                if not body:
-                    continue
-                delimiter = delimiter if delimiter is not None else _delimiter_for(path, body)
-                cells = _split(body, delimiter)
-                if len(cells) != width:
-                    continue
-                try:
-                    rows.append([float(c) for c in cells])
-                except ValueError:
-                    continue
-    data = np.array(rows, dtype=float).reshape(len(rows), width)
+            bodies = [line.split("#", 1)[0].strip() for line in lines]
+            if delimiter is None:
+                delimiter = next((_delimiter_for(path, b) for b in bodies if b), None)
+            rows = [cells for cells in (_split(b, delimiter) for b in bodies if b) if len(cells) == width]
+            try:
+                blocks.append(np.array(rows, dtype=float).reshape(len(rows), width))
+            except ValueError:  # a cell that is no number: this slab is left out, the oracle will name it
+                continue
+    if head.rows:  # the first rows count as one slab among the others, not as a tenth of the sample
+        per_slab = max(1, sum(len(block) for block in blocks) // max(len(blocks), 1))
+        blocks.insert(0, np.column_stack(head.columns)[:per_slab])
+    data = np.concatenate(blocks) if blocks else np.empty((0, width))
     return Table(str(path), list(head.names), [data[:, i] for i in range(width)])
