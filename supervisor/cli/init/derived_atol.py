@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from supervisor.cli.init.goal_words import short_name
 from supervisor.cli.init.scales import Scale, column_scales, field_scale
 from supervisor.verify.oracle.readers import split_part
 
@@ -63,8 +64,6 @@ class Derived:
 
 def tolerance_of(survey: Survey, comp: Comparison, field: str | None) -> Tolerance:
     """The tolerance init writes for one field of ``comp`` (or its columns, with ``field`` None)."""
-    from supervisor.cli.init.references import short_name
-
     if field is not None:
         return survey.own.get(short_name(field), survey.tolerance)
     if comp.shapes:  # a whole-file field: its block's tolerance, the goal's word for it when it names it

@@ -5,7 +5,8 @@ absolute" (rtol and atol), "within 10^-5" (rtol); and a field's own, where the g
 A name counts where the goal writes it as a word of its own, as the field is named (case as written, two characters
 or more: a one-letter name such as T is too easily an ordinary word). Its tolerance is the first one the goal states
 after it, before the next name and before the sentence (or a ";") ends; names side by side ("rho and energy",
-"rho, momx") share it. What the goal says of no name in particular is the tolerance of everything else.
+"rho, momx") share it. What the goal says of no name in particular is the tolerance of everything else. A field is
+named by the last word of its path that is not a generic one (``short_name``: "/state/rho/data" is rho).
 """
 from __future__ import annotations
 
@@ -120,3 +121,13 @@ def goal_tolerances(goal: str, names: Iterable[str]) -> tuple[Tolerance, dict[st
         if not re.search(r"abs|atol", its.source, re.IGNORECASE):
             its.atol, its.atol_stated = general.atol, general.atol_stated
     return general, own
+
+
+GENERIC = {"data", "value", "values", "field", "fields", "array", "dataset"}
+
+
+def short_name(field_key: str) -> str:
+    """How a goal names a field: the last word of its path that is not a generic one ("/state/rho/data": rho)."""
+    parts = [p for p in field_key.strip("/").split("/") if p]
+    named = [p for p in parts if p.lower() not in GENERIC]
+    return (named or parts or [field_key])[-1]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
-from supervisor.cli.init.goal_words import Tolerance, goal_tolerances
+from supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
 from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
@@ -149,16 +149,6 @@ def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = 
     survey = Survey(comparisons, skipped, general, own)
     derive(workspace, survey)
     return survey
-
-
-GENERIC = {"data", "value", "values", "field", "fields", "array", "dataset"}
-
-
-def short_name(field_key: str) -> str:
-    """How a goal names a field: the last word of its path that is not a generic one ("/state/rho/data": rho)."""
-    parts = [p for p in field_key.strip("/").split("/") if p]
-    named = [p for p in parts if p.lower() not in GENERIC]
-    return (named or parts or [field_key])[-1]
 
 
 def _toml(value: object) -> str:
