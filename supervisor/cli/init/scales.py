@@ -29,8 +29,8 @@ from supervisor.verify.oracle.table import OracleInputError, Table
 SAMPLE_VALUES = 1 << 14
 SLABS = 16
 WHOLE_BYTES = 1 << 20  # a table file up to this size is read whole (a few ms); a bigger one is sampled
-TEXT_SLABS = 8
-TEXT_SLAB_BYTES = 1 << 13  # ~90 rows of a CLASS table a slab: ~1,500 rows in all with the head
+TEXT_SLABS = 5
+TEXT_SLAB_BYTES = 1 << 13  # ~90 rows of a CLASS table a slab: ~450 rows in all with the head
 
 
 @dataclass
