@@ -144,16 +144,31 @@ def _sampled_text(path: Path, head: Table) -> Table:
         for start in np.linspace(size // TEXT_SLABS, size - TEXT_SLAB_BYTES, TEXT_SLABS - 1).astype(int):
             handle.seek(max(0, int(start)))
             lines = handle.read(TEXT_SLAB_BYTES).decode("utf-8", errors="replace").splitlines()[1:-1]
-            bodies = [line.split("#", 1)[0].strip() for line in lines]
             if delimiter is None:
-                delimiter = next((_delimiter_for(path, b) for b in bodies if b), None)
-            rows = [cells for cells in (_split(b, delimiter) for b in bodies if b) if len(cells) == width]
-            try:
-                blocks.append(np.array(rows, dtype=float).reshape(len(rows), width))
-            except ValueError:  # a cell that is no number: this slab is left out, the oracle will name it
-                continue
+                delimiter = next((_delimiter_for(path, line) for line in lines if line.strip()), None)
+            block = _slab_rows(lines, delimiter, width)
+            if block is not None:
+                blocks.append(block)
     if head.rows:  # the first rows count as one slab among the others, not as a tenth of the sample
         per_slab = max(1, sum(len(block) for block in blocks) // max(len(blocks), 1))
         blocks.insert(0, np.column_stack(head.columns)[:per_slab])
     data = np.concatenate(blocks) if blocks else np.empty((0, width))
     return Table(str(path), list(head.names), [data[:, i] for i in range(width)])
+
+
+def _slab_rows(lines: list[str], delimiter: str | None, width: int) -> np.ndarray | None:
+    """The rows of a slab of whole lines, or None when a cell is no number (the oracle names that line). Whole
+    rows of numbers, the usual slab, are converted in one call; comments, blank or ragged lines one by one."""
+    if delimiter is None and not any("#" in line for line in lines):
+        cells = " ".join(lines).split()
+        if len(cells) == width * sum(1 for line in lines if line.strip()):
+            try:
+                return np.array(cells, dtype=float).reshape(-1, width)
+            except ValueError:
+                return None
+    bodies = (line.split("#", 1)[0].strip() for line in lines)
+    rows = [cells for cells in (_split(b, delimiter) for b in bodies if b) if len(cells) == width]
+    try:
+        return np.array(rows, dtype=float).reshape(len(rows), width)
+    except ValueError:
+        return None
