@@ -47,12 +47,12 @@ def worst_words(entry: dict, col: dict) -> str:
     """The worst point in numbers: its relative error beside |cand - ref|, |ref| and atol there (a relative error
     alone says nothing where the reference is near zero), or the absolute error where the reference is 0."""
     at = where(entry, col)
-    gap = fmt(col.get("abs_worst", col["max_abs"]))
+    gap = fmt(float(col.get("abs_worst", col["max_abs"])))  # float(): a report read back holds "inf" as text
     if col.get("ref_zero_worst"):
         return f"at {at} the reference is 0: |cand - ref| = {gap} vs atol {col['atol']:g}"
     ref = col.get("ref_worst")
     size = f", |ref| = {fmt(abs(float(ref)))}" if ref is not None else ""
-    return f"rel err {fmt(col['rel_worst'])} vs rtol {col['rtol']:g} at {at}: |cand - ref| = {gap}{size}, " \
+    return f"rel err {fmt(float(col['rel_worst']))} vs rtol {col['rtol']:g} at {at}: |cand - ref| = {gap}{size}, " \
            f"atol {col['atol']:g}"
 
 
@@ -136,7 +136,7 @@ def _worst_phrase(entry: dict) -> str:
                 f"where the reference is 0, at {where(entry, col)}")
     line = f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
     if col["ratio"] > 1 and "ref_worst" in col:  # a failing worst point: its absolute error and |ref| beside
-        line += (f", |cand - ref| = {fmt(col.get('abs_worst', col['max_abs']))}, |ref| = "
+        line += (f", |cand - ref| = {fmt(float(col.get('abs_worst', col['max_abs'])))}, |ref| = "
                  f"{fmt(abs(float(col['ref_worst'])))}, atol {col['atol']:g}")
     return line
 
