@@ -108,3 +108,26 @@ def test_a_big_reference_is_measured_on_a_sample_and_called_zero_only_when_it_al
     assert re.search(r"over a sample of \d+ values", line), line
     sampled = float(re.search(r"= 1e-06 x ([0-9.e+-]+) over", line).group(1))
     assert abs(sampled / float(np.sqrt(np.mean(wave ** 2))) - 1) < 0.1, line  # the whole column's RMS, near enough
+
+
+@pytest.mark.parametrize("value,words", [("-1", "greater than or equal to 0, got -1"),
+                                         ('"tight"', "a valid number, unable to parse string as a number, got 'tight'")])
+def test_a_bad_per_column_atol_is_named_with_its_key_and_line(refs, value, words):
+    init(refs, "agree to 1e-6 relative")
+    toml = refs / "nightshift.toml"
+    lines = toml.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('per_column."TT"'))
+    lines[at] = f'per_column."TT" = {{ atol = {value} }}'
+    toml.write_text("\n".join(lines) + "\n")
+    done = nightshift("compare", str(refs))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("nightshift compare: ") and line.endswith(
+        f"nightshift.toml line {at + 1}: oracle.compare[{_index_of(refs, 'spectra')}].per_column.TT.atol input should "
+        f"be {words}"), line
+
+
+def _index_of(root, name: str) -> int:
+    import tomllib
+    text = (root / "nightshift.toml").read_text().replace("atol = -1", "atol = 1").replace('atol = "tight"', "atol = 1")
+    return [b["name"] for b in tomllib.loads(text)["oracle"]["compare"]].index(name)
