@@ -3,7 +3,8 @@ made by `nightshift init` from its references with a goal that states only a rel
 
 The honest solver (the same scheme as the reference code, round-off of its own on the zero rows) ends VERIFIED DONE
 with no setting of the oracle changed; the wrong one (1e-4 off where x > 1/2) never ends done, and its push-back
-quotes the worst point's |cand - ref|, |ref| and atol beside its relative error.
+quotes the worst point's |cand - ref|, |ref| and atol beside its relative error; nor does it when the agent tries
+to widen the derived atol in nightshift.toml.
 """
 from __future__ import annotations
 
@@ -24,14 +25,14 @@ WORK = [["append", "CHANGELOG.md", "\n- solver: the reference scheme, written ou
         ["shell", "sed -i 's/^- \\[ \\]/- [x]/' CLAUDE.md"], ["claim", "done", "the solver matches the reference"]]
 
 
-def workspace(tmp_path, solver: str):
+def workspace(tmp_path, solver: str, work: list | None = None):
     """init's defaults; only the scripted agent, the local backend and a one-shift budget are set for the test."""
     require_tool("git")
     ws = tmp_path / "ws"
     write_all(ws / "reference", reference_field())
     init_workspace(ws, InitOptions(goal=GOAL, reference_dir="reference", agent="command"))
     (ws / "agent.py").write_text(AGENT)
-    (ws / "agent_script.json").write_text(json.dumps({"default": [["write", "solver.py", solver], *WORK]}))
+    (ws / "agent_script.json").write_text(json.dumps({"default": [["write", "solver.py", solver], *(work or WORK)]}))
     toml = ws / "nightshift.toml"
     text = toml.read_text()
     for old, new in (('\ncommand = ""', f'\ncommand = "{sys.executable} solver.py"'),
@@ -87,3 +88,19 @@ def test_a_wrong_solver_never_ends_done_and_is_told_its_absolute_error_beside_th
     ref = reference_field()
     size = float(np.abs(ref[X > 0.5]).max())  # where the physics moved, the largest |ref|: the worst ratio
     assert f"|cand - ref| = {fmt(size * 1e-4)}, |ref| = {fmt(size)}, atol " in pushback, pushback
+
+
+def test_an_agent_that_widens_the_derived_atol_in_nightshift_toml_never_ends_done(tmp_path):
+    """The floor init derived is the user's: the agent's turn cannot write nightshift.toml, so a wrong solver with
+    every atol raised to 1 is still measured against the floor init wrote."""
+    widen = ["shell", "sed -i 's/atol = [0-9.e+-]*/atol = 1/' nightshift.toml; echo edited >> widen.log"]
+    ws = workspace(tmp_path, WRONG, [widen, *WORK])
+    written = (ws / "nightshift.toml").read_text()
+    run, events = run_until_it_stops(ws)
+    assert (ws / "widen.log").exists()  # the agent did try
+    assert (ws / "nightshift.toml").read_text() == written
+    verdicts = [e["data"] for e in events if e["type"] == "verify.finished"]
+    assert verdicts and not any(v["passed"] for v in verdicts)
+    assert [e["data"]["outcome"] for e in events if e["type"] == "run.finished"] != ["done"]
+    assert "rel err 1.00e-04 vs rtol 1e-06" in run.turn_file(1, 2, "prompt.md").read_text()
+
