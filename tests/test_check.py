@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,7 +67,10 @@ def only_problem(out: subprocess.CompletedProcess, *needles: str) -> str:
 def test_a_workspace_made_by_init_passes_and_shows_todays_gap(ready):
     out = check(ready)
     assert out.returncode == 0, out.stdout
-    assert "note  gap today    cl_class: 5 x the tolerance (worst TT, max rel 0.005 at l=100)" in out.stdout
+    # the point furthest outside its tolerance (atol = rtol x RMS(TT), derived at init), quoted in numbers
+    assert re.search(r"note  gap today    cl_class: [0-9.]+ x the tolerance \(worst TT: rel err 5\.00e-03 vs rtol "
+                     r"0\.001 at l=100: \|cand - ref\| = [0-9.e+-]+, \|ref\| = [0-9.e+-]+, atol [0-9.e+-]+\)",
+                     out.stdout), out.stdout
     assert "ok    calibration  bao, cl_class, growth, pk_camb, spectra-lensing" in out.stdout
     assert out.stdout.strip().endswith("ready: nothing found that would stop a run")
 
@@ -109,7 +113,9 @@ def test_tolerance_both_with_no_atol_is_named_as_a_comparison_nothing_can_pass(r
     # so the preflight must say so rather than calibrate against rtol alone.
     text = (ready / "nightshift.toml").read_text()
     at = text.index('name = "growth"')
-    (ready / "nightshift.toml").write_text(text[:at] + text[at:].replace("rtol = 0.001", 'rtol = 0.001\ntolerance = "both"', 1))
+    block = text[at:].replace("rtol = 0.001", 'rtol = 0.001\ntolerance = "both"', 1)
+    block = re.sub(r"\nper_column\.[^\n]*", "", block, count=2)  # growth's D and f: the atol init derived goes
+    (ready / "nightshift.toml").write_text(text[:at] + block)
     out = check(ready)
     assert out.returncode == 1
     assert any("growth" in p and "tolerance is zero at every point" in p for p in problems(out)), out.stdout
@@ -191,6 +197,16 @@ def test_one_real_agent_turn_starts_stops_and_is_heard(ready, tmp_path):
         assert any("agent turn" in p and "one real turn failed" in p for p in problems(out)), out.stdout
 
 
+def _gap_at_l100(ws: Path) -> float:
+    """TT moved by 0.5% at l = 100 (CANDIDATE_MAKER), over its tolerance there: atol + rtol |TT|."""
+    from supervisor.config.schema import load_config
+    from tests.fixtures_references import cl_rows
+
+    comp = next(c for c in load_config(ws).oracle.compare if c.name == "cl_class")
+    tt = cl_rows()[98, 1]  # l = 100
+    return 0.005 * tt / (comp.per_column["TT"].atol + comp.rtol * tt)
+
+
 def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(ready):
     edit_toml(ready, 'kind = "tmux"', 'kind = "local"')
     edit_toml(ready, "max_shifts = 20", "max_shifts = 1")
@@ -206,17 +222,18 @@ def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(re
         assert kinds[0] == "run.created" and kinds.index("preflight.finished") < kinds.index("shift.started") \
             if "shift.started" in kinds else "preflight.finished" in kinds
         baseline = first[kinds.index("preflight.finished")]["data"]
-        assert baseline["passed"] and baseline["metrics"]["cl_class"] == pytest.approx(5.0, rel=1e-6)
-        assert baseline["metric"] == pytest.approx(5.0, rel=1e-6)
+        gap = _gap_at_l100(ready)  # 0.5% off at l = 100 against rtol 1e-3 and the atol init derived for TT
+        assert baseline["passed"] and baseline["metrics"]["cl_class"] == pytest.approx(gap, rel=1e-6)
+        assert baseline["metric"] == pytest.approx(gap, rel=1e-6)
         from supervisor.run.state import load_state
         root = ready / ".nightshift" / "runs" / run_id
-        assert load_state(root)[0]["baseline"]["metrics"]["cl_class"] == pytest.approx(5.0, rel=1e-6)
+        assert load_state(root)[0]["baseline"]["metrics"]["cl_class"] == pytest.approx(gap, rel=1e-6)
         assert (root / "preflight" / "oracle" / "oracle.json").exists()
         from supervisor.cli.oracle_verbs import history_series
         from tui.oracle_report import history
         labels, series, _ = history_series(root)  # `nightshift plot`: the history begins before any shift
         assert labels[0] == "before" and series["cl_class"][0] == pytest.approx(0.005, rel=1e-6)
-        assert history([], load_state(root)[0]["baseline"])["cl_class"] == [(0, pytest.approx(5.0, rel=1e-6))]
+        assert history([], load_state(root)[0]["baseline"])["cl_class"] == [(0, pytest.approx(gap, rel=1e-6))]
         assert nightshift("stop", run_id).returncode in (0, 3)
         from tests.fixtures_core import wait_for
         wait_for(lambda: any(e["type"] == "run.finished" for e in _events(ready, run_id)), timeout=60,

@@ -61,7 +61,7 @@ def test_nan_in_a_candidate_is_reported_as_nan_with_where():
     cfg = CompareConfig.model_validate({"name": "cl", "candidate": "c", "reference": "r", "x": "l", "rtol": 1e-3})
     out = compare_tables(cfg, cand, ref)
     line = pushback_lines([{"name": "cl", "x": "l", **out}])[0]
-    assert "NaN in the candidate at l=7" in line and "inf" not in line
+    assert "NaN at l=7 where the reference is 14 (1 non-finite value in the candidate" in line and "inf" not in line
 
 
 @pytest.fixture

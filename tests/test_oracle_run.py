@@ -12,6 +12,7 @@ import numpy as np
 from supervisor.verify.oracle import heldout_store, protect_references, run_oracle
 from supervisor.verify.oracle.exam import UNAVAILABLE, Exam, private_folder
 from supervisor.verify.oracle.integrity import sha256_of
+from supervisor.verify.oracle.report import fmt
 from tests.fixtures_oracle import all_text_under, oracle, perturb, spectrum, write_table
 
 HEADER = "# 1:l 2:TT 3:EE 4:TE"
@@ -52,11 +53,13 @@ def test_failing_run_quotes_the_worst_offenders(tmp_path):
     ws = setup(tmp_path / "ws", bad)
     out = run_oracle(oracle(entry(rtol=1e-3, columns=["TT", "EE", "TE"])), ws, tmp_path / "o", None)
     assert not out.passed and out.metric == np.inf
-    assert out.summary == "oracle: 1 of 1 comparisons fail (worst: cl TE nan > rtol 0.001 at l=2)" or \
-        out.summary.startswith("oracle: 1 of 1 comparisons fail (worst: cl TE")
-    assert out.pushback[0].startswith("cl / TE: NaN in the candidate at l=2") and "200 NaN values" in out.pushback[0]
-    assert out.pushback[1] == ("cl / TT: worst at l=2: rel err 0.032 vs rtol 0.001 (32x the tolerance); "
-                               "1 of 200 points fail")
+    te, tt = REF[0, 3], REF[0, 1]
+    # a NaN is said as NaN beside the reference's value there, counted: never "nan > rtol" or an infinite error
+    assert out.summary == f"oracle: 1 of 1 comparisons fail (worst: cl TE NaN at l=2 where the reference is {fmt(te)})"
+    assert out.pushback[0] == (f"cl / TE: NaN at l=2 where the reference is {fmt(te)} (200 non-finite values in the "
+                               "candidate where the reference is finite); 200 of 200 points fail vs rtol 0.001, atol 0")
+    assert out.pushback[1] == (f"cl / TT: rel err 0.032 vs rtol 0.001 at l=2: |cand - ref| = {fmt(0.032 * tt)}, "
+                               f"|ref| = {fmt(tt)}, atol 0 (32x the tolerance); 1 of 200 points fail")
     assert strict_load(tmp_path / "o" / "oracle.json")["metrics"]["cl"] == "inf"
 
 

@@ -92,5 +92,14 @@ def full_lines(private: dict | None) -> list[str]:
             continue
         out.append(f"{head}: worst {worst['column']} at {_where(entry, float(worst['x_worst']))}: "
                    f"rel err {float(worst['rel_worst']):.10g}, {float(worst['ratio']):.10g}x the tolerance; "
-                   f"{worst['failing']} of {worst['points']} points fail")
+                   f"{worst['failing']} of {worst['points']} points fail" + _numbers(worst))
     return out
+
+
+def _numbers(col: dict) -> str:
+    """The worst point's |cand - ref|, |ref| and atol (full precision: this log is the user's alone); "" for a record
+    written before the oracle kept them."""
+    if "ref_worst" not in col:
+        return ""
+    return (f" (|cand - ref| = {float(col['abs_worst']):.10g}, |ref| = {abs(float(col['ref_worst'])):.10g}, atol "
+            f"{float(col['atol']):g})")

@@ -5,7 +5,8 @@ absolute" (rtol and atol), "within 10^-5" (rtol); and a field's own, where the g
 A name counts where the goal writes it as a word of its own, as the field is named (case as written, two characters
 or more: a one-letter name such as T is too easily an ordinary word). Its tolerance is the first one the goal states
 after it, before the next name and before the sentence (or a ";") ends; names side by side ("rho and energy",
-"rho, momx") share it. What the goal says of no name in particular is the tolerance of everything else.
+"rho, momx") share it. What the goal says of no name in particular is the tolerance of everything else. A field is
+named by the last word of its path that is not a generic one (``short_name``: "/state/rho/data" is rho).
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Tolerance:
     rtol: float
     atol: float = 0.0
     source: str = ""  # the goal's words it came from; "" for the default
+    # The goal states an absolute tolerance ("1e-14 absolute", even "0 absolute"): init uses it as it is, and
+    # derives none from the reference's scale (cli/init/scales.py).
+    atol_stated: bool = False
 
     def comment(self) -> str:
         if self.source:
@@ -48,7 +52,7 @@ def _number(text: str) -> float:
 def tolerance_from_goal(goal: str) -> Tolerance:
     """"to 0.1%" -> rtol 1e-3; "1e-6 relative" -> rtol 1e-6; "1e-10 absolute" -> atol 1e-10; else the default."""
     rtol = atol = None
-    sources = []
+    sources: list[str] = []
     for match in WORDED.finditer(goal):
         value = _number(match.group(1))
         if match.group(2).lower().startswith(("abs", "atol")):
@@ -64,7 +68,7 @@ def tolerance_from_goal(goal: str) -> Tolerance:
         sources.append(match.group(0))
     if rtol is None and atol is None:
         return Tolerance(DEFAULT_RTOL)
-    return Tolerance(rtol if rtol is not None else 0.0, atol or 0.0, ", ".join(sources))
+    return Tolerance(rtol if rtol is not None else 0.0, atol or 0.0, ", ".join(sources), atol is not None)
 
 
 def _first_stated(words: str) -> tuple[Tolerance, int, int] | None:
@@ -115,5 +119,15 @@ def goal_tolerances(goal: str, names: Iterable[str]) -> tuple[Tolerance, dict[st
         general = tolerance_from_goal(goal)
     for its in own.values():  # "momx to 1e-8 relative" says nothing of an absolute floor: the general one holds
         if not re.search(r"abs|atol", its.source, re.IGNORECASE):
-            its.atol = general.atol
+            its.atol, its.atol_stated = general.atol, general.atol_stated
     return general, own
+
+
+GENERIC = {"data", "value", "values", "field", "fields", "array", "dataset"}
+
+
+def short_name(field_key: str) -> str:
+    """How a goal names a field: the last word of its path that is not a generic one ("/state/rho/data": rho)."""
+    parts = [p for p in field_key.strip("/").split("/") if p]
+    named = [p for p in parts if p.lower() not in GENERIC]
+    return (named or parts or [field_key])[-1]

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.cli.init.goal_words import Tolerance, goal_tolerances
+from supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
+from supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
 from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
@@ -41,6 +42,8 @@ class Comparison:
     heldout: bool = False  # --holdout: the reference moved to nightshift's private store (cli/init_holdout.py)
     fields: list[str] = field(default_factory=list)  # N-d fields of the file, each compared over all its elements
     shapes: list[tuple[int, ...]] = field(default_factory=list)  # the fields' shapes, for the comment
+    derived: list[Derived] = field(default_factory=list)  # atol from the reference's scale (cli/init/derived_atol.py)
+    sample: object = None  # a table's first rows as the survey read them (peek.py): what a big table's scale starts from
 
 
 @dataclass
@@ -92,7 +95,8 @@ def _comparison(ws_rel: str, under_ref: str, candidate_dir: str, data: DataSet, 
     if x is None and len(table.columns) > 1:
         notes.append("no monotonic column in the first rows: compared row by row (set x if there is a grid)")
     return Comparison(name=name, reference=ws_rel + suffix, candidate=f"{candidate_dir}/{under_ref}{suffix}",
-                      x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes)
+                      x=key(x) if x is not None else None, columns=columns, rows_seen=table.rows, notes=notes,
+                      sample=table)
 
 
 def _field_block(ws_rel: str, under_ref: str, candidate_dir: str, found: list[DataSet], name: str) -> Comparison:
@@ -142,17 +146,9 @@ def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = 
             comparisons.append(_comparison(ws_rel, under, candidate_dir.rstrip("/") or ".", data, name))
     names = {short_name(f) for c in comparisons for f in c.fields} | {c.name for c in comparisons if c.shapes}
     general, own = goal_tolerances(goal, names)
-    return Survey(comparisons, skipped, general, own)
-
-
-GENERIC = {"data", "value", "values", "field", "fields", "array", "dataset"}
-
-
-def short_name(field_key: str) -> str:
-    """How a goal names a field: the last word of its path that is not a generic one ("/state/rho/data": rho)."""
-    parts = [p for p in field_key.strip("/").split("/") if p]
-    named = [p for p in parts if p.lower() not in GENERIC]
-    return (named or parts or [field_key])[-1]
+    survey = Survey(comparisons, skipped, general, own)
+    derive(workspace, survey)
+    return survey
 
 
 def _toml(value: object) -> str:
@@ -188,14 +184,7 @@ def oracle_section(survey: Survey) -> str:
         if tol.atol:
             out.append(f"atol = {tol.atol:g}\n")
             out.append('# tolerance = "sum"        # rtol and atol: "sum" (numpy), "either" (numdiff), "both" (strict)\n')
-        own = [(f, survey.own[short_name(f)]) for f in comp.fields if short_name(f) in survey.own
-               and (survey.own[short_name(f)].rtol, survey.own[short_name(f)].atol) != (tol.rtol, tol.atol)]
-        for name, its in own:  # the goal gave this field a tolerance of its own
-            out.append(f"per_field.{_toml(name)} = {{ rtol = {its.rtol:g}, atol = {its.atol:g} }}"
-                       f"   # {its.comment()}\n")
-        if comp.fields and not own:
-            out.append(f"# per_field.{_toml(comp.fields[0])} = {{ rtol = {tol.rtol:g}, atol = 1e-14 }}"
-                       "   # one field's own tolerance\n")
+        out += field_overrides(survey, comp, tol) if comp.fields else block_overrides(comp)
         if comp.x is not None:
             out.append('# interpolate = "loglog"   # when the candidate\'s x grid differs from the reference\'s\n')
     return "".join(out)
@@ -235,4 +224,4 @@ def describe(survey: Survey) -> list[str]:
                  + (f", atol = {survey.tolerance.atol:g}" if survey.tolerance.atol else ""))
     lines += [f"  {name}: its own {its.comment()}: rtol = {its.rtol:g}, atol = {its.atol:g}"
               for name, its in sorted(survey.own.items())]
-    return lines
+    return lines + summary_lines(survey)

@@ -11,7 +11,7 @@ import shlex
 from typing import Iterable
 
 from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
-from supervisor.verify.oracle.report import where
+from supervisor.verify.oracle.report import nonfinite_words, worst_words
 
 
 def _comparisons(ctx: PreflightContext):
@@ -103,9 +103,11 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
         return Line(NOTE, "gap today", f"{name}: already within tolerance (worst {entry['ratio']:.3g} x tol); is "
                                        "this part of the goal already met?")
     worst = max(entry.get("columns") or [{}], key=lambda c: c.get("ratio", 0))
-    at = f" at {where(entry, worst)}" if worst.get("x_worst") is not None else ""
-    return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}, "
-                                   f"max rel {worst.get('max_rel', float('nan')):.3g}{at})")
+    # the point furthest outside its tolerance (atol included), not the largest relative error: that one sits
+    # where the reference is near zero by symmetry, which is rarely where the physics is wrong
+    said = (nonfinite_words(entry, worst) or worst_words(entry, worst)) if worst.get("x_worst") is not None else ""
+    return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}"
+                                   + (f": {said})" if said else ")"))
 
 
 def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:

@@ -77,9 +77,7 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
         tol = _tolerance_at(cfg, key, name, ref, values)
         usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))
         if len(usable) == 0:
-            found.problems.append(f"{cfg.name} {name}: the tolerance is zero at every point (all zeros with only "
-                                  "rtol, or tolerance = \"both\" with atol = 0): any difference at all fails; set "
-                                  "atol for this column")
+            found.problems.append(zero_tolerance(f"{cfg.name} {name}", values[inside], "point"))
             continue
         at = int(usable[len(usable) // 2])
         moved = values.copy()
@@ -89,6 +87,19 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     if found.ok:
         found.checked.append(f"{FACTOR:g}x the tolerance at one point is caught there; a constant fails")
     return found
+
+
+def zero_tolerance(what: str, values: np.ndarray, unit: str) -> str:
+    """The one line for a comparison nothing but an exact match can pass: a reference that is zero everywhere with
+    no absolute tolerance (init derives none from it: how close to zero is zero is the user's word), or tolerance =
+    "both" with atol = 0."""
+    finite = values[np.isfinite(values)]
+    if not np.any(finite):
+        return (f"{what}: the reference is zero everywhere, so a relative tolerance compares nothing and any "
+                "difference at all fails; it needs an absolute tolerance: state one in the goal (e.g. \"1e-12 "
+                "absolute\") and run `nightshift init` again, or write atol for it in nightshift.toml")
+    return (f"{what}: the tolerance is zero at every {unit} (tolerance = \"both\" with atol = 0): any difference "
+            "at all fails; set atol")
 
 
 def _column_result(result: dict, name: str, index: int) -> dict:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.calibrate import FACTOR, Calibration
+from supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
 from supervisor.verify.oracle.compare import _tolerances, point_tolerance
 from supervisor.verify.oracle.field import Field, open_field
 from supervisor.verify.oracle.field_compare import _scale_of, compare_fields
@@ -50,8 +50,7 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     tol = point_tolerance(np.abs(flat) if fixed is None else np.full(flat.shape, fixed), rtol, atol, cfg.tolerance)
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
     if not len(usable):
-        found.problems.append(f"{cfg.name}: the tolerance is zero at every element (all zeros with only rtol, or "
-                              "tolerance = \"both\" with atol = 0): any difference at all fails; set atol")
+        found.problems.append(zero_tolerance(cfg.name, flat, "element"))
         return found
     at = int(usable[len(usable) // 2])
     moved = flat.copy()

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from supervisor.verify.oracle.evidence import table_distinct
+# the pointwise rule lives in pointwise.py; calibrate.py and field_compare.py import it from here too
+from supervisor.verify.oracle.pointwise import (_nan_to_inf, _nonfinite, _over, _percentiles, point_ratios,  # noqa: F401
+                                                first_nonfinite, point_tolerance, values_at)
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -183,45 +186,6 @@ def _tolerances(cfg: CompareConfig, key: str | int, name: str) -> tuple[float, f
     return rtol, atol, scale
 
 
-def point_tolerance(scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
-    """The allowed difference at each point, the rule point_ratios applies (kept beside it so the two agree):
-    "sum" atol + rtol*|s|; "either" the larger; "both" the smaller, and with atol = 0 nothing at all."""
-    rel = rtol * np.abs(scale)
-    if mode == "either":
-        return np.maximum(atol, rel)
-    if mode == "both":
-        return np.minimum(atol, rel)
-    return atol + rel
-
-
-def point_ratios(diff: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str) -> np.ndarray:
-    """Error over tolerance at each point (<= 1 passes); NaN anywhere becomes inf."""
-    if mode == "sum":
-        tol = scale * rtol
-        tol += atol
-        ratio = _over(diff, tol, into_den=True)
-    else:
-        ratio = _over(diff, scale * rtol, into_den=True)
-        if atol:
-            (np.minimum if mode == "either" else np.maximum)(ratio, diff / atol, out=ratio)
-        elif mode == "both":  # a zero absolute tolerance: any difference at all fails
-            ratio[diff > 0] = np.inf
-        # "either" with atol = 0: d <= 0 only where d == 0, where the relative ratio is already 0
-    _nan_to_inf(ratio)
-    return ratio
-
-
-def _over(num: np.ndarray, den: np.ndarray, into_den: bool = False) -> np.ndarray:
-    """num / den with 0/0 = 0 and x/0 = inf for x > 0 (an exact match passes a zero tolerance).
-    With ``into_den`` the result overwrites ``den`` (a temporary), saving a column-sized copy."""
-    zero = den == 0
-    with np.errstate(all="ignore"):
-        out = np.divide(num, den, out=den if into_den else None)
-    if zero.any():
-        out[zero] = np.where(num[zero] > 0, np.inf, np.where(num[zero] == 0, 0.0, np.nan))
-    return out
-
-
 def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, ref: np.ndarray, x: np.ndarray,
              lookup, rows: np.ndarray | None = None) -> dict:
     row = (lambda i: int(rows[i])) if rows is not None else int
@@ -252,51 +216,14 @@ def _measure(cfg: CompareConfig, name: str, key: str | int, cand: np.ndarray, re
              "max_abs": abs_at, "x_max_abs": float(x[i_abs]), "row_max_abs": row(i_abs),
              "ratio": ratio_at, "x_worst": float(x[worst]), "row_worst": row(worst),
              "passed": failing == 0}
-    if found["nonfinite"]:  # NaN is named as NaN, with where it first appears (not folded into "inf")
-        nan_at = np.flatnonzero(np.isnan(cand))
-        found.update(nan=int(len(nan_at)), x_first_nan=float(x[nan_at[0]]) if len(nan_at) else None,
-                     row_first_nan=row(nan_at[0]) if len(nan_at) else None,
-                     worst_is_nan=bool(np.isnan(cand[worst])))
+    found.update(values_at(cand, ref, worst))
+    if found["nonfinite"]:  # NaN or inf is named as what it is, where it first appears (not folded into "inf")
+        bad = np.flatnonzero(~np.isfinite(cand) & np.isfinite(ref))
+        if len(bad):
+            found.update(first_nonfinite(cand, ref, int(bad[0]), len(bad)), x_first_nonfinite=float(x[bad[0]]),
+                         row_first_nonfinite=row(bad[0]))
     i_rel = int(np.argmax(rel))
     found.update(max_rel=float(rel[i_rel]), x_max_rel=float(x[i_rel]), row_max_rel=row(i_rel),
                  rel_worst=float(rel[worst]))
     found["median_rel"], found["p95_rel"] = _percentiles(rel)  # last use of rel: partitioned in place
     return found
-
-
-def _nan_to_inf(values: np.ndarray) -> None:
-    """In place; the cheap sum finds out first whether there is any NaN to replace (usually none)."""
-    with np.errstate(all="ignore"):
-        if not np.isnan(values.sum()):
-            return
-    values[np.isnan(values)] = np.inf
-
-
-def _nonfinite(values: np.ndarray) -> int:
-    with np.errstate(all="ignore"):
-        if np.isfinite(values.sum()):
-            return 0
-    return int((~np.isfinite(values)).sum())
-
-
-def _percentiles(values: np.ndarray) -> tuple[float, float]:
-    """Median and 95th percentile (numpy's linear definition, to the bit), in one partition pass that reorders
-    ``values``; inf where numpy says NaN (a NaN among them, or none at all). Not np.percentile itself: it calls
-    np.unique, whose first use imports numpy.ma, 7 ms of a `nightshift compare` process."""
-    flat = values.reshape(-1)
-    n = len(flat)
-    if n == 0:
-        return math.inf, math.inf
-    at = (n - 1) * np.array([0.5, 0.95])  # numpy's virtual indexes for "linear"
-    low = np.floor(at)
-    gamma = at - low
-    low = low.astype(np.intp)
-    high = np.minimum(low + 1, n - 1)
-    flat.partition(sorted({n - 1, *low.tolist(), *high.tolist()}))  # n - 1: a NaN sorts last
-    if np.isnan(flat[-1]):  # numpy's answer is NaN then
-        return math.inf, math.inf
-    a, b = flat[low], flat[high]
-    with np.errstate(all="ignore"):
-        diff = b - a
-        found = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)  # numpy's _lerp
-    return tuple(math.inf if math.isnan(v) else float(v) for v in found)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from supervisor.verify.oracle.compare import _nan_to_inf, _over, _percentiles, _tolerances, point_ratios
+from supervisor.verify.oracle.pointwise import first_nonfinite, values_at
 from supervisor.verify.oracle.evidence import distinct_count
 from supervisor.verify.oracle.field import Field, location, open_field
 from supervisor.verify.oracle.table import OracleInputError, table_from_array
@@ -73,7 +74,7 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
     total = ref.size
     rel_all = np.empty(total, dtype=np.float32)  # for the median and p95: half the field, not all of it
     worst = i_abs = i_rel = failing = nonfinite = nan = 0
-    first_nan = None
+    first_bad = None  # the first element where the candidate is NaN or inf
     ratio_at = abs_at = rel_at = -math.inf
     rel_worst = math.nan
     only_rtol = atol == 0 and rtol > 0 and cfg.tolerance in ("sum", "either")
@@ -89,8 +90,8 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
                 nonfinite += int(bad.sum())
                 isnan = np.isnan(c)
                 nan += int(isnan.sum())
-                if first_nan is None and isnan.any():
-                    first_nan = lo + int(np.flatnonzero(isnan)[0])
+                if first_bad is None:
+                    first_bad = lo + int(np.flatnonzero(bad)[0])
             diff = np.subtract(c, r, out=c)  # c is not needed after this
             np.abs(diff, out=diff)
         _nan_to_inf(diff)
@@ -126,13 +127,9 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
              "max_abs": abs_at, "x_max_abs": float(i_abs), "row_max_abs": i_abs, "where_max_abs": _at(ref, i_abs),
              "ratio": ratio_at, "x_worst": float(worst), "row_worst": worst, "where_worst": _at(ref, worst),
              "index_worst": list(_index(ref, worst)), "coords_worst": _coords(ref, worst),
-             "abs_worst": _abs_at(cand, ref, worst), "ref_zero_worst": _reference_zero(ref, worst),
              "max_rel": rel_at, "x_max_rel": float(i_rel), "row_max_rel": i_rel, "where_max_rel": _at(ref, i_rel),
              "rel_worst": rel_worst, "passed": failing == 0}
-    if nonfinite:
-        found.update(nan=nan, worst_is_nan=first_nan is not None and first_nan == worst,
-                     x_first_nan=float(first_nan) if first_nan is not None else None, row_first_nan=first_nan,
-                     where_first_nan=_at(ref, first_nan) if first_nan is not None else None)
+    found.update(_quoted(cand, ref, worst, first_bad, nonfinite), nan=nan)
     found["median_rel"], found["p95_rel"] = _percentiles(rel_all)
     del rel_all
     if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
@@ -177,13 +174,11 @@ def _coords(found: Field, flat: int) -> dict[str, float]:
     return {d: float(c[i]) for d, c, i in zip(found.dims, found.coords, _index(found, flat)) if c is not None}
 
 
-def _reference_zero(ref: Field, flat: int) -> bool:
-    """The reference is zero at the worst element: its relative error is no number to print."""
-    return float(ref.source[_index(ref, flat)]) == 0.0
-
-
-def _abs_at(cand: Field, ref: Field, flat: int) -> float:
-    index = _index(ref, flat)
-    with np.errstate(all="ignore"):
-        value = abs(float(cand.source[index]) - float(ref.source[index]))
-    return value if math.isfinite(value) else math.inf
+def _quoted(cand: Field, ref: Field, worst: int, first_bad: int | None, nonfinite: int) -> dict:
+    """The values a failing line quotes: at the worst element, and at the first NaN or inf of the candidate."""
+    found = values_at(cand.source, ref.source, _index(ref, worst))
+    if first_bad is not None:
+        found.update(first_nonfinite(cand.source, ref.source, _index(ref, first_bad), nonfinite),
+                     row_first_nonfinite=first_bad, x_first_nonfinite=float(first_bad),
+                     where_first_nonfinite=_at(ref, first_bad))
+    return found

@@ -43,26 +43,42 @@ def where(entry: dict, col: dict, which: str = "worst") -> str:
     return x_label(entry, col[f"x_{which}"], col.get(f"row_{which}"))
 
 
-def error_words(col: dict) -> str:
-    """The worst point's error: relative, or absolute where the reference is zero (never 0/0 or inf)."""
+def worst_words(entry: dict, col: dict) -> str:
+    """The worst point in numbers: its relative error beside |cand - ref|, |ref| and atol there (a relative error
+    alone says nothing where the reference is near zero), or the absolute error where the reference is 0."""
+    at = where(entry, col)
+    gap = fmt(float(col.get("abs_worst", col["max_abs"])))  # float(): a report read back holds "inf" as text
     if col.get("ref_zero_worst"):
-        return f"abs err {fmt(col.get('abs_worst', col['max_abs']))} where the reference is 0"
-    return f"rel err {fmt(col['rel_worst'])}"
+        return f"at {at} the reference is 0: |cand - ref| = {gap} vs atol {col['atol']:g}"
+    ref = col.get("ref_worst")
+    size = f", |ref| = {fmt(abs(float(ref)))}" if ref is not None else ""
+    return f"rel err {fmt(float(col['rel_worst']))} vs rtol {col['rtol']:g} at {at}: |cand - ref| = {gap}{size}, " \
+           f"atol {col['atol']:g}"
+
+
+def nonfinite_words(entry: dict, col: dict, counted: bool = True) -> str | None:
+    """The candidate's first NaN or inf where the reference is a number, said as such and counted; None if none."""
+    if "cand_first_nonfinite" not in col:
+        return None
+    value = float(col["cand_first_nonfinite"])
+    word = "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    count = int(col["nonfinite_where_finite"])
+    words = f"{word} at {where(entry, col, 'first_nonfinite')} where the reference is " \
+            f"{fmt(float(col['ref_first_nonfinite']))}"
+    if counted:
+        words += f" ({count} non-finite value{'s' * (count != 1)} in the candidate where the reference is finite)"
+    return words
 
 
 def _column_line(entry: dict, col: dict) -> str:
     head = f"{'held-out ' if entry.get('heldout') else ''}{entry['name']}"
     head += "" if col.get("kind") == "field" else f" / {col['column']}"  # a field is its comparison
-    tol = f"rtol {col['rtol']:g}" + (f" + atol {col['atol']:g}" if col["atol"] else "")
-    if col.get("worst_is_nan"):
-        where_nan = col.get("where_first_nan") or x_label(entry, col["x_first_nan"], col.get("row_first_nan"))
-        return (f"{head}: NaN in the candidate at {where_nan} ({col['nan']} NaN "
-                f"value{'s' if col['nan'] != 1 else ''}); {col['failing']} of {col['points']} points fail vs {tol}")
-    line = (f"{head}: worst at {where(entry, col)}: {error_words(col)} vs {tol} "
-            f"({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of {col['points']} points fail")
-    if col["nonfinite"]:
-        line += f"; {col['nonfinite']} NaN/Inf values in the candidate"
-    return line
+    bad = nonfinite_words(entry, col)
+    if bad:
+        return (f"{head}: {bad}; {col['failing']} of {col['points']} points fail vs rtol {col['rtol']:g}, atol "
+                f"{col['atol']:g}")
+    return (f"{head}: {worst_words(entry, col)} ({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of "
+            f"{col['points']} points fail")
 
 
 def _entry_lines(entry: dict) -> list[str]:
@@ -112,10 +128,17 @@ def _worst_phrase(entry: dict) -> str:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
     sign = ">" if col["ratio"] > 1 else "<="
     what = "" if col.get("kind") == "field" else f" {col['column']}"
+    bad = nonfinite_words(entry, col, counted=False)
+    if bad:  # never "inf > rtol": the candidate is not a number there
+        return f"{prefix}{what} {bad}"
     if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
         return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} {sign} atol {col['atol']:g} "
                 f"where the reference is 0, at {where(entry, col)}")
-    return f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
+    line = f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
+    if col["ratio"] > 1 and "ref_worst" in col:  # a failing worst point: its absolute error and |ref| beside
+        line += (f", |cand - ref| = {fmt(float(col.get('abs_worst', col['max_abs'])))}, |ref| = "
+                 f"{fmt(abs(float(col['ref_worst'])))}, atol {col['atol']:g}")
+    return line
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:

@@ -1,0 +1,133 @@
+"""Issue 35's bad input: a reference whose scale is zero everywhere (an all-zero field, an all-zero table column)
+has nothing to derive an absolute tolerance from. init says, one line each, that it needs one and how to give it,
+and writes none; `nightshift check` then refuses that comparison in one line (no traceback, exit 1) until the goal
+or the user states one. A goal that states an absolute tolerance is used as it is, and nothing is derived. A
+held-out reference's derived floor is only a power of ten (nightshift.toml is the agent's to read).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import h5py
+import numpy as np
+import pytest
+
+from supervisor.config.schema import load_config
+from tests.fixtures_core import nightshift, require_tool
+from tests.fixtures_symmetry import reference_field, write_all
+
+
+@pytest.fixture
+def refs(tmp_path):
+    """The symmetric field's references, plus an HDF5 file with an all-zero field beside a live one and a table
+    with an all-zero column."""
+    require_tool("git")
+    root = tmp_path / "ws"
+    write_all(root / "reference", reference_field())
+    with h5py.File(root / "reference" / "state.h5", "w") as f:
+        f["rho"] = 1.0 + reference_field()
+        f["momy"] = np.zeros((16, 12))
+    x = np.arange(1.0, 41.0)
+    np.savetxt(root / "reference" / "spectra.dat", np.column_stack([x, 1 / x, np.zeros_like(x)]), header="1:l 2:TT 3:BB")
+    return root
+
+
+def init(root, goal: str, *extra: str):
+    out = nightshift("init", str(root), "--goal", goal, "--reference-dir", "reference", "--agent", "demo", *extra)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_an_all_zero_field_or_column_is_named_as_needing_an_absolute_tolerance_and_check_refuses_it(refs):
+    said = init(refs, "agree to 1e-6 relative")
+    needs = [line for line in said.splitlines() if "NEEDS atol" in line]
+    assert len(needs) == 2, said
+    for line, what in zip(sorted(needs), ("reference/spectra.dat column BB", "reference/state.h5:/momy")):
+        assert what + " is zero everywhere" in line and "state one in the goal" in line and "write atol" in line, line
+    by_name = {c.name: c for c in load_config(refs).oracle.compare}
+    assert by_name["state:momy"].atol == 0 and "BB" not in by_name["spectra"].per_column  # none written for them
+    assert by_name["state:rho"].atol > 0 and by_name["spectra"].per_column["TT"].atol > 0  # their neighbours have one
+    done = nightshift("check", str(refs), timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    refused = [line for line in done.stdout.splitlines() if line.startswith("FAIL") and "calibration" in line]
+    assert len(refused) == 2, done.stdout
+    for line, what in zip(sorted(refused), ("spectra BB", "state:momy")):
+        assert f"{what}: the reference is zero everywhere" in line and "needs an absolute tolerance" in line, line
+        assert "state one in the goal" in line and "atol for it in nightshift.toml" in line, line
+
+
+def test_a_goal_that_states_an_absolute_tolerance_is_used_as_it_is_and_nothing_is_derived(refs):
+    said = init(refs, "agree to 1e-6 relative, 1e-12 absolute")
+    assert "NEEDS atol" not in said and "atol derived" not in said, said
+    text = (refs / "nightshift.toml").read_text()
+    assert "derived:" not in text and "per_column" not in text and "NEEDS" not in text, text
+    oracle = load_config(refs).oracle
+    assert {c.atol for c in oracle.compare} == {1e-12} and not any(c.per_column for c in oracle.compare)
+
+
+def test_a_goal_that_states_zero_absolute_is_obeyed(refs):
+    init(refs, "agree to 1e-6 relative and 0 absolute")
+    assert {c.atol for c in load_config(refs).oracle.compare} == {0.0}
+    assert "derived:" not in (refs / "nightshift.toml").read_text()
+
+
+def test_a_held_out_references_derived_floor_is_only_its_power_of_ten(refs):
+    init(refs, "agree to 1e-6 relative", "--holdout", "u")
+    text = (refs / "nightshift.toml").read_text()
+    block = text[text.index('name = "u"'):].split("[[oracle.compare]]")[0]
+    assert "heldout = true" in block, block
+    [line] = [one for one in block.splitlines() if one.startswith("atol = ")]
+    atol = float(re.match(r"atol = (\S+)", line).group(1))
+    rms = float(np.sqrt(np.mean(reference_field() ** 2)))
+    assert atol == 10.0 ** math.floor(math.log10(1e-6 * rms)) and "rounded down to a power of ten" in line, line
+    assert f"{rms:.3g}" not in block  # the held-out field's RMS itself is not written where the agent reads
+
+
+def test_a_big_reference_is_measured_on_a_sample_and_called_zero_only_when_it_all_is(tmp_path):
+    """init reads samples of big files (bench/bench_init.py): the comment says so, the sampled RMS is the data's
+    own to a few percent, and a field whose sampled slabs are all zero but which is not is never called zero."""
+    require_tool("git")
+    root = tmp_path / "ws"
+    (root / "reference").mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    sparse = np.zeros((4000, 64))
+    sparse[1234, 7] = 3.0  # between the sampled slabs: only a read of all of it finds it
+    np.save(root / "reference" / "sparse.npy", sparse)
+    np.save(root / "reference" / "empty.npy", np.zeros((4000, 64)))
+    x = np.arange(1.0, 60001.0)
+    wave = np.sin(x / 50.0) * (1 + 0.01 * rng.random(len(x)))
+    np.savetxt(root / "reference" / "wave.dat", np.column_stack([x, wave]), header="1:t 2:w", fmt="%.17g")
+    assert (root / "reference" / "wave.dat").stat().st_size > 1 << 20  # sampled, not read whole
+    said = init(root, "agree to 1e-6 relative")
+    by_name = {c.name: c for c in load_config(root).oracle.compare}
+    assert by_name["sparse"].atol == float(f"{1e-6 * float(np.sqrt(np.mean(sparse ** 2))):.3g}"), said  # read all
+    assert "reference/sparse.npy is zero everywhere" not in said and "reference/empty.npy is zero everywhere" in said
+    text = (root / "nightshift.toml").read_text()
+    [line] = [one for one in text.splitlines() if one.startswith('per_column."w"')]
+    assert re.search(r"over a sample of \d+ values", line), line
+    sampled = float(re.search(r"= 1e-06 x ([0-9.e+-]+) over", line).group(1))
+    assert abs(sampled / float(np.sqrt(np.mean(wave ** 2))) - 1) < 0.1, line  # the whole column's RMS, near enough
+
+
+@pytest.mark.parametrize("value,words", [("-1", "greater than or equal to 0, got -1"),
+                                         ('"tight"', "a valid number, unable to parse string as a number, got 'tight'")])
+def test_a_bad_per_column_atol_is_named_with_its_key_and_line(refs, value, words):
+    init(refs, "agree to 1e-6 relative")
+    toml = refs / "nightshift.toml"
+    lines = toml.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('per_column."TT"'))
+    lines[at] = f'per_column."TT" = {{ atol = {value} }}'
+    toml.write_text("\n".join(lines) + "\n")
+    done = nightshift("compare", str(refs))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("nightshift compare: ") and line.endswith(
+        f"nightshift.toml line {at + 1}: oracle.compare[{_index_of(refs, 'spectra')}].per_column.TT.atol input should "
+        f"be {words}"), line
+
+
+def _index_of(root, name: str) -> int:
+    import tomllib
+    text = (root / "nightshift.toml").read_text().replace("atol = -1", "atol = 1").replace('atol = "tight"', "atol = 1")
+    return [b["name"] for b in tomllib.loads(text)["oracle"]["compare"]].index(name)
