@@ -20,7 +20,8 @@ OFF_WHY = ("no Anthropic key and no Claude login found here: only the oracle and
 class JudgeChoice:
     on: bool
     via: str   # "api" | "agent" | "" when off
-    why: str   # the words for the comment and the summary
+    why: str   # the words for the summary
+    short: str = "no Anthropic key or Claude login here"  # the words for nightshift.toml's comment, when off
 
     def block(self) -> str:
         """The [judge] section of nightshift.toml as init writes it."""
@@ -30,8 +31,8 @@ class JudgeChoice:
                     "when = \"claim\"             # it can only add failures; `enabled = false` turns it off\n"
                     "via = \"auto\"               # the API when ANTHROPIC_API_KEY is set, else the claude CLI's "
                     "login\n")
-        return (f"\n# [judge]                   # off: {self.why}.\n"
-                "# when = \"claim\"           # with a key or a Claude login, uncomment these two lines\n")
+        return (f"\n# [judge]                   # off: {self.short}; with one, uncomment these two lines\n"
+                "# when = \"claim\"\n")
 
     def summary(self) -> str:
         if self.on:
