@@ -29,7 +29,9 @@ BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over
 
 def _same_shape(cand: Field, ref: Field) -> None:
     if cand.shape != ref.shape:
-        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}; write the "
+        stated = "".join(f" ({side}: {note})" for side, found in (("reference", ref), ("candidate", cand))
+                         for note in found.notes if "data_length" in note)
+        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}{stated}; write the "
                                "candidate on the reference's grid (same dimensions, same order)", "both",
                                "wrong shape")
     for axis, (a, b) in enumerate(zip(cand.coords, ref.coords)):
@@ -154,15 +156,23 @@ def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_
                                        f"reference {ref.shape}; write the field as the reference has it", "both",
                                        "wrong shape")  # "both": it quotes the reference's shape
             if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
-                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
+                rows = min(ref.shape[0], max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1))))
                 slab = np.asarray(ref.source[:rows], dtype=float)
                 scan.take(ref_path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
             result = compare_fields(comp, cand, ref, (ref_part or ref_path.name).strip("/"))
-    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
+    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None,
+                 note=layout_note(ref, cand),
                  points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
     if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
         found["distinct"] = result.pop("distinct")
     return found
+
+
+def layout_note(ref: Field, cand: Field) -> str | None:
+    """What either file states that was not used (a coordinate of the wrong length), and rows beyond a stated
+    length: said beside the comparison, so nothing the file says is silently dropped."""
+    said = ref.notes + [f"the candidate: {note}" for note in cand.notes if note not in ref.notes]
+    return "; ".join(said) or None
 
 
 def _index(found: Field, flat: int) -> tuple[int, ...]:

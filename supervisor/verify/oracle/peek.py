@@ -4,7 +4,9 @@ whole file (a folder of gigabytes is looked at in well under a second).
 ``peek_file`` uses the same rules as the oracle's readers (readers.py, read_text.py): a text table's header is
 found exactly as the comparison will find it, an ``.npz`` or HDF5 group of 1-D arrays of one length is one
 table of named columns, any other array is its own data set named by its part (``file.npz:key``,
-``file.h5:/group/dset``). Only headers and up to ``SAMPLE_ROWS`` rows are read.
+``file.h5:/group/dset``). A field's coordinate (a ``times`` beside a trajectory's ``data``) and rows beyond a stated
+``data_length`` are no data set of their own: layout.py decides it for init and the oracle alike. Only headers, up to
+``SAMPLE_ROWS`` rows and 1-D coordinate candidates are read.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class DataSet:
     sample: Table | None
     warnings: list[str] = field(default_factory=list)
     shape: tuple[int, ...] | None = None
+    located: str | None = None  # a field's coordinates and where they come from ("t from /times, x, y from ...")
 
     @property
     def is_field(self) -> bool:
@@ -164,16 +167,18 @@ def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int])
 
 
 def _peek_npz(path: Path) -> list[DataSet]:
-    with zipfile.ZipFile(path) as archive:
-        names = [n for n in archive.namelist() if n.endswith(".npy")]
+    from supervisor.verify.oracle.field import npz_shapes
+    from supervisor.verify.oracle.readers import npz_columns
+
+    with np.load(path, allow_pickle=False) as archive:
+        shapes = npz_shapes(archive)
+        columns = npz_columns(archive)
         arrays, lengths, fields = {}, {}, []
-        for member in names:
-            key = member[: -len(".npy")]
-            head, shape = _npy_member_head(archive, member)
-            if len(shape) >= 2 and not head.dtype.names:
+        for key, shape in shapes.items():
+            if len(shape) >= 2:
                 fields.append(DataSet(key, None, shape=tuple(shape)))
-                continue
-            arrays[key], lengths[key] = head, shape[0] if shape else 0
+            elif key in columns:
+                arrays[key], lengths[key] = _npy_member_head(archive.zip, key + ".npy")[0], shape[0] if shape else 0
     if not arrays and not fields:
         raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
     tables = [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
@@ -186,21 +191,27 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] extra)",
                                kind="h5py missing") from None
+    from supervisor.verify.oracle.hdf5_layout import data_rows, field_axes, group_shapes, table_of
+
     found: list[DataSet] = []
     with h5py.File(path, "r") as handle:
         groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
         for group in groups:
-            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset) and not _is_scale(v)}
             prefix = group.name.rstrip("/")
-            for k, v in list(members.items()):
-                if v.ndim >= 2 and not v.dtype.names:  # a field: compared over all its elements
-                    found.append(DataSet(f"{prefix}/{k}", None, shape=tuple(v.shape)))
-                    del members[k]
+            for k, shape in group_shapes(group).items():
+                if len(shape) >= 2 and not group[k].dtype.names:  # a field: compared over all its elements
+                    axes = field_axes(group[k])
+                    found.append(DataSet(f"{prefix}/{k}", None, axes.notes, shape, _located(axes)))
+            members = {k: group[k] for k in table_of(group)}
             if not any(v.shape != () for v in members.values()):
                 continue
-            arrays = {k: np.asarray(v[()] if v.shape == () else v[:SAMPLE_ROWS]) for k, v in members.items()}
-            lengths = {k: v.shape[0] if v.shape else 0 for k, v in members.items()}
+            arrays = {k: np.asarray(v[()] if v.shape == () else v[:min(SAMPLE_ROWS, data_rows(v))])
+                      for k, v in members.items()}
+            lengths = {k: data_rows(v) if v.shape else 0 for k, v in members.items()}
+            beside = any(len(s) >= 2 for s in group_shapes(group).values())
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
+                if part is None and len(arrays) == 1 and beside:  # one column beside a field: named, not "the file"
+                    part = next(iter(arrays))
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
                 found.append(DataSet(full, table))
     if not found:
@@ -208,9 +219,13 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     return found
 
 
-def _is_scale(dataset) -> bool:
-    """An HDF5 dimension scale: a field's coordinate, not a data set of its own."""
-    return dataset.attrs.get("CLASS") in (b"DIMENSION_SCALE", "DIMENSION_SCALE")
+def _located(axes) -> str | None:
+    """"t from /times; x, y from its grid attribute": the axes a location will name, and where they come from."""
+    by_source: dict[str, list[str]] = {}
+    for dim, source in zip(axes.dims, axes.sources):
+        if source is not None:
+            by_source.setdefault(source, []).append(dim)
+    return "; ".join(f"{', '.join(dims)} from {source}" for source, dims in by_source.items()) or None
 
 
 def _peek_netcdf(path: Path) -> list[DataSet]:

@@ -1,0 +1,195 @@
+"""How a container lays out a field beside what describes it, decided in one place so that init (peek.py), the
+table readers (readers.py) and the field reader (field.py) read every file the same way.
+
+- A stated length: rows beyond an integer attribute ``data_length`` (py-pde's preallocating FileStorage writes 16
+  rows and says 11 are data) are not data, on the dataset that states it or on the datasets of the group that
+  states it which have the group's preallocated number of rows.
+- A field's coordinates: an attached HDF5 dimension scale; else, for its first axis, a 1-D sibling of that length
+  (a trajectory's ``times`` beside its ``data``), preferring a usual coordinate name, else the only monotonic one;
+  for its last axes, a grid a JSON attribute states (py-pde's ``{"class": "CartesianGrid", "bounds": [[0, 24],
+  [0, 24]], "shape": [24, 24]}`` gives cell centres), read with json.loads only: nothing a file says is executed.
+- A group's table: its 1-D members that are not a field's coordinate (a coordinate beside other columns of its
+  length stays: it is their x).
+A coordinate of the wrong length is named in a note and never used.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+LENGTH_ATTRIBUTE = "data_length"
+TIME_NAMES = ("t", "time", "times", "tau")
+COORDINATE_NAMES = TIME_NAMES + ("x", "y", "z", "r", "step", "steps", "iteration", "iterations", "l", "ell", "k",
+                                 "a", "z_grid", "x_grid", "grid")
+JSON_LIMIT = 1 << 20  # an attribute longer than this is not parsed (a grid's description is a few hundred bytes)
+JSON_DEPTH = 4  # py-pde nests JSON strings in JSON strings three deep
+AXES = "ijklmn"  # an axis no coordinate names
+
+
+@dataclass
+class Axes:
+    """What a field's axes are, beside its values: names, coordinates (None where unknown) and notes."""
+
+    dims: list[str]
+    coords: list[np.ndarray | None]
+    notes: list[str] = field(default_factory=list)
+    sources: list[str | None] = field(default_factory=list)  # where each coordinate came from, for init's summary
+
+
+def dim_names(count: int) -> list[str]:
+    return [AXES[i] if i < len(AXES) else f"axis{i}" for i in range(count)]
+
+
+def axis_word(name: str) -> str | None:
+    """The axis a member's name says it is ("times": t), None for a name that is no coordinate's."""
+    base = name.rsplit("/", 1)[-1].strip().lower()
+    if base in TIME_NAMES:
+        return "t"
+    return base if base in COORDINATE_NAMES else None
+
+
+def monotonic(values: np.ndarray) -> bool:
+    """Strictly increasing or decreasing and finite: a grid, not a value column."""
+    if len(values) < 2 or not np.all(np.isfinite(values)):
+        return False
+    step = np.diff(values)
+    return bool(np.all(step > 0) or np.all(step < 0))
+
+
+def sibling_coordinate(shapes: dict[str, tuple[int, ...]], name: str,
+                       values: Callable[[str], np.ndarray]) -> str | None:
+    """The 1-D member beside field ``name`` that is its first axis's coordinate: of that length and monotonic, by
+    a usual coordinate name first, else the only monotonic one (two unnamed candidates: neither, no guess)."""
+    rows = shapes[name][0]
+    same = [k for k, s in shapes.items() if k != name and len(s) == 1 and s[0] == rows]
+    named = [k for k in same if axis_word(k)]
+    if named:
+        return next((k for k in named if monotonic(_floats(values(k)))), None)
+    found = [k for k in same if monotonic(_floats(values(k)))]
+    return found[0] if len(found) == 1 else None
+
+
+def misfit_coordinates(shapes: dict[str, tuple[int, ...]], fields: list[str], prefix: str = "") -> list[str]:
+    """Notes for 1-D members named as a time coordinate whose length fits no field's first axis beside them: named,
+    not used to locate (still compared as the values the file holds)."""
+    rows = {shapes[f][0] for f in fields}
+    notes = []
+    for k, s in shapes.items():
+        if len(s) == 1 and axis_word(k) == "t" and fields and s[0] not in rows:
+            notes.append(f"{prefix}{k} holds {s[0]} values but {prefix}{fields[0]} has {shapes[fields[0]][0]} rows: "
+                         "not used as its coordinate (a coordinate has one value per row)")
+    return notes
+
+
+def table_members(shapes: dict[str, tuple[int, ...]], coordinates: set[str]) -> list[str]:
+    """The members a table of this group is made of: 1-D ones that are not a field's coordinate, unless other 1-D
+    members of the coordinate's length are there too (then it is their x)."""
+    ones = [k for k, s in shapes.items() if len(s) <= 1]
+    kept = [k for k in ones if k not in coordinates]
+    return [k for k in ones if k not in coordinates or any(shapes[j] == shapes[k] for j in kept)]
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return np.array([])
+
+
+def length_value(raw: object) -> int | None | str:
+    """A stated length as an integer; a string saying why it is none (a note); None when nothing is stated."""
+    if raw is None:
+        return None
+    value = raw
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if len(value) < 64 else value
+        except ValueError:
+            pass
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(-1)[0]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or \
+            not float(value).is_integer():
+        return f"{LENGTH_ATTRIBUTE} = {str(raw)[:40]!r} is not a number of rows: every row is compared"
+    return int(value)
+
+
+def cell_centres(lo: float, hi: float, count: int) -> np.ndarray:
+    return lo + (np.arange(count) + 0.5) * ((hi - lo) / count)
+
+
+def stated_grid(texts: list[object], trailing: tuple[int, ...]) -> tuple[list[str], list[np.ndarray]] | str | None:
+    """(axis names, cell centres) of the last axes from the first grid a JSON attribute states whose shape is the
+    field's last axes; a note when a grid is stated with another shape; None when none is."""
+    misfit = None
+    for text in texts:
+        for grid in _grids(text, JSON_DEPTH):
+            shape, bounds = grid["shape"], grid["bounds"]
+            k = len(shape)
+            if k > len(trailing) or tuple(shape) != tuple(trailing[len(trailing) - k:]):
+                misfit = misfit or (f"a grid attribute states shape {list(shape)}, not the field's last axes "
+                                    f"{list(trailing)}: not used")
+                continue
+            names = _axis_names(grid, k)
+            return names, [cell_centres(float(lo), float(hi), n) for (lo, hi), n in zip(bounds, shape)]
+    return misfit
+
+
+def _axis_names(grid: dict, count: int) -> list[str]:
+    axes = grid.get("axes")
+    if isinstance(axes, list) and len(axes) == count and all(isinstance(a, str) and a for a in axes):
+        return [a[:16] for a in axes]
+    kind = str(grid.get("class", "")).lower()
+    if "cylindrical" in kind:
+        return ["r", "z"][:count]
+    if "polar" in kind or "spherical" in kind:
+        return ["r"][:count] + ["x", "y"][:count - 1]
+    return (["x", "y", "z"] if count <= 3 else [f"x{i}" for i in range(count)])[:count]
+
+
+def _grids(value: object, depth: int):
+    """Every dict with numeric ``bounds`` pairs and integer ``shape`` of one length in a JSON value (strings
+    holding JSON are parsed too, to ``depth``)."""
+    if depth < 0:
+        return
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.startswith(("{", "[", '"')) or len(text) > JSON_LIMIT:
+            return
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return
+        yield from _grids(value, depth - 1)
+        return
+    if isinstance(value, dict):
+        if _is_grid(value):
+            yield value
+            return
+        for item in value.values():
+            yield from _grids(item, depth)
+    elif isinstance(value, list):
+        for item in value[:16]:
+            yield from _grids(item, depth)
+
+
+def _is_grid(value: dict) -> bool:
+    shape, bounds = value.get("shape"), value.get("bounds")
+    if not isinstance(shape, list) or not isinstance(bounds, list) or not shape or len(shape) != len(bounds):
+        return False
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+        return False
+    return all(isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                          and np.isfinite(v) for v in b) and b[1] != b[0]
+               for b in bounds)
+
+
+__all__ = ["Axes", "LENGTH_ATTRIBUTE", "axis_word", "cell_centres", "dim_names", "length_value", "misfit_coordinates",
+           "monotonic", "sibling_coordinate", "stated_grid", "table_members"]
