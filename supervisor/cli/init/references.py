@@ -105,11 +105,16 @@ def _field_block(ws_rel: str, under_ref: str, candidate_dir: str, found: list[Da
 
 def field_notes(found: list[DataSet]) -> list[str]:
     """What init says of a file's fields: where their locations come from (a coordinate beside them, a grid the file
-    states) and what the file states that is not used (a coordinate of the wrong length), each once."""
-    notes: list[str] = []
+    states; one line for the fields that share it) and what the file states that is not used (a coordinate of the
+    wrong length), each once."""
+    by_located: dict[str, list[str]] = {}
     for data in found:
-        name = f"{data.part}: " if data.part else ""
-        said = ([f"{name}located by {data.located}"] if data.located else []) + [f"{name}{w}" for w in data.warnings]
+        if data.located:
+            by_located.setdefault(data.located, []).append(data.part or "")
+    notes = [f"{', '.join(parts[:3]) + (' ...' if len(parts) > 3 else '')}: " * (len(by_located) > 1 and any(parts))
+             + f"located by {located}" for located, parts in by_located.items()]
+    for data in found:
+        said = [f"{data.part}: {w}" if data.part and data.part not in w else w for w in data.warnings]
         notes += [note for note in said if note not in notes]
     return notes
 

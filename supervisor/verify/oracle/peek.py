@@ -181,7 +181,8 @@ def _peek_npz(path: Path) -> list[DataSet]:
                 arrays[key], lengths[key] = _npy_member_head(archive.zip, key + ".npy")[0], shape[0] if shape else 0
     if not arrays and not fields:
         raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
-    tables = [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
+    tables = [DataSet(part if part is not None or not fields else next(iter(arrays)), table)  # one beside fields:
+              for part, table in _grouped(str(path), arrays, lengths)] if arrays else []  # named, as the reader needs
     return tables + fields
 
 

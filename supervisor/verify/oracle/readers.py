@@ -76,9 +76,14 @@ def _read_npz(path: Path, part: str | None) -> Table:
             if part not in archive.files:
                 raise OracleInputError(f"{path}: no array {part!r}; it has {archive.files}", kind="unknown part")
             return table_from_array(f"{path}:{part}", archive[part])
-        # no columns beside the fields: the members as they are (one 2-D array is a table of its columns)
-        keys = npz_columns(archive) or archive.files
+        keys = _columns_or_all(npz_columns(archive), archive.files)
         return _columns_table(str(path), {k: archive[k] for k in keys})
+
+
+def _columns_or_all(columns: list[str], members: list[str]) -> list[str]:
+    """Columns of a table beside fields are read as one; one array beside others is named by its part (peek names
+    it so), and without columns the members are read as they are (one 2-D array: a table of its columns)."""
+    return columns if len(columns) > 1 or len(columns) == len(members) else members
 
 
 def npz_columns(archive) -> list[str]:
@@ -105,8 +110,7 @@ def _read_hdf5(path: Path, part: str | None) -> Table:
         where = f"{path}:{part}" if part else str(path)
         if isinstance(node, h5py.Dataset):
             return table_from_array(where, node[()] if not node.shape else node[:data_rows(node)])
-        # no columns beside the fields: the group's datasets as they are (one 2-D array is a table of its columns)
-        keys = table_of(node) or [k for k, v in node.items() if isinstance(v, h5py.Dataset)]
+        keys = _columns_or_all(table_of(node), [k for k, v in node.items() if isinstance(v, h5py.Dataset)])
         members = {k: node[k][()] if not node[k].shape else node[k][:data_rows(node[k])] for k in keys}
         if not members:
             raise OracleInputError(f"{where}: no datasets here; name one as '{path}:/group/dataset'",
