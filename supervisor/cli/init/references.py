@@ -27,7 +27,7 @@ NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl":
             ".png": "a picture", ".jpg": "a picture", ".jpeg": "a picture", ".svg": "a picture",
             ".gz": "an archive", ".tar": "an archive", ".tgz": "an archive", ".zip": "an archive",
             ".xz": "an archive", ".bz2": "an archive", ".pkl": "a pickle", ".so": "a binary", ".o": "a binary"}
-X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "a", "tau")
+X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "times", "a", "tau")
 
 @dataclass
 class Comparison:

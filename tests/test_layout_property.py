@@ -1,0 +1,78 @@
+"""init and the oracle read every file the same way: whatever `nightshift init --reference-dir` writes from a
+reference set, the oracle reads, the calibration gate of `nightshift check` accepts, and a candidate identical to
+the references passes. Over reference sets drawn from a seeded generator in every layout init supports
+(fixtures_layouts.py), and through the real `nightshift check` on one of them.
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from supervisor.config.schema import load_config
+from supervisor.verify.oracle.calibrate import calibrate
+from supervisor.verify.oracle.calibrate_field import calibrate_field
+from supervisor.verify.oracle.check import _one
+from supervisor.verify.oracle.readers import read_table, split_part
+from tests.fixtures_core import nightshift
+from tests.fixtures_layouts import WRITERS, reference_set
+
+GOAL = "agree with the reference code to 1e-6 relative"
+SEEDS = range(12)
+
+
+def init_from_defaults(root, seed: int):
+    files = reference_set(root / "reference", seed)
+    done = nightshift("init", str(root), "--goal", GOAL, "--reference-dir", "reference", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return files, done.stdout
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_what_init_writes_the_oracle_reads_and_an_identical_candidate_passes(tmp_path, seed):
+    root = tmp_path / "ws"
+    files, said = init_from_defaults(root, seed)
+    assert "skip " not in said, said  # every file of the set is data init reads
+    comparisons = load_config(root).oracle.compare
+    compared = {split_part(c.reference)[0] for c in comparisons}
+    assert compared == {f"reference/{p.name}" for p in files}, said  # each file compared, none lost
+    shutil.copytree(root / "reference", root / "out")  # the candidates: the references themselves
+    for comp in comparisons:
+        path, part = split_part(comp.reference)
+        found = calibrate_field(comp, root / path, part) if not comp.columns and comp.x is None else None
+        found = found or calibrate(comp, read_table(root / path, part))  # as `nightshift check` reads it
+        assert found.ok, (comp.name, found.problems, said)
+        entry = _one(comp, root, None)
+        assert entry["error"] is None and entry["passed"], (comp.name, entry["error"], said)
+        assert entry["ratio"] == 0, (comp.name, entry["ratio"])
+
+
+def test_the_draws_cover_every_layout_init_supports(tmp_path):
+    """The seeds above draw every writer, and every kind of HDF5 file among them (flat, nested, scales,
+    trajectory, preallocated, a wrong-length time)."""
+    import h5py
+
+    seen, kinds = set(), set()
+    for seed in SEEDS:
+        for path in reference_set(tmp_path / str(seed), seed):
+            seen.add(path.name.split("_", 1)[1].rsplit(".", 1)[0])
+            if path.suffix == ".h5":
+                with h5py.File(path) as f:
+                    kinds.add("preallocated" if "data_length" in f.attrs else "trajectory" if "times" in f else
+                              "wrong time" if "time" in f else "scales" if "coords" in f else
+                              "nested" if "run" in f else "flat")
+    assert seen == {w.__name__ for w in WRITERS}
+    assert kinds == {"preallocated", "trajectory", "wrong time", "scales", "nested", "flat"}
+
+
+def test_nightshift_check_reads_every_reference_init_wrote(tmp_path):
+    """The issue's failure: `check` said "the reference cannot be read ... holds ['data', 'times']; name one"."""
+    root = tmp_path / "ws"
+    init_from_defaults(root, 3)
+    done = nightshift("check", str(root))
+    assert "Traceback" not in done.stderr
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if "cannot be read" in line], done.stdout
+    assert any(line.startswith("ok") and "calibration" in line for line in lines), done.stdout
+    assert not [line for line in lines if line.startswith("FAIL") and "calibration" in line], done.stdout
