@@ -125,7 +125,8 @@ def test_an_honest_solver_ends_verified_done_whatever_lies_beyond_the_stated_len
 
 @pytest.mark.parametrize("kind, words", [
     ("misplaced source", "t=4, x=10.5, y=13.5 (index (4, 10, 13))"),
-    ("a shorter stated length hides the last rows", "data_length = 9"),
+    ("a shorter stated length hides the last rows", "(the candidate states data_length = 9 of its 16 rows; the "
+                                                    "reference states data_length = 11 of its 16 rows)"),
     ("other output times", "its coordinate 't' differs from the reference's at index 0"),
 ], ids=["bug", "hides-rows", "other-times"])
 def test_a_wrong_solver_never_ends_done_and_is_told_where(pde_ws, kind, words):

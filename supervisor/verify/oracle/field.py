@@ -32,6 +32,7 @@ class Field:
     dims: list[str] = field(default_factory=list)
     coords: list[np.ndarray | None] = field(default_factory=list)  # one 1-D array per axis, or None
     notes: list[str] = field(default_factory=list)  # what the file states that was not used, and why
+    written: int | None = None  # the rows written when a stated data_length says fewer are data
 
     @property
     def size(self) -> int:
@@ -124,7 +125,8 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     axes = field_axes(node)
     source = node if rows is None else FirstRows(node, rows)
     shape = (node.shape[0] if rows is None else rows, *node.shape[1:])
-    return Field(f"{path}:{part}", source, shape, node.dtype, axes.dims, axes.coords, axes.notes)
+    return Field(f"{path}:{part}", source, shape, node.dtype, axes.dims, axes.coords, axes.notes,
+                 None if rows is None else node.shape[0])
 
 
 class FirstRows:

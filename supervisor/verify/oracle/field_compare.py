@@ -29,8 +29,9 @@ BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over
 
 def _same_shape(cand: Field, ref: Field) -> None:
     if cand.shape != ref.shape:
-        stated = "".join(f" ({side}: {note})" for side, found in (("reference", ref), ("candidate", cand))
-                         for note in found.notes if "data_length" in note)
+        stated = "; ".join(f"the {side} states data_length = {found.shape[0]} of its {found.written} rows"
+                           for side, found in (("candidate", cand), ("reference", ref)) if found.written is not None)
+        stated = f" ({stated})" if stated else ""
         raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}{stated}; write the "
                                "candidate on the reference's grid (same dimensions, same order)", "both",
                                "wrong shape")
