@@ -125,10 +125,15 @@ def netcdf_file(rng, path: Path) -> None:
 
     dims = {"time": int(rng.integers(3, 9)), "lat": int(rng.integers(3, 9)), "lon": int(rng.integers(3, 9))}
     with netCDF4.Dataset(str(path.with_suffix(".nc")), "w") as f:
+        auxiliary = bool(rng.integers(0, 2))  # lon located by a CF auxiliary coordinate, not a coordinate variable
         for name, n in dims.items():
             f.createDimension(name, n if name != "time" or rng.integers(0, 2) else None)
-            f.createVariable(name, "f8", (name,))[:] = np.linspace(0, 1, n) + (name == "time")
-        f.createVariable("T", "f8", tuple(dims))[:] = _smooth(rng, tuple(dims.values()))
+            coordinate = "longitude" if auxiliary and name == "lon" else name
+            f.createVariable(coordinate, "f8", (name,))[:] = np.linspace(0, 1, n) + (name == "time")
+        temperature = f.createVariable("T", "f8", tuple(dims))
+        temperature[:] = _smooth(rng, tuple(dims.values()))
+        if auxiliary:
+            temperature.coordinates = "longitude"
         if rng.integers(0, 2):
             f.createVariable("ps", "f8", ("lat", "lon"))[:] = _smooth(rng, (dims["lat"], dims["lon"]))
 

@@ -76,3 +76,27 @@ def test_nightshift_check_reads_every_reference_init_wrote(tmp_path):
     assert not [line for line in lines if "cannot be read" in line], done.stdout
     assert any(line.startswith("ok") and "calibration" in line for line in lines), done.stdout
     assert not [line for line in lines if line.startswith("FAIL") and "calibration" in line], done.stdout
+
+
+def test_a_netcdf_auxiliary_coordinate_locates_the_worst_element(tmp_path):
+    """CF conventions: a 1-D variable a data variable's ``coordinates`` attribute names locates its dimension (and
+    is not compared as data of its own)."""
+    import netCDF4
+    import numpy as np
+
+    for side, factor in (("reference", 1.0), ("out", 1.001)):
+        (tmp_path / side).mkdir()
+        with netCDF4.Dataset(str(tmp_path / side / "s.nc"), "w") as f:
+            f.createDimension("n", 8)
+            f.createVariable("longitude", "f8", ("n",))[:] = np.linspace(10, 80, 8)
+            var = f.createVariable("T", "f8", ("n",))
+            var.coordinates = "longitude"
+            values = np.linspace(1, 2, 8)
+            values[3] *= factor
+            var[:] = values
+    done = nightshift("init", str(tmp_path), "--goal", GOAL, "--reference-dir", "reference", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "located by longitude from its CF coordinates attribute" in done.stdout, done.stdout
+    [comp] = load_config(tmp_path).oracle.compare
+    entry = _one(comp, tmp_path, None)
+    assert entry["columns"][0]["where_worst"] == "longitude=40 (index (3))", entry

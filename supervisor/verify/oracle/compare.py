@@ -108,7 +108,6 @@ def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndar
         else slice(None)
     count = len(xc) if isinstance(rows, slice) else len(rows)
     if count != int(keep.sum()):
-        # interpolation needs an x: without one, the only fix is the reference's rows
         fix = "make the grids match or set interpolate = 'linear'" if cfg.x is not None else \
             "write the reference's rows, in its order (no x column is named, so nothing can be interpolated)"
         raise OracleInputError(f"the candidate has {count} rows to compare and the reference {int(keep.sum())}"

@@ -230,11 +230,16 @@ def _located(axes) -> str | None:
 
 
 def _peek_netcdf(path: Path) -> list[DataSet]:
-    from supervisor.verify.oracle.netcdf import _open, data_variables
+    from supervisor.verify.oracle.layout import Axes
+    from supervisor.verify.oracle.netcdf import _open, axis_coordinates, data_variables
 
     handle = _open(path, "reference")
     try:
-        found = [DataSet(name, None, shape=tuple(handle.variables[name].shape)) for name in data_variables(handle)]
+        found = []
+        for name in data_variables(handle):
+            dims, coords, sources = axis_coordinates(handle, handle.variables[name])
+            found.append(DataSet(name, None, shape=tuple(handle.variables[name].shape),
+                                 located=_located(Axes(dims, coords, [], sources))))
     finally:
         handle.close()
     if not found:
