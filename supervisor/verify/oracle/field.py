@@ -111,7 +111,7 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", side, "h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import field_axes, stated_rows
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
 
     handle = stack.enter_context(h5py.File(path, "r"))
     if part and part not in handle:
@@ -121,8 +121,9 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     node = handle[part] if part else handle
     if not isinstance(node, h5py.Dataset) or node.dtype.names or node.ndim < 2:
         return None
-    rows, _ = stated_rows(node)
-    axes = field_axes(node)
+    layout = GroupLayout(node.parent)
+    rows, _ = layout.rows[node.name.rsplit("/", 1)[-1]]
+    axes = field_axes(node, layout)
     source = node if rows is None else FirstRows(node, rows)
     shape = (node.shape[0] if rows is None else rows, *node.shape[1:])
     return Field(f"{path}:{part}", source, shape, node.dtype, axes.dims, axes.coords, axes.notes,

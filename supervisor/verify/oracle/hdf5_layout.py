@@ -29,66 +29,77 @@ def _attr(node, name: str):
         return None
 
 
-def stated_rows(dataset) -> tuple[int | None, list[str]]:
-    """(the rows of ``dataset`` that are data, None: all of them; notes on a stated length that is no length)."""
-    if not dataset.shape:
-        return None, []
-    rows = dataset.shape[0]
-    own = length_value(_attr(dataset, LENGTH_ATTRIBUTE))
-    node, stated = dataset, own
-    if own is None:  # a group states it for its preallocated datasets
-        parent = dataset.parent
-        stated = length_value(_attr(parent, LENGTH_ATTRIBUTE))
-        if stated is None or rows != _preallocated(parent):
+class GroupLayout:
+    """One group's datasets as layout.py reads them, each attribute looked at once: the rows of each that are data,
+    their shapes (dimension scales left out), the fields' sibling coordinates and the members of its table."""
+
+    def __init__(self, group):
+        self.group = group
+        members = {k: v for k, v in group.items() if _is_dataset(v)}
+        self.datasets = {k: v for k, v in members.items() if not is_scale(v)}
+        self.stated = length_value(_attr(group, LENGTH_ATTRIBUTE))
+        sets = [v for v in members.values() if v.shape]
+        fields = [v for v in sets if _is_field(v)]
+        preallocated = max((v.shape[0] for v in (fields or sets)), default=None)  # the longest first axis
+        self.rows = {k: self._stated(v, preallocated) for k, v in members.items()}
+        self.shapes = {k: (self.data_rows(k), *v.shape[1:]) if v.shape else () for k, v in self.datasets.items()}
+        self._coordinates: dict[str, str] | None = None
+
+    def _stated(self, dataset, preallocated: int | None) -> tuple[int | None, list[str]]:
+        """(the rows that are data, None: all; notes on a stated length that is no length): the dataset's own
+        data_length, else its group's for the datasets of the group's preallocated length."""
+        if not dataset.shape:
             return None, []
-        node = parent
-    if isinstance(stated, str):
-        return None, [f"{_label(node)}: {stated}"]
-    if not 0 < stated <= rows:
-        return None, [f"{_label(node)}: {LENGTH_ATTRIBUTE} = {stated} is not between 1 and the {rows} rows written: "
-                      "every row is compared"]
-    return stated, []
+        rows = dataset.shape[0]
+        stated, node = length_value(_attr(dataset, LENGTH_ATTRIBUTE)), dataset
+        if stated is None:
+            if self.stated is None or rows != preallocated:
+                return None, []
+            stated, node = self.stated, self.group
+        if isinstance(stated, str):
+            return None, [f"{_label(node)}: {stated}"]
+        if not 0 < stated <= rows:
+            return None, [f"{_label(node)}: {LENGTH_ATTRIBUTE} = {stated} is not between 1 and the {rows} rows "
+                          "written: every row is compared"]
+        return stated, []
+
+    def data_rows(self, key: str) -> int:
+        rows = self.rows[key][0]
+        return self.group[key].shape[0] if rows is None else rows
+
+    def coordinates(self) -> dict[str, str]:
+        """{field member: its first axis's coordinate member} among the group's datasets."""
+        if self._coordinates is None:
+            values = lambda key: np.asarray(self.group[key][:self.data_rows(key)])  # noqa: E731
+            self._coordinates = {}
+            for key, shape in self.shapes.items():
+                if len(shape) >= 2 and not self.datasets[key].dtype.names and not _has_scale(self.datasets[key], 0):
+                    coordinate = sibling_coordinate(self.shapes, key, values)
+                    if coordinate is not None:
+                        self._coordinates[key] = coordinate
+        return self._coordinates
+
+    def table(self) -> list[str]:
+        """The members a table read of the group takes (peek and the reader alike): its 1-D and 0-d datasets but
+        a field's coordinate (see layout.table_members)."""
+        columns = {k: s for k, s in self.shapes.items() if len(s) <= 1}
+        return table_members(columns, set(self.coordinates().values()))
 
 
 def _label(node) -> str:
     return node.name if node.name != "/" else "the file"
 
 
-def _preallocated(group) -> int | None:
-    """The rows a group preallocates: the longest first axis of its fields (of its datasets when it has none)."""
-    sets = [v for v in group.values() if _is_dataset(v) and v.shape]
-    fields = [v for v in sets if _is_field(v)]
-    return max((v.shape[0] for v in (fields or sets)), default=None)
+def _key(dataset) -> str:
+    return dataset.name.rsplit("/", 1)[-1]
 
 
-def data_rows(dataset) -> int:
-    rows, _ = stated_rows(dataset)
-    return dataset.shape[0] if rows is None else rows
+def stated_rows(dataset, layout: GroupLayout | None = None) -> tuple[int | None, list[str]]:
+    return (layout or GroupLayout(dataset.parent)).rows[_key(dataset)]
 
 
-def group_shapes(group) -> dict[str, tuple[int, ...]]:
-    """The datasets directly in ``group`` (dimension scales left out) and their shapes, rows that are data only."""
-    out = {}
-    for key, value in group.items():
-        if _is_dataset(value) and not is_scale(value):
-            out[key] = (data_rows(value), *value.shape[1:]) if value.shape else ()
-    return out
-
-
-def _values(group):
-    return lambda key: np.asarray(group[key][:data_rows(group[key])])
-
-
-def coordinates_of(group) -> dict[str, str]:
-    """{field member: its first axis's coordinate member} among the datasets directly in ``group``."""
-    shapes = group_shapes(group)
-    found = {}
-    for key, shape in shapes.items():
-        if len(shape) >= 2 and not group[key].dtype.names and not _has_scale(group[key], 0):
-            coordinate = sibling_coordinate(shapes, key, _values(group))
-            if coordinate is not None:
-                found[key] = coordinate
-    return found
+def data_rows(dataset, layout: GroupLayout | None = None) -> int:
+    return (layout or GroupLayout(dataset.parent)).data_rows(_key(dataset))
 
 
 def _has_scale(dataset, axis: int) -> bool:
@@ -98,16 +109,12 @@ def _has_scale(dataset, axis: int) -> bool:
         return False
 
 
-def table_of(group) -> list[str]:
-    """The members a table read of ``group`` takes (peek and the reader alike): its 1-D and 0-d datasets but a
-    field's coordinate (see layout.table_members)."""
-    columns = {k: s for k, s in group_shapes(group).items() if len(s) <= 1}
-    return table_members(columns, set(coordinates_of(group).values()))
-
-
-def field_axes(dataset) -> Axes:
-    """Names, coordinates and notes of every axis of a field dataset (its rows that are data)."""
-    rows, notes = stated_rows(dataset)
+def field_axes(dataset, layout: GroupLayout | None = None) -> Axes:
+    """Names, coordinates and notes of every axis of a field dataset (its rows that are data); ``layout``: its
+    group's, when the caller has it."""
+    layout = layout or GroupLayout(dataset.parent)
+    rows, notes = layout.rows[_key(dataset)]
+    notes = list(notes)
     shape = ((rows if rows is not None else dataset.shape[0]), *dataset.shape[1:])
     if rows is not None:
         notes.append(f"the first {rows} of its {dataset.shape[0]} rows are data ({LENGTH_ATTRIBUTE} = {rows})")
@@ -120,22 +127,21 @@ def field_axes(dataset) -> Axes:
             scale = dim[0]
             dims[axis] = dims[axis] or scale.attrs.get("NAME", b"").decode("utf-8", "replace").split("\0")[0] or \
                 scale.name.rsplit("/", 1)[-1]
-            length = data_rows(scale) if scale.shape else 0
+            length = data_rows(scale) if scale.shape else 0  # a scale of another group: its group's length
             if scale.ndim == 1 and length == shape[axis]:
                 coords[axis], sources[axis] = np.asarray(scale[:length], dtype=float), scale.name
             else:
                 notes.append(f"the dimension scale {scale.name} holds {length} values but axis {axis} of "
                              f"{dataset.name} has {shape[axis]}: not used as its coordinate")
-    group = dataset.parent
-    key = dataset.name.rsplit("/", 1)[-1]
+    group, key = layout.group, _key(dataset)
     if coords[0] is None:
-        coordinate = coordinates_of(group).get(key)
+        coordinate = layout.coordinates().get(key)
         if coordinate is not None:
             values = np.asarray(group[coordinate][:shape[0]], dtype=float)
             coords[0], sources[0] = values, group[coordinate].name
             dims[0] = dims[0] or _time_word(coordinate)
         else:
-            notes += misfit_coordinates(group_shapes(group), [key], group.name.rstrip("/") + "/")
+            notes += misfit_coordinates(layout.shapes, [key], group.name.rstrip("/") + "/")
     grid = stated_grid(_attribute_texts(dataset), tuple(shape[1:]))
     if isinstance(grid, str):
         notes.append(grid)
@@ -168,5 +174,4 @@ def _attribute_texts(dataset) -> list[object]:
         node = node.parent
 
 
-__all__ = ["coordinates_of", "data_rows", "field_axes", "group_shapes", "is_scale", "stated_rows",
-           "table_of"]
+__all__ = ["GroupLayout", "data_rows", "field_axes", "is_scale", "stated_rows"]

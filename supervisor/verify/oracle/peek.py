@@ -192,26 +192,26 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] extra)",
                                kind="h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import data_rows, field_axes, group_shapes, table_of
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
 
     found: list[DataSet] = []
     with h5py.File(path, "r") as handle:
         groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
         for group in groups:
             prefix = group.name.rstrip("/")
-            for k, shape in group_shapes(group).items():
-                if len(shape) >= 2 and not group[k].dtype.names:  # a field: compared over all its elements
-                    axes = field_axes(group[k])
-                    found.append(DataSet(f"{prefix}/{k}", None, axes.notes, shape, _located(axes)))
-            members = {k: group[k] for k in table_of(group)}
+            layout = GroupLayout(group)
+            fields = [k for k, shape in layout.shapes.items() if len(shape) >= 2 and not group[k].dtype.names]
+            for k in fields:  # a field: compared over all its elements
+                axes = field_axes(layout.datasets[k], layout)
+                found.append(DataSet(f"{prefix}/{k}", None, axes.notes, layout.shapes[k], _located(axes)))
+            members = {k: layout.datasets[k] for k in layout.table()}
             if not any(v.shape != () for v in members.values()):
                 continue
-            arrays = {k: np.asarray(v[()] if v.shape == () else v[:min(SAMPLE_ROWS, data_rows(v))])
+            arrays = {k: np.asarray(v[()] if v.shape == () else v[:min(SAMPLE_ROWS, layout.data_rows(k))])
                       for k, v in members.items()}
-            lengths = {k: data_rows(v) if v.shape else 0 for k, v in members.items()}
-            beside = any(len(s) >= 2 for s in group_shapes(group).values())
+            lengths = {k: layout.data_rows(k) if v.shape else 0 for k, v in members.items()}
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
-                if part is None and len(arrays) == 1 and beside:  # one column beside a field: named, not "the file"
+                if part is None and len(arrays) == 1 and fields:  # one column beside a field: named, not "the file"
                     part = next(iter(arrays))
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
                 found.append(DataSet(full, table))

@@ -87,7 +87,7 @@ def _columns_or_all(columns: list[str], members: list[str]) -> list[str]:
 
 
 def npz_columns(archive) -> list[str]:
-    """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.table_of)."""
+    """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.GroupLayout.table)."""
     from supervisor.verify.oracle.field import npz_shapes
     from supervisor.verify.oracle.layout import sibling_coordinate, table_members
 
@@ -103,15 +103,16 @@ def _read_hdf5(path: Path, part: str | None) -> Table:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", kind="h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import data_rows, table_of
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, data_rows
 
     with h5py.File(path, "r") as handle:
         node = handle[part] if part else handle
         where = f"{path}:{part}" if part else str(path)
         if isinstance(node, h5py.Dataset):
             return table_from_array(where, node[()] if not node.shape else node[:data_rows(node)])
-        keys = _columns_or_all(table_of(node), [k for k, v in node.items() if isinstance(v, h5py.Dataset)])
-        members = {k: node[k][()] if not node[k].shape else node[k][:data_rows(node[k])] for k in keys}
+        layout = GroupLayout(node)
+        keys = _columns_or_all(layout.table(), [k for k, v in node.items() if isinstance(v, h5py.Dataset)])
+        members = {k: node[k][()] if not node[k].shape else node[k][:data_rows(node[k], layout)] for k in keys}
         if not members:
             raise OracleInputError(f"{where}: no datasets here; name one as '{path}:/group/dataset'",
                                    kind="unknown part")
