@@ -103,7 +103,8 @@ def run_agent(root, solver: str):
     toml = root / "nightshift.toml"
     toml.write_text(re.sub(r"max_shifts = \d+", "max_shifts = 1", toml.read_text()))  # a wrong one: one shift only
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "script"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "script"], cwd=root,
+                   check=True)
     run = create_run(root, resolve_config(root))
     workspace = Workspace(root)
     run_until_it_rests(workspace, run, timeout=240)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value, misfit_coordinates,
-                                             sibling_coordinate, stated_grid, table_members)
+from supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value,
+                                             misfit_coordinates, sibling_coordinate, stated_grid, table_members)
+
 
 def is_scale(dataset) -> bool:
     """An HDF5 dimension scale: a field's coordinate, not a data set of its own."""

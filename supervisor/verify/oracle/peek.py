@@ -18,6 +18,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
+from supervisor.verify.oracle.layout import monotonic
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
@@ -255,11 +256,8 @@ def _walk(group):
 
 
 def looks_monotonic(values: np.ndarray) -> bool:
-    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column."""
-    if len(values) < 2 or not np.all(np.isfinite(values)):
-        return False
-    step = np.diff(values)
-    return bool(np.all(step > 0) or np.all(step < 0))
+    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column (layout.py's rule)."""
+    return monotonic(values)
 
 
 __all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]
