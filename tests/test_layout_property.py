@@ -100,3 +100,35 @@ def test_a_netcdf_auxiliary_coordinate_locates_the_worst_element(tmp_path):
     [comp] = load_config(tmp_path).oracle.compare
     entry = _one(comp, tmp_path, None)
     assert entry["columns"][0]["where_worst"] == "longitude=40 (index (3))", entry
+
+
+@pytest.mark.parametrize("grid, words", [
+    ({"class": "UnitGrid", "shape": [6, 5], "periodic": [True, False]}, "x=3.5, y=2.5 (index (1, 3, 2))"),
+    ({"class": "CartesianGrid", "bounds": [[-1, 1], [0, 10]], "shape": [6, 5], "periodic": [True, True]},
+     "x=0.166667, y=5 (index (1, 3, 2))"),
+    ({"class": "CylindricalSymGrid", "radius": [0, 3], "bounds_z": [0, 5], "shape": [6, 5], "periodic_z": False},
+     "r=1.75, z=2.5 (index (1, 3, 2))"),
+    ({"class": "PolarSymGrid", "radius": 6, "shape": [5]}, "r=4.2 (index (1, 3, 3))"),  # the last axis only
+])
+def test_the_grid_classes_a_storage_states_locate_the_last_axes(tmp_path, grid, words):
+    """py-pde's grids as its storage writes them (a JSON string inside the JSON of field_attributes): cell centres
+    of the stated bounds (a UnitGrid's [0, n], a radial grid's radius and bounds_z)."""
+    import json
+
+    import h5py
+    import numpy as np
+
+    from supervisor.config.oracle import CompareConfig
+
+    shape = (3, 6, 5)  # t, then the grid's axes (a 1-D grid: the last one only)
+    for side, factor in (("reference", 1.0), ("out", 1.01)):
+        (tmp_path / side).mkdir()
+        values = 1.0 + np.arange(np.prod(shape), dtype=float).reshape(shape)
+        index = (1, 3, 2) if len(grid["shape"]) == 2 else (1, 3, 3)
+        values[index] *= factor
+        with h5py.File(tmp_path / side / "s.h5", "w") as f:
+            f["times"], f["data"] = np.array([0.0, 0.5, 1.0]), values
+            f.attrs["field_attributes"] = json.dumps({"class": json.dumps("ScalarField"), "grid": json.dumps(grid)})
+    entry = _one(CompareConfig(name="s", candidate="out/s.h5:/data", reference="reference/s.h5:/data",
+                               rtol=1e-6), tmp_path, None)
+    assert entry["columns"][0]["where_worst"] == "t=0.5, " + words, entry

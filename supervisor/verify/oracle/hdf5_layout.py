@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from supervisor.verify.oracle.grid_attribute import stated_grid
 from supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value,
-                                             misfit_coordinates, sibling_coordinate, stated_grid, table_members)
+                                             misfit_coordinates, sibling_coordinate, table_members)
 
 
 def is_scale(dataset) -> bool:

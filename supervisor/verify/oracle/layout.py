@@ -6,8 +6,7 @@ table readers (readers.py) and the field reader (field.py) read every file the s
   states it which have the group's preallocated number of rows.
 - A field's coordinates: an attached HDF5 dimension scale; else, for its first axis, a 1-D sibling of that length
   (a trajectory's ``times`` beside its ``data``), preferring a usual coordinate name, else the only monotonic one;
-  for its last axes, a grid a JSON attribute states (py-pde's ``{"class": "CartesianGrid", "bounds": [[0, 24],
-  [0, 24]], "shape": [24, 24]}`` gives cell centres), read with json.loads only: nothing a file says is executed.
+  for its last axes, a grid a JSON attribute states (grid_attribute.py).
 - A group's table: its 1-D members that are not a field's coordinate (a coordinate beside other columns of its
   length stays: it is their x).
 A coordinate of the wrong length is named in a note and never used.
@@ -29,8 +28,6 @@ LENGTH_ATTRIBUTE = "data_length"
 TIME_NAMES = ("t", "time", "times", "tau")
 COORDINATE_NAMES = TIME_NAMES + ("x", "y", "z", "r", "step", "steps", "iteration", "iterations", "l", "ell", "k",
                                  "a", "z_grid", "x_grid", "grid")
-JSON_LIMIT = 1 << 20  # an attribute longer than this is not parsed (a grid's description is a few hundred bytes)
-JSON_DEPTH = 4  # py-pde nests JSON strings in JSON strings three deep
 AXES = "ijklmn"  # an axis no coordinate names
 
 
@@ -124,77 +121,5 @@ def length_value(raw: object) -> int | None | str:
     return int(value)
 
 
-def cell_centres(lo: float, hi: float, count: int) -> np.ndarray:
-    return lo + (np.arange(count) + 0.5) * ((hi - lo) / count)
-
-
-def stated_grid(texts: list[object], trailing: tuple[int, ...]) -> tuple[list[str], list[np.ndarray]] | str | None:
-    """(axis names, cell centres) of the last axes from the first grid a JSON attribute states whose shape is the
-    field's last axes; a note when a grid is stated with another shape; None when none is."""
-    misfit = None
-    for text in texts:
-        for grid in _grids(text, JSON_DEPTH):
-            shape, bounds = grid["shape"], grid["bounds"]
-            k = len(shape)
-            if k > len(trailing) or tuple(shape) != tuple(trailing[len(trailing) - k:]):
-                misfit = misfit or (f"a grid attribute states shape {list(shape)}, not the field's last axes "
-                                    f"{list(trailing)}: not used")
-                continue
-            names = _axis_names(grid, k)
-            return names, [cell_centres(float(lo), float(hi), n) for (lo, hi), n in zip(bounds, shape)]
-    return misfit
-
-
-def _axis_names(grid: dict, count: int) -> list[str]:
-    axes = grid.get("axes")
-    if isinstance(axes, list) and len(axes) == count and all(isinstance(a, str) and a for a in axes):
-        return [a[:16] for a in axes]
-    kind = str(grid.get("class", "")).lower()
-    if "cylindrical" in kind:
-        return ["r", "z"][:count]
-    if "polar" in kind or "spherical" in kind:
-        return ["r"][:count] + ["x", "y"][:count - 1]
-    return (["x", "y", "z"] if count <= 3 else [f"x{i}" for i in range(count)])[:count]
-
-
-def _grids(value: object, depth: int):
-    """Every dict with numeric ``bounds`` pairs and integer ``shape`` of one length in a JSON value (strings
-    holding JSON are parsed too, to ``depth``)."""
-    if depth < 0:
-        return
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if isinstance(value, str):
-        text = value.strip()
-        if not text.startswith(("{", "[", '"')) or len(text) > JSON_LIMIT:
-            return
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return
-        yield from _grids(value, depth - 1)
-        return
-    if isinstance(value, dict):
-        if _is_grid(value):
-            yield value
-            return
-        for item in value.values():
-            yield from _grids(item, depth)
-    elif isinstance(value, list):
-        for item in value[:16]:
-            yield from _grids(item, depth)
-
-
-def _is_grid(value: dict) -> bool:
-    shape, bounds = value.get("shape"), value.get("bounds")
-    if not isinstance(shape, list) or not isinstance(bounds, list) or not shape or len(shape) != len(bounds):
-        return False
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
-        return False
-    return all(isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                          and np.isfinite(v) for v in b) and b[1] != b[0]
-               for b in bounds)
-
-
-__all__ = ["Axes", "LENGTH_ATTRIBUTE", "axis_word", "cell_centres", "dim_names", "length_value", "misfit_coordinates",
-           "monotonic", "sibling_coordinate", "stated_grid", "table_members"]
+__all__ = ["Axes", "LENGTH_ATTRIBUTE", "axis_word", "dim_names", "length_value", "misfit_coordinates", "monotonic",
+           "sibling_coordinate", "table_members"]
