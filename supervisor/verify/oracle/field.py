@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from supervisor.verify.oracle.layout import axis_word, dim_names, sibling_coordinate
+from supervisor.verify.oracle.layout import axis_word, dim_names, misfit_coordinates, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
 
@@ -90,6 +90,8 @@ def _npz(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -
         if coordinate is not None:
             found.coords[0] = np.asarray(archive[coordinate], dtype=float)
             found.dims[0] = axis_word(coordinate) or coordinate
+        else:
+            found.notes += misfit_coordinates(shapes, part, lambda key: archive[key])
     return found
 
 

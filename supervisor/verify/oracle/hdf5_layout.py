@@ -69,14 +69,17 @@ class GroupLayout:
         rows = self.rows[key][0]
         return self.group[key].shape[0] if rows is None else rows
 
+    def values(self, key: str) -> np.ndarray:
+        """A 1-D member's values that are data (a coordinate candidate: small beside the fields)."""
+        return np.asarray(self.group[key][:self.data_rows(key)])
+
     def coordinates(self) -> dict[str, str]:
         """{field member: its first axis's coordinate member} among the group's datasets."""
         if self._coordinates is None:
-            values = lambda key: np.asarray(self.group[key][:self.data_rows(key)])  # noqa: E731
             self._coordinates = {}
             for key, shape in self.shapes.items():
                 if len(shape) >= 2 and not self.datasets[key].dtype.names and not _has_scale(self.datasets[key], 0):
-                    coordinate = sibling_coordinate(self.shapes, key, values)
+                    coordinate = sibling_coordinate(self.shapes, key, self.values)
                     if coordinate is not None:
                         self._coordinates[key] = coordinate
         return self._coordinates
@@ -143,7 +146,7 @@ def field_axes(dataset, layout: GroupLayout | None = None) -> Axes:
             coords[0], sources[0] = values, group[coordinate].name
             dims[0] = dims[0] or _time_word(coordinate)
         else:
-            notes += misfit_coordinates(layout.shapes, [key], group.name.rstrip("/") + "/")
+            notes += misfit_coordinates(layout.shapes, key, layout.values, group.name.rstrip("/") + "/")
     grid = stated_grid(_attribute_texts(dataset), tuple(shape[1:]))
     if isinstance(grid, str):
         notes.append(grid)

@@ -74,15 +74,21 @@ def sibling_coordinate(shapes: dict[str, tuple[int, ...]], name: str,
     return found[0] if len(found) == 1 else None
 
 
-def misfit_coordinates(shapes: dict[str, tuple[int, ...]], fields: list[str], prefix: str = "") -> list[str]:
-    """Notes for 1-D members named as a time coordinate whose length fits no field's first axis beside them: named,
-    not used to locate (still compared as the values the file holds)."""
-    rows = {shapes[f][0] for f in fields}
+def misfit_coordinates(shapes: dict[str, tuple[int, ...]], name: str, values: Callable[[str], np.ndarray],
+                       prefix: str = "") -> list[str]:
+    """Notes for the 1-D members named as a time coordinate beside field ``name`` that cannot be its first axis's
+    (called when none is): of another length, or not monotonic. Named, not used to locate (still compared as the
+    values the file holds)."""
+    rows = shapes[name][0]
     notes = []
     for k, s in shapes.items():
-        if len(s) == 1 and axis_word(k) == "t" and fields and s[0] not in rows:
-            notes.append(f"{prefix}{k} holds {s[0]} values but {prefix}{fields[0]} has {shapes[fields[0]][0]} rows: "
-                         "not used as its coordinate (a coordinate has one value per row)")
+        if len(s) != 1 or axis_word(k) != "t":
+            continue
+        if s[0] != rows:
+            notes.append(f"{prefix}{k} holds {s[0]} values but {prefix}{name} has {rows} rows: not used as its "
+                         "coordinate (a coordinate has one value per row)")
+        elif not monotonic(_floats(values(k))):
+            notes.append(f"{prefix}{k} is not monotonic (or not finite): not used as the coordinate of {prefix}{name}")
     return notes
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
-from supervisor.verify.oracle.layout import axis_word, monotonic, sibling_coordinate
+from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, monotonic, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
@@ -178,7 +178,8 @@ def _peek_npz(path: Path) -> list[DataSet]:
         for key, shape in shapes.items():
             if len(shape) >= 2:
                 coordinate = sibling_coordinate(shapes, key, lambda k: archive[k])
-                fields.append(DataSet(key, None, shape=tuple(shape), located=None if coordinate is None else
+                misfits = [] if coordinate else misfit_coordinates(shapes, key, lambda k: archive[k])
+                fields.append(DataSet(key, None, misfits, tuple(shape), None if coordinate is None else
                                       f"{axis_word(coordinate) or coordinate} from {coordinate}"))
             elif key in columns:
                 arrays[key], lengths[key] = _npy_member_head(archive.zip, key + ".npy")[0], shape[0] if shape else 0
