@@ -29,12 +29,9 @@ BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over
 
 def _same_shape(cand: Field, ref: Field) -> None:
     if cand.shape != ref.shape:
-        stated = "; ".join(f"the {side} states data_length = {found.shape[0]} of its {found.written} rows"
-                           for side, found in (("candidate", cand), ("reference", ref)) if found.written is not None)
-        stated = f" ({stated})" if stated else ""
-        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}{stated}; write the "
-                               "candidate on the reference's grid (same dimensions, same order)", "both",
-                               "wrong shape")
+        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}"
+                               f"{stated_lengths(cand, ref)}; write the candidate on the reference's grid (same "
+                               "dimensions, same order)", "both", "wrong shape")
     for axis, (a, b) in enumerate(zip(cand.coords, ref.coords)):
         if a is None or b is None:
             continue
@@ -167,6 +164,14 @@ def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_
     if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
         found["distinct"] = result.pop("distinct")
     return found
+
+
+def stated_lengths(cand: Field, ref: Field) -> str:
+    """" (the candidate states data_length = 9 of its 16 rows; ...)" where a side states one: why the shapes
+    differ when the arrays written are alike."""
+    said = "; ".join(f"the {side} states data_length = {found.shape[0]} of its {found.written} rows"
+                     for side, found in (("candidate", cand), ("reference", ref)) if found.written is not None)
+    return f" ({said})" if said else ""
 
 
 def layout_note(ref: Field, cand: Field) -> str | None:
