@@ -1,5 +1,5 @@
 """Reference files in every layout `nightshift init --reference-dir` reads, drawn from a seeded generator: text tables
-(CLASS-style numbered headers, plain headers, none), CSV, JSON, .npy (columns, structured, N-d), .npz (columns,
+(CLASS-style numbered headers, plain headers, none), CSV and TSV, JSON, .npy (columns, structured, N-d), .npz (columns,
 fields, fields beside a coordinate), HDF5 (flat, nested, with dimension scales, a trajectory with its times, a
 grid attribute, preallocated rows with ``data_length``, a time coordinate of the wrong length) and NetCDF with
 coordinate variables. Each writer takes the generator and a path and writes one file; names, sizes and optional
@@ -43,9 +43,11 @@ def text_table(rng, path: Path) -> None:
 
 
 def csv_table(rng, path: Path) -> None:
+    """CSV, or TSV (tab-separated, .tsv)."""
     data, names = _columns(rng, int(rng.integers(5, 60)), int(rng.integers(1, 4)))
-    path.with_suffix(".csv").write_text(",".join(["z"] + names) + "\n" +
-                                        "\n".join(",".join(f"{v:.17g}" for v in row) for row in data) + "\n")
+    sep, suffix = (",", ".csv") if rng.integers(0, 2) else ("\t", ".tsv")
+    path.with_suffix(suffix).write_text(sep.join(["z"] + names) + "\n" +
+                                        "\n".join(sep.join(f"{v:.17g}" for v in row) for row in data) + "\n")
 
 
 def json_table(rng, path: Path) -> None:
@@ -80,10 +82,13 @@ def npz_archive(rng, path: Path) -> None:
         np.savez(path.with_suffix(".npz"), field=_smooth(rng, (rows, 5)), spectrum=_smooth(rng, (rows + 3,)))
 
 
-def hdf5_file(rng, path: Path) -> None:
+HDF5_KINDS = 6
+
+
+def hdf5_file(rng, path: Path, kind: int | None = None) -> None:
     import h5py
 
-    kind = int(rng.integers(0, 6))
+    kind = int(rng.integers(0, HDF5_KINDS)) if kind is None else kind
     rows = int(rng.integers(4, 14))
     with h5py.File(path.with_suffix(".h5"), "w") as f:
         if kind == 0:  # flat columns at the root
@@ -147,6 +152,9 @@ def reference_set(folder: Path, seed: int, files: int = 9) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     order = list(WRITERS) + list(rng.choice(WRITERS, size=max(0, files - len(WRITERS))))
     for i, writer in enumerate(order[:files]):
+        if i == WRITERS.index(hdf5_file):  # the seeds take every kind of HDF5 file in turn; the rest are drawn
+            hdf5_file(rng, folder / f"f{i}_hdf5_file.dat", seed % HDF5_KINDS)
+            continue
         writer(rng, folder / f"f{i}_{writer.__name__}.dat")
     return sorted(folder.iterdir())
 
