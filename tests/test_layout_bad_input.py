@@ -116,3 +116,21 @@ def test_a_field_of_another_rank_gets_no_interpolation_hint(tmp_path):
     np.save(tmp_path / "out" / "u.npy", field_values(3)[0])
     entry = _one(CompareConfig(name="u", candidate="out/u.npy", reference="reference/u.npy"), tmp_path, None)
     assert "shape" in entry["error"] and "interpolate" not in entry["error"], entry["error"]
+
+
+def test_a_candidates_links_and_hostile_attributes_are_not_followed(tmp_path):
+    """The candidate is a stranger's file: an external link beside its field (to a file it names) is no coordinate
+    and is never opened; an attribute nested beyond reason, or of a thousand attributes, is no grid and no crash."""
+    outside = tmp_path / "outside.h5"
+    with h5py.File(outside, "w") as f:
+        f["times"] = np.arange(11.0)
+    path = tmp_path / "cand.h5"
+    with h5py.File(path, "w") as f:
+        f["data"] = field_values()
+        f["times"] = h5py.ExternalLink(str(outside), "/times")  # followed, it would be the field's coordinate
+        f["data"].attrs["deep"] = "[" * 200_000
+        for i in range(1000):
+            f.attrs[f"a{i}"] = "{}"
+        f.attrs["zz_grid"] = json.dumps(GRID)  # beyond the attributes looked at
+    with open_field(path, "/data", "candidate") as found:
+        assert found.shape == (11, 24, 24) and found.coords == [None, None, None], found.dims

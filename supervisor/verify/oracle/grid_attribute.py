@@ -44,7 +44,7 @@ def _grids(value: object, depth: int):
             return
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # "[[[[...": a file's nesting is no reason to fail
             return
         yield from _grids(value, depth - 1)
         return

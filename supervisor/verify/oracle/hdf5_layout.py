@@ -10,6 +10,8 @@ from supervisor.verify.oracle.grid_attribute import stated_grid
 from supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value,
                                              misfit_coordinates, sibling_coordinate, table_members)
 
+ATTRIBUTES = 64  # the attributes of one node looked at for a grid
+
 
 def is_scale(dataset) -> bool:
     """An HDF5 dimension scale: a field's coordinate, not a data set of its own."""
@@ -37,7 +39,7 @@ class GroupLayout:
 
     def __init__(self, group):
         self.group = group
-        members = {k: v for k, v in group.items() if _is_dataset(v)}
+        members = {k: v for k, v in _hard_members(group) if _is_dataset(v)}
         self.datasets = {k: v for k, v in members.items() if not is_scale(v)}
         self.stated = length_value(_attr(group, LENGTH_ATTRIBUTE))
         sets = [v for v in members.values() if v.shape]
@@ -89,6 +91,19 @@ class GroupLayout:
         a field's coordinate (see layout.table_members)."""
         columns = {k: s for k, s in self.shapes.items() if len(s) <= 1}
         return table_members(columns, set(self.coordinates().values()))
+
+
+def _hard_members(group):
+    """(name, node) of the group's own members: a soft or external link is not followed (an external one would open
+    another file the candidate names), so it is no part of the layout."""
+    import h5py
+
+    for key in group:
+        try:
+            if isinstance(group.get(key, getlink=True), h5py.HardLink):
+                yield key, group[key]
+        except (KeyError, OSError, TypeError, ValueError):  # a member h5py cannot open is no part either
+            continue
 
 
 def _label(node) -> str:
@@ -167,13 +182,18 @@ def _time_word(name: str) -> str:
 
 
 def _attribute_texts(dataset) -> list[object]:
-    """The string attributes of the dataset and of every group above it, nearest first."""
+    """The string attributes of the dataset and of every group above it, nearest first (at most ``ATTRIBUTES`` of
+    each: a grid is among a handful; an attribute h5py cannot read is left out)."""
     texts, node = [], dataset
     while True:
         try:
-            texts += [v for v in node.attrs.values() if isinstance(v, (str, bytes))]
+            names = list(node.attrs)[:ATTRIBUTES]
         except (OSError, TypeError, ValueError):
-            pass
+            names = []
+        for name in names:
+            value = _attr(node, name)
+            if isinstance(value, (str, bytes)):
+                texts.append(value)
         if node.name == "/":
             return texts
         node = node.parent
