@@ -46,6 +46,7 @@ class GroupLayout:
         fields = [v for v in sets if _is_field(v)]
         preallocated = max((v.shape[0] for v in (fields or sets)), default=None)  # the longest first axis
         self.rows = {k: self._stated(v, preallocated) for k, v in members.items()}
+        self._written = {k: v.shape[0] for k, v in members.items() if v.shape}
         self.shapes = {k: (self.data_rows(k), *v.shape[1:]) if v.shape else () for k, v in self.datasets.items()}
         self._coordinates: dict[str, str] | None = None
 
@@ -69,7 +70,7 @@ class GroupLayout:
 
     def data_rows(self, key: str) -> int:
         rows = self.rows[key][0]
-        return self.group[key].shape[0] if rows is None else rows
+        return self._written[key] if rows is None else rows
 
     def values(self, key: str) -> np.ndarray:
         """A 1-D member's values that are data (a coordinate candidate: small beside the fields)."""
@@ -100,7 +101,7 @@ def _hard_members(group):
 
     for key in group:
         try:
-            if isinstance(group.get(key, getlink=True), h5py.HardLink):
+            if group.id.links.get_info(key.encode("utf-8")).type == h5py.h5l.TYPE_HARD:
                 yield key, group[key]
         except (KeyError, OSError, TypeError, ValueError):  # a member h5py cannot open is no part either
             continue

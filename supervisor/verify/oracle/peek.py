@@ -173,7 +173,7 @@ def _peek_npz(path: Path) -> list[DataSet]:
 
     with np.load(path, allow_pickle=False) as archive:
         shapes = npz_shapes(archive)
-        columns = npz_columns(archive)
+        columns = npz_columns(archive, shapes)
         arrays, lengths, fields = {}, {}, []
         for key, shape in shapes.items():
             if len(shape) >= 2:
@@ -204,7 +204,7 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
         for group in groups:
             prefix = group.name.rstrip("/")
             layout = GroupLayout(group)
-            fields = [k for k, shape in layout.shapes.items() if len(shape) >= 2 and not group[k].dtype.names]
+            fields = [k for k, shape in layout.shapes.items() if len(shape) >= 2 and not layout.datasets[k].dtype.names]
             for k in fields:  # a field: compared over all its elements
                 axes = field_axes(layout.datasets[k], layout)
                 found.append(DataSet(f"{prefix}/{k}", None, axes.notes, layout.shapes[k], _located(axes)))

@@ -86,12 +86,13 @@ def _columns_or_all(columns: list[str], members: list[str]) -> list[str]:
     return columns if len(columns) > 1 or len(columns) == len(members) else members
 
 
-def npz_columns(archive) -> list[str]:
-    """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.GroupLayout.table)."""
+def npz_columns(archive, shapes: dict[str, tuple[int, ...]] | None = None) -> list[str]:
+    """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.GroupLayout.table).
+    ``shapes``: field.npz_shapes(archive), when the caller has read them."""
     from supervisor.verify.oracle.field import npz_shapes
     from supervisor.verify.oracle.layout import sibling_coordinate, table_members
 
-    shapes = npz_shapes(archive)
+    shapes = shapes if shapes is not None else npz_shapes(archive)
     fields = [k for k, s in shapes.items() if len(s) >= 2]
     coordinates = {sibling_coordinate(shapes, k, lambda key: archive[key]) for k in fields} - {None}
     return table_members({k: s for k, s in shapes.items() if len(s) <= 1}, coordinates)
