@@ -72,9 +72,10 @@ def npy_array(rng, path: Path) -> None:
 def npz_archive(rng, path: Path) -> None:
     rows = int(rng.integers(4, 20))
     kind = int(rng.integers(0, 3))
-    if kind == 0:  # columns of one length
+    if kind == 0:  # columns of one length, perhaps a number beside them
         data, names = _columns(rng, rows, 2)
-        np.savez(path.with_suffix(".npz"), a=data[:, 0], **{n: data[:, i + 1] for i, n in enumerate(names)})
+        number = {"h": np.float64(0.7)} if rng.integers(0, 2) else {}
+        np.savez(path.with_suffix(".npz"), a=data[:, 0], **{n: data[:, i + 1] for i, n in enumerate(names)}, **number)
     elif kind == 1:  # fields beside their time coordinate
         np.savez(path.with_suffix(".npz"), t=np.linspace(0, 1, rows), u=_smooth(rng, (rows, 7)),
                  v=_smooth(rng, (rows, 7)))

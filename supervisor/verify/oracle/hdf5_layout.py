@@ -88,9 +88,9 @@ class GroupLayout:
         return self._coordinates
 
     def table(self) -> list[str]:
-        """The members a table read of the group takes (peek and the reader alike): its 1-D and 0-d datasets but
-        a field's coordinate (see layout.table_members)."""
-        columns = {k: s for k, s in self.shapes.items() if len(s) <= 1}
+        """The members a table read of the group takes (peek and the reader alike): its 1-D datasets but a field's
+        coordinate (see layout.table_members)."""
+        columns = {k: s for k, s in self.shapes.items() if len(s) == 1}
         return table_members(columns, set(self.coordinates().values()))
 
 

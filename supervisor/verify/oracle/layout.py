@@ -94,8 +94,8 @@ def misfit_coordinates(shapes: dict[str, tuple[int, ...]], name: str, values: Ca
 
 def table_members(shapes: dict[str, tuple[int, ...]], coordinates: set[str]) -> list[str]:
     """The members a table of this group is made of: 1-D ones that are not a field's coordinate, unless other 1-D
-    members of the coordinate's length are there too (then it is their x)."""
-    ones = [k for k, s in shapes.items() if len(s) <= 1]
+    members of the coordinate's length are there too (then it is their x). A number beside them is not a column."""
+    ones = [k for k, s in shapes.items() if len(s) == 1]
     kept = [k for k in ones if k not in coordinates]
     return [k for k in ones if k not in coordinates or any(shapes[j] == shapes[k] for j in kept)]
 

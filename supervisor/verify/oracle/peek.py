@@ -150,11 +150,8 @@ def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, t
 
 
 def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int]) -> list[tuple[str | None, Table]]:
-    """Columns of one length as one table (read whole by the oracle's reader, as here); anything else, a 0-d
-    member among them included, one data set per array, 0-d members left out (a number is not a table)."""
-    scalars = {k for k, a in arrays.items() if a.ndim == 0}
-    if scalars:
-        return [(k, table_from_array(f"{where}:{k}", a)) for k, a in arrays.items() if k not in scalars]
+    """Columns of one length as one table (read whole by the oracle's reader, as here); columns of several lengths,
+    one data set per array. ``arrays``: the 1-D members layout.table_members takes (a number is no column)."""
     ones = {k: a for k, a in arrays.items() if a.ndim == 1}
     if len(ones) == len(arrays) and len(arrays) > 1 and len(set(lengths.values())) == 1:
         width = min(len(a) for a in arrays.values())
@@ -185,8 +182,9 @@ def _peek_npz(path: Path) -> list[DataSet]:
                 arrays[key], lengths[key] = _npy_member_head(archive.zip, key + ".npy")[0], shape[0] if shape else 0
     if not arrays and not fields:
         raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
-    tables = [DataSet(part if part is not None or not fields else next(iter(arrays)), table)  # one beside fields:
-              for part, table in _grouped(str(path), arrays, lengths)] if arrays else []  # named, as the reader needs
+    named = len(arrays) == 1 and len(shapes) > 1  # one column beside other members is named, as the reader needs
+    tables = [DataSet(next(iter(arrays)) if part is None and named else part, table)
+              for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
     return tables + fields
 
 
@@ -215,7 +213,7 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
                       for k, v in members.items()}
             lengths = {k: layout.data_rows(k) if v.shape else 0 for k, v in members.items()}
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
-                if part is None and len(arrays) == 1 and fields:  # one column beside a field: named, not "the file"
+                if part is None and len(arrays) == 1 and len(layout.datasets) > 1:  # one column beside others: named
                     part = next(iter(arrays))
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
                 found.append(DataSet(full, table))

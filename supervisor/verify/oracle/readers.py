@@ -95,7 +95,7 @@ def npz_columns(archive, shapes: dict[str, tuple[int, ...]] | None = None) -> li
     shapes = shapes if shapes is not None else npz_shapes(archive)
     fields = [k for k, s in shapes.items() if len(s) >= 2]
     coordinates = {sibling_coordinate(shapes, k, lambda key: archive[key]) for k in fields} - {None}
-    return table_members({k: s for k, s in shapes.items() if len(s) <= 1}, coordinates)
+    return table_members({k: s for k, s in shapes.items() if len(s) == 1}, coordinates)
 
 
 def _read_hdf5(path: Path, part: str | None) -> Table:
