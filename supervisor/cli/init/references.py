@@ -28,7 +28,7 @@ NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl":
             ".png": "a picture", ".jpg": "a picture", ".jpeg": "a picture", ".svg": "a picture",
             ".gz": "an archive", ".tar": "an archive", ".tgz": "an archive", ".zip": "an archive",
             ".xz": "an archive", ".bz2": "an archive", ".pkl": "a pickle", ".so": "a binary", ".o": "a binary"}
-X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "a", "tau")
+X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "times", "a", "tau")
 
 @dataclass
 class Comparison:
@@ -103,8 +103,24 @@ def _field_block(ws_rel: str, under_ref: str, candidate_dir: str, found: list[Da
     """One block for a file's fields: an .npy is its one field; a container lists its fields by name."""
     whole = len(found) == 1 and found[0].part is None
     return Comparison(name=name, reference=ws_rel, candidate=f"{candidate_dir}/{under_ref}", x=None, columns=[],
-                      rows_seen=0, fields=[] if whole else [d.part for d in found],
+                      rows_seen=0, notes=field_notes(found), fields=[] if whole else [d.part for d in found],
                       shapes=[d.shape for d in found])
+
+
+def field_notes(found: list[DataSet]) -> list[str]:
+    """What init says of a file's fields: where their locations come from (a coordinate beside them, a grid the file
+    states; one line for the fields that share it) and what the file states that is not used (a coordinate of the
+    wrong length), each once."""
+    by_located: dict[str, list[str]] = {}
+    for data in found:
+        if data.located:
+            by_located.setdefault(data.located, []).append(data.part or "")
+    notes = [f"{', '.join(parts[:3]) + (' ...' if len(parts) > 3 else '')}: " * (len(by_located) > 1 and any(parts))
+             + f"located by {located}" for located, parts in by_located.items()]
+    for data in found:
+        said = [f"{data.part}: {w}" if data.part and data.part not in w else w for w in data.warnings]
+        notes += [note for note in said if note not in notes]
+    return notes
 
 
 def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = "out", goal: str = "") -> Survey:
@@ -214,6 +230,7 @@ def describe(survey: Survey) -> list[str]:
             names = ", ".join(comp.fields[:6]) + (" ..." if len(comp.fields) > 6 else "")
             lines.append(f"  {verb} {comp.reference}: {_shapes_words(comp)}" + (f" ({names})" if names else "")
                          + f"  (candidate {comp.candidate})")
+            lines += [f"    note   {note}" for note in comp.notes]
             continue
         x = f"x = {comp.x}" if comp.x is not None else "row by row"
         cols = ", ".join(str(c) for c in comp.columns[:8]) + (" ..." if len(comp.columns) > 8 else "")

@@ -111,8 +111,10 @@ def _same_grid(cfg: CompareConfig, xc: np.ndarray, xr: np.ndarray, keep: np.ndar
         else slice(None)
     count = len(xc) if isinstance(rows, slice) else len(rows)
     if count != int(keep.sum()):
+        fix = "make the grids match or set interpolate = 'linear'" if cfg.x is not None else \
+            "write the reference's rows, in its order (no x column is named, so nothing can be interpolated)"
         raise OracleInputError(f"the candidate has {count} rows to compare and the reference {int(keep.sum())}"
-                               "; make the grids match or set interpolate = 'linear'", "both", "grids differ")
+                               f"; {fix}", "both", "grids differ")
     if cfg.x is not None:
         a = xc[rows]
         b = xr if count == len(xr) else xr[keep]

@@ -1,6 +1,7 @@
 """An N-dimensional field read as what it is: an HDF5 dataset, a NetCDF variable, an ``.npy`` array or an ``.npz``
-member, with its dimension names and, where the file has them, its coordinates (HDF5 dimension scales, NetCDF
-coordinate variables).
+member, with its dimension names and, where the file has them, its coordinates (HDF5 dimension scales, a 1-D
+sibling of the first axis's length, a grid a JSON attribute states, NetCDF coordinate variables; see layout.py) and
+only its rows that are data (a stated ``data_length``).
 
 The values are not loaded: ``Field.source`` is sliced along the first axis, a block at a time, so a 1 GiB field is
 compared in the memory of a few blocks (field_compare.py). ``open_field`` returns None for what is a table (a 1-D
@@ -15,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from supervisor.verify.oracle.layout import axis_word, dim_names, misfit_coordinates, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
 
-AXES = "ijklmn"
 FIELD_SUFFIXES = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
 
 
@@ -30,14 +31,12 @@ class Field:
     dtype: np.dtype
     dims: list[str] = field(default_factory=list)
     coords: list[np.ndarray | None] = field(default_factory=list)  # one 1-D array per axis, or None
+    notes: list[str] = field(default_factory=list)  # what the file states that was not used, and why
+    written: int | None = None  # the rows written when a stated data_length says fewer are data
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape)) if self.shape else 1
-
-
-def dim_names(count: int) -> list[str]:
-    return [AXES[i] if i < len(AXES) else f"axis{i}" for i in range(count)]
 
 
 @contextlib.contextmanager
@@ -84,7 +83,28 @@ def _npz(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -
     if part not in archive.files:
         raise OracleInputError(f"{path}: no array {part!r} (it has {archive.files}); the file must hold it",
                                side, "missing field")
-    return _npy(f"{path}:{part}", archive[part])
+    found = _npy(f"{path}:{part}", archive[part])
+    if found is not None:  # a 1-D member of the first axis's length beside it: that axis's coordinate
+        shapes = npz_shapes(archive)
+        coordinate = sibling_coordinate(shapes, part, lambda key: archive[key])
+        if coordinate is not None:
+            found.coords[0] = np.asarray(archive[coordinate], dtype=float)
+            found.dims[0] = axis_word(coordinate) or coordinate
+        else:
+            found.notes += misfit_coordinates(shapes, part, lambda key: archive[key])
+    return found
+
+
+def npz_shapes(archive) -> dict[str, tuple[int, ...]]:
+    """The members' shapes, read from their headers (peek.py reads them the same way)."""
+    shapes = {}
+    for key in archive.files:
+        with archive.zip.open(key + ".npy") as handle:
+            version = np.lib.format.read_magic(handle)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(handle)
+        shapes[key] = tuple(shape) if not (dtype.names and len(shape) >= 2) else tuple(shape[:1])
+    return shapes
 
 
 def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -> Field | None:
@@ -93,6 +113,8 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", side, "h5py missing") from None
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
+
     handle = stack.enter_context(h5py.File(path, "r"))
     if part and part not in handle:
         have = [k for k in _datasets(handle)][:12]
@@ -101,20 +123,31 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     node = handle[part] if part else handle
     if not isinstance(node, h5py.Dataset) or node.dtype.names or node.ndim < 2:
         return None
-    where = f"{path}:{part}"
-    dims, coords = [], []
-    for axis, dim in enumerate(node.dims):
-        name = dim.label or None
-        coord = None
-        if len(dim):  # an attached dimension scale: the axis's coordinate
-            scale = dim[0]
-            name = name or scale.attrs.get("NAME", b"").decode("utf-8", "replace").split("\0")[0] or \
-                scale.name.rsplit("/", 1)[-1]
-            if scale.ndim == 1 and scale.shape[0] == node.shape[axis]:
-                coord = np.asarray(scale[()], dtype=float)
-        dims.append(name or dim_names(node.ndim)[axis])
-        coords.append(coord)
-    return Field(where, node, tuple(node.shape), node.dtype, dims, coords)
+    layout = GroupLayout(node.parent)
+    rows, _ = layout.rows[node.name.rsplit("/", 1)[-1]]
+    axes = field_axes(node, layout)
+    source = node if rows is None else FirstRows(node, rows)
+    shape = (node.shape[0] if rows is None else rows, *node.shape[1:])
+    return Field(f"{path}:{part}", source, shape, node.dtype, axes.dims, axes.coords, axes.notes,
+                 None if rows is None else node.shape[0])
+
+
+class FirstRows:
+    """A dataset's first ``rows`` rows, sliced like it: the rows beyond a stated length are never read."""
+
+    def __init__(self, source: Any, rows: int):
+        self.source, self.rows = source, rows
+
+    def __getitem__(self, key):
+        first = key[0] if isinstance(key, tuple) and key else key
+        if isinstance(first, slice):
+            lo, hi, step = first.indices(self.rows)
+            first = slice(lo, hi, step)
+        elif isinstance(first, (int, np.integer)) and not -self.rows <= first < self.rows:
+            raise IndexError(f"row {first} is beyond the {self.rows} rows that are data")
+        elif isinstance(first, (int, np.integer)) and first < 0:
+            first = int(first) + self.rows
+        return self.source[(first, *key[1:]) if isinstance(key, tuple) and key else first]
 
 
 def _datasets(handle) -> list[str]:

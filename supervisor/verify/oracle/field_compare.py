@@ -30,9 +30,9 @@ BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over
 
 def _same_shape(cand: Field, ref: Field) -> None:
     if cand.shape != ref.shape:
-        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}; write the "
-                               "candidate on the reference's grid (same dimensions, same order)", "both",
-                               "wrong shape")
+        raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}"
+                               f"{stated_lengths(cand, ref)}; write the candidate on the reference's grid (same "
+                               "dimensions, same order)", "both", "wrong shape")
     for axis, (a, b) in enumerate(zip(cand.coords, ref.coords)):
         if a is None or b is None:
             continue
@@ -151,15 +151,31 @@ def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_
                                        f"reference {ref.shape}; write the field as the reference has it", "both",
                                        "wrong shape")  # "both": it quotes the reference's shape
             if scan is not None:  # the embedded-values scan: the field's first values, as rows of its last axis
-                rows = max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1)))
+                rows = min(ref.shape[0], max(1, SCAN_VALUES // max(1, ref.size // max(ref.shape[0], 1))))
                 slab = np.asarray(ref.source[:rows], dtype=float)
                 scan.take(ref_path, table_from_array(ref.where, slab.reshape(-1, ref.shape[-1])))
             result = compare_fields(comp, cand, ref, (ref_part or ref_path.name).strip("/"))
-    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None, note=None,
+    found = dict(kind="field", shape=list(ref.shape), dims=list(ref.dims), x_name=None, uncovered=None,
+                 note=layout_note(ref, cand),
                  points_outside_range=0, columns=[result], ratio=result["ratio"], passed=bool(result["passed"]))
     if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
         found["distinct"] = result.pop("distinct")
     return found
+
+
+def stated_lengths(cand: Field, ref: Field) -> str:
+    """" (the candidate states data_length = 9 of its 16 rows; ...)" where a side states one: why the shapes
+    differ when the arrays written are alike."""
+    said = "; ".join(f"the {side} states data_length = {found.shape[0]} of its {found.written} rows"
+                     for side, found in (("candidate", cand), ("reference", ref)) if found.written is not None)
+    return f" ({said})" if said else ""
+
+
+def layout_note(ref: Field, cand: Field) -> str | None:
+    """What either file states that was not used (a coordinate of the wrong length), and rows beyond a stated
+    length: said beside the comparison, so nothing the file says is silently dropped."""
+    said = ref.notes + [f"the candidate: {note}" for note in cand.notes if note not in ref.notes]
+    return "; ".join(said) or None
 
 
 def _index(found: Field, flat: int) -> tuple[int, ...]:

@@ -39,8 +39,10 @@ def coordinate_names(handle) -> set[str]:
 
 
 def data_variables(handle) -> list[str]:
-    """The variables to compare: numeric and not a coordinate, in the file's order."""
-    coords = coordinate_names(handle)
+    """The variables to compare: numeric and not a coordinate (a coordinate variable, or an auxiliary one a CF
+    ``coordinates`` attribute names), in the file's order."""
+    coords = coordinate_names(handle) | {name for var in handle.variables.values() if "coordinates" in var.ncattrs()
+                                         for name in str(var.getncattr("coordinates")).split()}
     return [name for name, var in handle.variables.items()
             if name not in coords and var.dimensions and np.dtype(var.dtype).kind in "fiuc"]
 
@@ -59,15 +61,31 @@ def open_variable(path: Path, part: str | None, stack: contextlib.ExitStack, sid
     if var is None:
         raise OracleInputError(f"{path}: no variable {part!r}; it has {data_variables(handle)}", side,
                                "unknown part")
-    dims = list(var.dimensions)
-    coords = []
-    for dim, size in zip(dims, var.shape):
-        coord = handle.variables.get(dim)
-        coords.append(np.asarray(coord[:], dtype=float) if coord is not None and coord.dimensions == (dim,)
-                      and coord.shape == (size,) else None)
+    dims, coords, _ = axis_coordinates(handle, var)
     packed = {"scale_factor", "add_offset"} & set(var.ncattrs())  # CF packing: integers read back as floats
     dtype = np.dtype("f8") if packed else np.dtype(var.dtype)
     return dict(where=f"{path}:{var.name}", source=var, shape=tuple(var.shape), dtype=dtype, dims=dims, coords=coords)
+
+
+def axis_coordinates(handle, var) -> tuple[list[str], list[np.ndarray | None], list[str | None]]:
+    """(names, coordinates, where each came from) of a variable's axes: its dimension's coordinate variable (a 1-D
+    variable named as its dimension), else a 1-D variable of that dimension its CF ``coordinates`` attribute names
+    (an auxiliary coordinate: the axis is then named as it is)."""
+    named = str(var.getncattr("coordinates")).split() if "coordinates" in var.ncattrs() else []
+    dims, coords, sources = [], [], []
+    for dim, size in zip(var.dimensions, var.shape):
+        found, name = None, dim
+        for candidate in [dim] + named:
+            coord = handle.variables.get(candidate)
+            if coord is not None and coord.dimensions == (dim,) and coord.shape == (size,) and \
+                    np.dtype(coord.dtype).kind in "fiu":
+                found, name = coord, candidate
+                break
+        dims.append(name)
+        coords.append(np.asarray(found[:], dtype=float) if found is not None else None)
+        sources.append(None if found is None else "its coordinate variables" if name == dim else
+                       "its CF coordinates attribute")
+    return dims, coords, sources
 
 
 def read_netcdf_table(path: Path, part: str | None) -> Table:

@@ -4,7 +4,9 @@ whole file (a folder of gigabytes is looked at in well under a second).
 ``peek_file`` uses the same rules as the oracle's readers (readers.py, read_text.py): a text table's header is
 found exactly as the comparison will find it, an ``.npz`` or HDF5 group of 1-D arrays of one length is one
 table of named columns, any other array is its own data set named by its part (``file.npz:key``,
-``file.h5:/group/dset``). Only headers and up to ``SAMPLE_ROWS`` rows are read.
+``file.h5:/group/dset``). A field's coordinate (a ``times`` beside a trajectory's ``data``) and rows beyond a stated
+``data_length`` are no data set of their own: layout.py decides it for init and the oracle alike. Only headers, up to
+``SAMPLE_ROWS`` rows and 1-D coordinate candidates are read.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
+from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, monotonic, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
@@ -33,6 +36,7 @@ class DataSet:
     sample: Table | None
     warnings: list[str] = field(default_factory=list)
     shape: tuple[int, ...] | None = None
+    located: str | None = None  # a field's coordinates and where they come from ("t from /times, x, y from ...")
 
     @property
     def is_field(self) -> bool:
@@ -146,11 +150,8 @@ def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, t
 
 
 def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int]) -> list[tuple[str | None, Table]]:
-    """Columns of one length as one table (read whole by the oracle's reader, as here); anything else, a 0-d
-    member among them included, one data set per array, 0-d members left out (a number is not a table)."""
-    scalars = {k for k, a in arrays.items() if a.ndim == 0}
-    if scalars:
-        return [(k, table_from_array(f"{where}:{k}", a)) for k, a in arrays.items() if k not in scalars]
+    """Columns of one length as one table (read whole by the oracle's reader, as here); columns of several lengths,
+    one data set per array. ``arrays``: the 1-D members layout.table_members takes (a number is no column)."""
     ones = {k: a for k, a in arrays.items() if a.ndim == 1}
     if len(ones) == len(arrays) and len(arrays) > 1 and len(set(lengths.values())) == 1:
         width = min(len(a) for a in arrays.values())
@@ -164,19 +165,26 @@ def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int])
 
 
 def _peek_npz(path: Path) -> list[DataSet]:
-    with zipfile.ZipFile(path) as archive:
-        names = [n for n in archive.namelist() if n.endswith(".npy")]
+    from supervisor.verify.oracle.field import npz_shapes
+    from supervisor.verify.oracle.readers import npz_columns
+
+    with np.load(path, allow_pickle=False) as archive:
+        shapes = npz_shapes(archive)
+        columns = npz_columns(archive, shapes)
         arrays, lengths, fields = {}, {}, []
-        for member in names:
-            key = member[: -len(".npy")]
-            head, shape = _npy_member_head(archive, member)
-            if len(shape) >= 2 and not head.dtype.names:
-                fields.append(DataSet(key, None, shape=tuple(shape)))
-                continue
-            arrays[key], lengths[key] = head, shape[0] if shape else 0
+        for key, shape in shapes.items():
+            if len(shape) >= 2:
+                coordinate = sibling_coordinate(shapes, key, lambda k: archive[k])
+                misfits = [] if coordinate else misfit_coordinates(shapes, key, lambda k: archive[k])
+                fields.append(DataSet(key, None, misfits, tuple(shape), None if coordinate is None else
+                                      f"{axis_word(coordinate) or coordinate} from {coordinate}"))
+            elif key in columns:
+                arrays[key], lengths[key] = _npy_member_head(archive.zip, key + ".npy")[0], shape[0] if shape else 0
     if not arrays and not fields:
         raise OracleInputError(f"{path}: an .npz with no arrays", kind="no data")
-    tables = [DataSet(part, table) for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
+    named = len(arrays) == 1 and len(shapes) > 1  # one column beside other members is named, as the reader needs
+    tables = [DataSet(next(iter(arrays)) if part is None and named else part, table)
+              for part, table in _grouped(str(path), arrays, lengths)] if arrays else []
     return tables + fields
 
 
@@ -186,21 +194,27 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] extra)",
                                kind="h5py missing") from None
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
+
     found: list[DataSet] = []
     with h5py.File(path, "r") as handle:
         groups = [handle] + [g for g in _walk(handle) if isinstance(g, h5py.Group)]
         for group in groups:
-            members = {k: v for k, v in group.items() if isinstance(v, h5py.Dataset) and not _is_scale(v)}
             prefix = group.name.rstrip("/")
-            for k, v in list(members.items()):
-                if v.ndim >= 2 and not v.dtype.names:  # a field: compared over all its elements
-                    found.append(DataSet(f"{prefix}/{k}", None, shape=tuple(v.shape)))
-                    del members[k]
+            layout = GroupLayout(group)
+            fields = [k for k, shape in layout.shapes.items() if len(shape) >= 2 and not layout.datasets[k].dtype.names]
+            for k in fields:  # a field: compared over all its elements
+                axes = field_axes(layout.datasets[k], layout)
+                found.append(DataSet(f"{prefix}/{k}", None, axes.notes, layout.shapes[k], _located(axes)))
+            members = {k: layout.datasets[k] for k in layout.table()}
             if not any(v.shape != () for v in members.values()):
                 continue
-            arrays = {k: np.asarray(v[()] if v.shape == () else v[:SAMPLE_ROWS]) for k, v in members.items()}
-            lengths = {k: v.shape[0] if v.shape else 0 for k, v in members.items()}
+            arrays = {k: np.asarray(v[()] if v.shape == () else v[:min(SAMPLE_ROWS, layout.data_rows(k))])
+                      for k, v in members.items()}
+            lengths = {k: layout.data_rows(k) if v.shape else 0 for k, v in members.items()}
             for part, table in _grouped(f"{path}:{group.name}", arrays, lengths):
+                if part is None and len(arrays) == 1 and len(layout.datasets) > 1:  # one column beside others: named
+                    part = next(iter(arrays))
                 full = f"{prefix}/{part}" if part else (group.name if group.name != "/" else None)
                 found.append(DataSet(full, table))
     if not found:
@@ -208,17 +222,26 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     return found
 
 
-def _is_scale(dataset) -> bool:
-    """An HDF5 dimension scale: a field's coordinate, not a data set of its own."""
-    return dataset.attrs.get("CLASS") in (b"DIMENSION_SCALE", "DIMENSION_SCALE")
+def _located(axes) -> str | None:
+    """"t from /times; x, y from its grid attribute": the axes a location will name, and where they come from."""
+    by_source: dict[str, list[str]] = {}
+    for dim, source in zip(axes.dims, axes.sources):
+        if source is not None:
+            by_source.setdefault(source, []).append(dim)
+    return "; ".join(f"{', '.join(dims)} from {source}" for source, dims in by_source.items()) or None
 
 
 def _peek_netcdf(path: Path) -> list[DataSet]:
-    from supervisor.verify.oracle.netcdf import _open, data_variables
+    from supervisor.verify.oracle.layout import Axes
+    from supervisor.verify.oracle.netcdf import _open, axis_coordinates, data_variables
 
     handle = _open(path, "reference")
     try:
-        found = [DataSet(name, None, shape=tuple(handle.variables[name].shape)) for name in data_variables(handle)]
+        found = []
+        for name in data_variables(handle):
+            dims, coords, sources = axis_coordinates(handle, handle.variables[name])
+            found.append(DataSet(name, None, shape=tuple(handle.variables[name].shape),
+                                 located=_located(Axes(dims, coords, [], sources))))
     finally:
         handle.close()
     if not found:
@@ -234,11 +257,8 @@ def _walk(group):
 
 
 def looks_monotonic(values: np.ndarray) -> bool:
-    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column."""
-    if len(values) < 2 or not np.all(np.isfinite(values)):
-        return False
-    step = np.diff(values)
-    return bool(np.all(step > 0) or np.all(step < 0))
+    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column (layout.py's rule)."""
+    return monotonic(values)
 
 
 __all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]

@@ -2,7 +2,8 @@
 
 A part of a container is picked with a suffix: ``out/cls.npz:cl``, ``out/run.h5:/spectra/cl``,
 ``out/result.json:spectra.cl``. Without one, an ``.npz`` or HDF5 group whose members are 1-D arrays of one
-length is read as named columns; a single array is read as a table.
+length is read as named columns; a single array is read as a table. The N-d fields beside them, and a field's
+coordinate (layout.py), are not columns: field.py reads those. Rows beyond a stated ``data_length`` are not read.
 """
 from __future__ import annotations
 
@@ -75,7 +76,26 @@ def _read_npz(path: Path, part: str | None) -> Table:
             if part not in archive.files:
                 raise OracleInputError(f"{path}: no array {part!r}; it has {archive.files}", kind="unknown part")
             return table_from_array(f"{path}:{part}", archive[part])
-        return _columns_table(str(path), {k: archive[k] for k in archive.files})
+        keys = _columns_or_all(npz_columns(archive), archive.files)
+        return _columns_table(str(path), {k: archive[k] for k in keys})
+
+
+def _columns_or_all(columns: list[str], members: list[str]) -> list[str]:
+    """Columns of a table beside fields are read as one; one array beside others is named by its part (peek names
+    it so), and without columns the members are read as they are (one 2-D array: a table of its columns)."""
+    return columns if len(columns) > 1 or len(columns) == len(members) else members
+
+
+def npz_columns(archive, shapes: dict[str, tuple[int, ...]] | None = None) -> list[str]:
+    """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.GroupLayout.table).
+    ``shapes``: field.npz_shapes(archive), when the caller has read them."""
+    from supervisor.verify.oracle.field import npz_shapes
+    from supervisor.verify.oracle.layout import sibling_coordinate, table_members
+
+    shapes = shapes if shapes is not None else npz_shapes(archive)
+    fields = [k for k, s in shapes.items() if len(s) >= 2]
+    coordinates = {sibling_coordinate(shapes, k, lambda key: archive[key]) for k in fields} - {None}
+    return table_members({k: s for k, s in shapes.items() if len(s) == 1}, coordinates)
 
 
 def _read_hdf5(path: Path, part: str | None) -> Table:
@@ -84,12 +104,16 @@ def _read_hdf5(path: Path, part: str | None) -> Table:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", kind="h5py missing") from None
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, data_rows
+
     with h5py.File(path, "r") as handle:
         node = handle[part] if part else handle
         where = f"{path}:{part}" if part else str(path)
         if isinstance(node, h5py.Dataset):
-            return table_from_array(where, node[()])
-        members = {k: v[()] for k, v in node.items() if isinstance(v, h5py.Dataset)}
+            return table_from_array(where, node[()] if not node.shape else node[:data_rows(node)])
+        layout = GroupLayout(node)
+        keys = _columns_or_all(layout.table(), [k for k, v in node.items() if isinstance(v, h5py.Dataset)])
+        members = {k: node[k][()] if not node[k].shape else node[k][:data_rows(node[k], layout)] for k in keys}
         if not members:
             raise OracleInputError(f"{where}: no datasets here; name one as '{path}:/group/dataset'",
                                    kind="unknown part")
