@@ -69,7 +69,7 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
         read_only += list(boundary.references)
     ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=hidden, read_only=read_only,
                    writable=[outputs] if outputs is not None else [], network=boundary.command_network,
-                   written=written, empty=empty)
+                   written=written, empty=empty, deny_read=boundary.deny_read, sockets=boundary.sockets)
     try:
         yield CommandRun(bwrap_argv(ns) + ["bash", "-c", INNER, f"nightshift-{kind}", command], True, tmp)
     finally:

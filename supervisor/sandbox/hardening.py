@@ -20,19 +20,14 @@ import os
 import stat
 from pathlib import Path
 
+from supervisor.config.policy import CREDENTIAL_PLACES
+
 USER_NS = ["--unshare-user", "--cap-drop", "ALL", "--disable-userns"]
 PRIVATE = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
 GPU_NODES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
 SOCKET_ENV = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
               "DBUS_SYSTEM_BUS_ADDRESS", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "XDG_RUNTIME_DIR", "DISPLAY",
               "WAYLAND_DISPLAY", "STY", "DOCKER_HOST", "PULSE_SERVER", "SWAYSOCK", "I3SOCK", "KRB5CCNAME")
-# Where a user keeps what signs, pushes or pays as them. Folders and files under $HOME.
-CREDENTIAL_PLACES = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.azure", "~/.config/gh", "~/.config/hub",
-                     "~/.config/glab-cli", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
-                     "~/.docker", "~/.kube", "~/.pypirc", "~/.npmrc", "~/.cargo/credentials",
-                     "~/.cargo/credentials.toml", "~/.password-store", "~/.local/share/keyrings", "~/.vault-token",
-                     "~/.terraform.d/credentials.tfrc.json", "~/.oci", "~/.s3cfg", "~/.boto", "~/.config/rclone",
-                     "~/.cache/huggingface/token", "~/.huggingface/token", "~/.config/doctl", "~/.kaggle")
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 
 

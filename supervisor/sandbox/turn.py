@@ -51,11 +51,12 @@ class TurnNamespace:
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
                    protected: list[Path] = (), decisions: bool = False,
-                   http_settings: Path | None = None) -> TurnNamespace:
+                   http_settings: Path | None = None, interactive: bool = False) -> TurnNamespace:
     """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
     workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only; ``decisions``: run
     the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code); ``http_settings``: the
-    agent's settings file whose HTTP hook the helper serves (and points at itself)."""
+    agent's settings file whose HTTP hook the helper serves (and points at itself); ``interactive``: the agent reads
+    its terminal (a tmux pane): it keeps it (no session of its own; the seccomp filter refuses TIOCSTI there)."""
     problem = boundary.problem
     if problem is not None:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
@@ -69,7 +70,9 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    read_only=list(boundary.references) + list(boundary.links) + list(boundary.read_only)
                    + list(protected),
                    writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
-                   network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp))
+                   network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
+                   new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
+                   own_sockets=(tmp.parent,))  # the run's scratch: the turn's proxy and decision helper
     out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
     if decisions and (http_settings is not None or shutil.which("socat")):
         problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")

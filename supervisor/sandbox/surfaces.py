@@ -1,0 +1,196 @@
+"""The probes of the sandbox's surfaces, run from inside the namespace (``python -S -E -P``: standard library only).
+
+``main(argv)`` reads a JSON file the outside wrote (what to try: the host's sockets, the credential places that
+exist, the host's ptys, a /dev/shm marker name) and prints one JSON line per surface: ``{"surface", "closed",
+"detail"}``. Each probe tries the door itself (umount, remount, connect, open, ioctl, unshare, io_uring_setup...):
+a surface is closed only when the attempt was refused. survey.py runs it for ``doctor``, ``check`` and the tests.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import sys
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+MS_REMOUNT, MS_BIND, MS_RDONLY = 32, 4096, 1
+CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+TIOCSTI = 0x5412
+# Syscall numbers where the C library has no wrapper (x86_64, aarch64).
+NUMBERS = {"x86_64": {"io_uring_setup": 425, "keyctl": 250, "bpf": 321, "userfaultfd": 323, "perf_event_open": 298},
+           "aarch64": {"io_uring_setup": 425, "keyctl": 219, "bpf": 280, "userfaultfd": 282, "perf_event_open": 241}}
+
+
+def _errno_call(fn, *args) -> tuple[int, int]:
+    ctypes.set_errno(0)
+    result = fn(*args)
+    return result, ctypes.get_errno()
+
+
+def capabilities() -> tuple[bool, str]:
+    with open("/proc/self/status") as fh:
+        eff = next((line.split()[1] for line in fh if line.startswith("CapEff:")), "?")
+    return int(eff, 16) == 0 if eff != "?" else False, f"CapEff {eff}"
+
+
+def mounts() -> tuple[bool, str]:
+    """umount of the tmpfs over /dev/shm (as over a hidden folder) and a remount of / writable: both refused?"""
+    um, um_err = _errno_call(LIBC.umount2, b"/dev/shm", 2)  # MNT_DETACH
+    rm, rm_err = _errno_call(LIBC.mount, b"none", b"/", None, MS_REMOUNT | MS_BIND, None)
+    return um != 0 and rm != 0, f"umount: {os.strerror(um_err) if um else 'worked'}; " \
+                                f"remount / rw: {os.strerror(rm_err) if rm else 'worked'}"
+
+
+def sockets(paths: list[str]) -> tuple[bool, str]:
+    reached = []
+    for path in paths:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2)
+            try:
+                s.connect(path)
+                reached.append(path)
+            except OSError:
+                continue
+    own = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".probe-{os.getpid()}.sock")
+    try:  # the private /tmp keeps its own sockets working (forkserver, Manager, MPI)
+        with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
+            server.bind(own)
+            server.listen(1)
+            client.connect(own)
+        private = "a socket in the private /tmp works"
+    except OSError as exc:
+        private = f"a socket in the private /tmp FAILED ({exc})"
+    finally:
+        if os.path.exists(own):
+            os.unlink(own)
+    if reached:
+        return False, f"reached {len(reached)} of {len(paths)} host sockets: {', '.join(reached[:5])}; {private}"
+    return True, f"none of {len(paths)} host sockets reachable; {private}"
+
+
+def environment(names: list[str]) -> tuple[bool, str]:
+    present = [n for n in names if n in os.environ]
+    return not present, f"set inside: {', '.join(present)}" if present else "none of the socket variables is set"
+
+
+def terminals(host_ptys: list[str]) -> tuple[bool, str]:
+    opened = []
+    for pty in host_ptys:
+        try:
+            fd = os.open(pty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            os.close(fd)
+            opened.append(pty)
+        except OSError:
+            continue
+    blocks = [n for n in os.listdir("/dev") if n.startswith(("sd", "nvme", "vd", "xvd", "mem", "kmem", "port"))]
+    ok = not opened and not blocks
+    return ok, (f"opened {', '.join(opened)}" if opened else f"none of {len(host_ptys)} host terminals") + \
+        (f"; host devices visible: {', '.join(blocks[:5])}" if blocks else "; a private /dev")
+
+
+def shm(marker: str) -> tuple[bool, str]:
+    """Write a marker into /dev/shm: the outside checks it is not in the host's (and the tmpfs ends with us)."""
+    try:
+        with open(os.path.join("/dev/shm", marker), "w") as fh:
+            fh.write("inside")
+        return True, "written to the private /dev/shm"
+    except OSError as exc:
+        return True, f"no /dev/shm to write ({exc})"
+
+
+def tiocsti() -> tuple[bool, str]:
+    """Push a key into a terminal: a pty of our own (and our controlling terminal, where there is one)."""
+    import fcntl
+    import pty
+    refused, tried = [], []
+    master, slave = pty.openpty()
+    for name, fd in (("a pty", slave), ("the controlling terminal", None)):
+        try:
+            if fd is None:
+                fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+        except OSError:
+            continue
+        tried.append(name)
+        try:
+            fcntl.ioctl(fd, TIOCSTI, b"x")
+        except OSError as exc:
+            refused.append(f"{name}: {exc.strerror}")
+    os.close(master)
+    os.close(slave)
+    return len(refused) == len(tried), "; ".join(refused) or f"TIOCSTI worked on {', '.join(tried)}"
+
+
+def syscalls() -> tuple[bool, str]:
+    table = NUMBERS.get(os.uname().machine, {})
+    allowed = []
+    un, _ = _errno_call(LIBC.unshare, CLONE_NEWUSER)
+    if un == 0:
+        allowed.append("unshare(CLONE_NEWUSER)")
+    params = ctypes.create_string_buffer(120)
+    for name, number in table.items():
+        args = {"io_uring_setup": (1, params), "keyctl": (0, 0), "bpf": (0, None, 0), "userfaultfd": (0,),
+                "perf_event_open": (None, 0, -1, -1, 0)}[name]
+        result, err = _errno_call(LIBC.syscall, number, *args)
+        if result >= 0:
+            allowed.append(name)
+            os.close(result) if name in ("io_uring_setup", "userfaultfd") else None
+        elif err not in (1, 38):  # EPERM: refused; ENOSYS: not in this kernel. Anything else: it got through
+            allowed.append(f"{name} ({os.strerror(err)})")
+    return not allowed, f"allowed: {', '.join(allowed)}" if allowed else "unshare, io_uring, keyctl, bpf, " \
+        "userfaultfd, perf_event_open refused"
+
+
+def credentials(places: list[str]) -> tuple[bool, str]:
+    readable = []
+    for place in places:
+        try:
+            if os.path.isdir(place):
+                if os.listdir(place):
+                    readable.append(place)
+            elif os.path.getsize(place) > 0 or open(place, "rb").read(1):
+                readable.append(place)
+        except OSError:
+            continue
+    return not readable, f"readable: {', '.join(readable[:5])}" if readable else \
+        f"none of {len(places)} credential places readable"
+
+
+def session() -> tuple[bool, str]:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        return False, "a controlling terminal is reachable"
+    except OSError:
+        return True, "no controlling terminal (a session of its own)"
+
+
+def run(plan: dict) -> list[dict]:
+    probes = [("capabilities", capabilities), ("mounts", mounts),
+              ("unix sockets", lambda: sockets(plan.get("sockets", []))),
+              ("socket environment", lambda: environment(plan.get("env", []))),
+              ("terminals and /dev", lambda: terminals(plan.get("ptys", []))),
+              ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"))),
+              ("TIOCSTI", tiocsti), ("syscalls", syscalls),
+              ("credentials", lambda: credentials(plan.get("credentials", [])))]
+    if plan.get("session"):
+        probes.append(("session", session))
+    out = []
+    for name, probe in probes:
+        try:
+            closed, detail = probe()
+        except Exception as exc:  # a probe that cannot run proves nothing closed
+            closed, detail = False, f"the probe failed: {type(exc).__name__}: {exc}"
+        out.append({"surface": name, "closed": bool(closed), "detail": detail})
+    return out
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[0]) as fh:
+        plan = json.load(fh)
+    for line in run(plan):
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
