@@ -98,8 +98,8 @@ def socket_argv(visible, allowed: tuple[Path, ...] = ()) -> list[str]:
         if path.is_relative_to("/run/user") or Path(os.path.realpath(path)) in allowed_set or not visible(path):
             continue
         argv += ["--ro-bind", "/dev/null", str(path)]
-    for path in allowed:  # a named socket under /run/user: bound back over the empty tmpfs
-        if Path(path).is_relative_to("/run/user") and os.path.exists(path):
+    for path in allowed:  # a named socket out of view (/run/user's tmpfs, the host's /tmp): bound in
+        if (Path(path).is_relative_to("/run/user") or not visible(Path(path))) and os.path.exists(path):
             argv += ["--bind", str(path), str(path)]
     return argv
 

@@ -87,9 +87,8 @@ def _installation_in_tmp() -> list[Path]:
     return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
 
 
-def _in_view(ns: Namespace, hidden_folders: list[Path]):
-    """Is a host path still there inside once the hidden folders and credential folders are covered?"""
-    covered = hidden_folders + [p for p in ns.deny_read if p.is_dir()]
+def _in_view(ns: Namespace, covered: list[Path]):
+    """Is a host path still there inside once the ``covered`` folders are (and is it none of ours)?"""
     mine = [ns.tmp, *ns.own_sockets]
     return lambda path: (ns.visible(path) and not _within(path, covered) and not _within(path, mine))
 
@@ -124,9 +123,10 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     for path in ns.writable:
         if path.is_relative_to(ws) and path.exists() and not _within(path, empty_folders):
             argv += ["--bind", str(path), str(path)]
-    in_view = _in_view(ns, hidden_folders)
-    argv += hardening.credential_argv([p for p in ns.deny_read if in_view(p)])
-    argv += hardening.socket_argv(in_view, ns.sockets) + hardening.env_argv()
+    argv += hardening.credential_argv([p for p in ns.deny_read if _in_view(ns, hidden_folders)(p)])
+    credential_folders = [p for p in ns.deny_read if p.is_dir()]
+    argv += hardening.socket_argv(_in_view(ns, hidden_folders + credential_folders), ns.sockets)
+    argv += hardening.env_argv()
     # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws)]
     program = program_file() if parts.seccomp else None

@@ -58,11 +58,18 @@ def compile_program() -> bytes:
 
 
 @functools.lru_cache(maxsize=1)
-def _program_file() -> tuple[Path | None, str | None]:
+def _compiled() -> tuple[bytes | None, str | None]:
     try:
-        program = compile_program()
+        return compile_program(), None
     except (ImportError, OSError, RuntimeError, ValueError) as exc:
         return None, f"no seccomp filter: libseccomp is not usable here ({type(exc).__name__}: {exc}); fix: {FIX}"
+
+
+def _program_file() -> tuple[Path | None, str | None]:
+    """Compiled once per process; written where the current user's state folder is, when it is not there yet."""
+    program, problem = _compiled()
+    if program is None:
+        return None, problem
     folder = make_private_dir(user_state_dir() / "seccomp")
     path = folder / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
     if not path.is_file() or path.read_bytes() != program:

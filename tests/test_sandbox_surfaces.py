@@ -1,0 +1,128 @@
+"""Issue 37: every surface of the sandbox probed from inside the namespace a run makes, as root (here) with a home that
+holds what an agent would steal or use: an ssh key, cloud and netrc credentials, a tmux server and an agent socket in
+$HOME, one in /run/user, the socket variables set, a terminal of the user's open, a file planted in /dev/shm. Each
+probe first runs outside as the control (the door is open there), then inside (closed)."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures_core import require_tool, wait_for, workspace  # noqa: F401
+from tests.fixtures_namespace import need_namespace
+
+
+@pytest.fixture
+def stranger_home(monkeypatch):
+    """A $HOME full of doors, the socket variables naming them, and a pty of the user's open. Outside /tmp (the
+    host's /tmp is private inside anyway: a home there would prove nothing)."""
+    require_tool("tmux")
+    home = Path("/var/tmp") / f"ns37-home-{uuid.uuid4().hex[:8]}"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = x\n")
+    (home / ".netrc").write_text("machine example.org login me password hunter2\n")
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: gho_x\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    tmux_sock = home / "tmux.sock"
+    subprocess.run(["tmux", "-S", str(tmux_sock), "new-session", "-d", "sleep 300"], check=True)
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(home / "agent.sock"))
+    agent.listen(8)
+    run_user = Path("/run/user") / str(os.getuid())
+    run_user.mkdir(parents=True, exist_ok=True)
+    bus_path = run_user / f"bus-{uuid.uuid4().hex[:8]}"
+    bus = socket.socket(socket.AF_UNIX)
+    bus.bind(str(bus_path))
+    bus.listen(8)
+    monkeypatch.setenv("TMUX", f"{tmux_sock},1,0")
+    monkeypatch.setenv("TMUX_PANE", "%0")
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(home / "agent.sock"))
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={bus_path}")
+    master, slave = os.openpty()
+    yield home
+    for fd in (master, slave):
+        os.close(fd)
+    agent.close()
+    bus.close()
+    bus_path.unlink(missing_ok=True)
+    subprocess.run(["tmux", "-S", str(tmux_sock), "kill-server"], capture_output=True)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _boundary(ws: Path):
+    from supervisor.config.schema import load_config
+    from supervisor.sandbox.boundary import boundary_for
+
+    return boundary_for(ws, load_config(ws))
+
+
+def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stranger_home):  # noqa: F811
+    need_namespace()
+    from supervisor.sandbox.surfaces import run
+    from supervisor.sandbox.survey import plan, survey
+
+    boundary = _boundary(workspace.path)
+    todo = plan(boundary, session=False)
+    assert len(todo["sockets"]) >= 3 and len(todo["credentials"]) >= 4 and todo["ptys"]
+    control = {s["surface"]: s for s in run(todo)}  # the same probes, unsandboxed: the doors are there
+    (Path("/dev/shm") / todo["marker"]).unlink(missing_ok=True)
+    for name in ("capabilities", "mounts", "unix sockets", "socket environment", "terminals and /dev", "syscalls",
+                 "credentials"):
+        assert not control[name]["closed"], (name, control[name])
+    inside = {s.name: s for s in survey(boundary)}
+    assert set(inside) >= set(control) | {"session"}
+    for name, surface in inside.items():
+        assert surface.closed, surface.line()
+    assert "a socket in the private /tmp works" in inside["unix sockets"].detail
+    interactive = {s.name: s for s in survey(boundary, interactive=True)}
+    assert interactive["TIOCSTI"].closed and interactive["terminals and /dev"].closed, interactive
+
+
+def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_home):  # noqa: F811
+    """[policy] sockets opens one socket by name (as munge's for a Slurm run); the others stay covered."""
+    need_namespace()
+    from supervisor.sandbox.command import command_namespace
+
+    toml = workspace.path / "nightshift.toml"
+    toml.write_text(toml.read_text().replace("[policy]", f'[policy]\nsockets = ["{stranger_home / "agent.sock"}"]')
+                    if "[policy]" in toml.read_text() else
+                    toml.read_text() + f'\n[policy]\nsockets = ["{stranger_home / "agent.sock"}"]\n')
+    boundary = _boundary(workspace.path)
+    assert stranger_home / "agent.sock" in boundary.sockets
+    probe = ("import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n    try:\n"
+             "        s.connect(p); print('reached', p)\n    except OSError as e:\n        print('refused', p)\n")
+    command = f"python3 -c {_q(probe)} {stranger_home / 'agent.sock'} {stranger_home / 'tmux.sock'}"
+    with command_namespace(boundary, "test", command) as ns:
+        done = subprocess.run(ns.argv, capture_output=True, text=True, timeout=60)
+    assert f"reached {stranger_home / 'agent.sock'}" in done.stdout, done
+    assert f"refused {stranger_home / 'tmux.sock'}" in done.stdout, done
+
+
+def test_the_runs_tmux_server_cannot_run_a_command_outside(workspace, stranger_home):  # noqa: F811
+    """The issue's escape: `tmux run-shell` through the server named by $TMUX, writing a file outside."""
+    need_namespace()
+    from supervisor.sandbox.command import command_namespace
+
+    witness = stranger_home / "escaped"
+    sock = stranger_home / "tmux.sock"
+    command = (f"tmux -S {sock} run-shell 'touch {witness}'; "
+               f'tmux -S "${{TMUX%%,*}}" run-shell "touch {witness}"; true')
+    with command_namespace(_boundary(workspace.path), "test", command) as ns:
+        subprocess.run(ns.argv, capture_output=True, text=True, timeout=60)
+    assert not witness.exists()
+    subprocess.run(["tmux", "-S", str(sock), "run-shell", f"touch {witness}"], check=True, timeout=30)
+    wait_for(witness.exists, timeout=30, what="the control: the same command outside reaches the server")
+
+
+def _q(text: str) -> str:
+    import shlex
+    return shlex.quote(text)
