@@ -14,7 +14,7 @@ import socket
 import sys
 
 LIBC = ctypes.CDLL(None, use_errno=True)
-MS_REMOUNT, MS_BIND, MS_RDONLY = 32, 4096, 1
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
 TIOCSTI = 0x5412
 # Syscall numbers where the C library has no wrapper (x86_64, aarch64).
@@ -34,12 +34,40 @@ def capabilities() -> tuple[bool, str]:
     return int(eff, 16) == 0 if eff != "?" else False, f"CapEff {eff}"
 
 
+def _in_child(attempt) -> int:
+    """Run ``attempt`` (returns an errno, 0 when it worked) in a forked child, so a door that is open (the control,
+    run outside) changes nothing of this process or, for mounts, of the host: the child first takes a mount
+    namespace of its own where it can (outside as root); inside that is refused and it tries on the sandbox's own."""
+    pid = os.fork()
+    if pid == 0:
+        code = 99
+        try:
+            code = attempt()
+        finally:
+            os._exit(min(code, 255))
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _private_mounts() -> None:
+    if LIBC.unshare(CLONE_NEWNS) == 0:
+        LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+
+
 def mounts() -> tuple[bool, str]:
-    """umount of the tmpfs over /dev/shm (as over a hidden folder) and a remount of / writable: both refused?"""
-    um, um_err = _errno_call(LIBC.umount2, b"/dev/shm", 2)  # MNT_DETACH
-    rm, rm_err = _errno_call(LIBC.mount, b"none", b"/", None, MS_REMOUNT | MS_BIND, None)
-    return um != 0 and rm != 0, f"umount: {os.strerror(um_err) if um else 'worked'}; " \
-                                f"remount / rw: {os.strerror(rm_err) if rm else 'worked'}"
+    """umount of a tmpfs (as over a hidden folder) and a remount of / writable: both refused?"""
+    def umount() -> int:
+        _private_mounts()
+        target = b"/dev/shm" if os.path.ismount("/dev/shm") else b"/proc"
+        return 0 if LIBC.umount2(target, 2) == 0 else ctypes.get_errno()  # MNT_DETACH
+
+    def remount() -> int:
+        _private_mounts()
+        return 0 if LIBC.mount(b"none", b"/", None, MS_REMOUNT | MS_BIND, None) == 0 else ctypes.get_errno()
+
+    um, rm = _in_child(umount), _in_child(remount)
+    return um != 0 and rm != 0, f"umount: {os.strerror(um) if um else 'worked'}; " \
+                                f"remount / rw: {os.strerror(rm) if rm else 'worked'}"
 
 
 def sockets(paths: list[str]) -> tuple[bool, str]:
@@ -124,8 +152,7 @@ def tiocsti() -> tuple[bool, str]:
 def syscalls() -> tuple[bool, str]:
     table = NUMBERS.get(os.uname().machine, {})
     allowed = []
-    un, _ = _errno_call(LIBC.unshare, CLONE_NEWUSER)
-    if un == 0:
+    if _in_child(lambda: 0 if LIBC.unshare(CLONE_NEWUSER) == 0 else ctypes.get_errno()) == 0:
         allowed.append("unshare(CLONE_NEWUSER)")
     params = ctypes.create_string_buffer(120)
     for name, number in table.items():
