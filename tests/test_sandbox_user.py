@@ -126,3 +126,39 @@ def test_the_ordinary_workload_works_inside(workspace):  # noqa: F811
         assert word in done.stdout, done.stdout
     if shutil.which("mpirun") is None:
         print("mpirun is not installed here: MPI's own sockets are not exercised")
+
+
+def test_rerun_refuses_without_the_sandbox_unless_the_door_is_accepted(tmp_path):
+    """Today's hole: `verify-result --rerun` with no bubblewrap ran a stranger's commit unsandboxed, VERIFIED rc 0.
+    With bubblewrap off the PATH it refuses in one line naming the door and the flag; accepting the door by name
+    goes on to the check itself (which fails here on a target that is no attestation, not on the sandbox)."""
+    from tests.fixtures_core import nightshift
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for entry in Path(folder).iterdir():
+            if entry.name != "bwrap" and not (bin_dir / entry.name).exists():
+                (bin_dir / entry.name).symlink_to(entry)
+    env = {"PATH": str(bin_dir)}
+    refused = nightshift("verify-result", "HEAD", "--rerun", "--dir", str(tmp_path), env=env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "--accept-open namespace" in refused.stderr, refused.stderr
+    accepted = nightshift("verify-result", "HEAD", "--rerun", "--dir", str(tmp_path), "--accept-open", "namespace",
+                          env=env)
+    assert "--accept-open" not in accepted.stderr and "VERIFIED:" not in accepted.stdout
+
+
+def test_sandbox_policy_keys_name_key_and_line(workspace):  # noqa: F811
+    from tests.fixtures_core import nightshift
+
+    toml = workspace.path / "nightshift.toml"
+    base = toml.read_text()
+    for bad, words in (('allow_read = ["~/.ssh/keys"]', ("policy.allow_read", "~/.kube")),
+                       ('sockets = ["run/munge.sock"]', ("policy.sockets", "absolute path"))):
+        toml.write_text(base.replace("[policy]", f"[policy]\n{bad}") if "[policy]" in base
+                        else base + f"\n[policy]\n{bad}\n")
+        done = nightshift("check", cwd=workspace.path)
+        assert done.returncode != 0 and "Traceback" not in done.stderr + done.stdout
+        text = done.stderr + done.stdout
+        assert all(w in text for w in words) and "line" in text, text
