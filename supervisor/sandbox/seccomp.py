@@ -91,4 +91,4 @@ def seccomp_problem() -> str | None:
 
 def seccomp_prefix(path: Path) -> list[str]:
     """Opens the program on descriptor ``FD`` for the bwrap that follows (the shell replaces itself with it)."""
-    return ["bash", "-c", f'exec "$@" {FD}<"$0"', str(path)]
+    return ["sh", "-c", f'exec "$@" {FD}<"$0"', str(path)]  # sh: dash starts in a fraction of bash's time
