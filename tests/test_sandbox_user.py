@@ -1,7 +1,8 @@
 """Issue 37: the same surfaces probed as an unprivileged user (the test makes one with useradd and runs the survey
 as that user with runuser): an ssh key, a tmux server and a listening socket in its $HOME, its socket variables set;
 the control runs the probes outside as the same user. And the ordinary workload inside: multiprocessing with fork,
-forkserver and a Manager, a venv with pip installing a local package, git, a C compiler, numpy with OpenMP threads."""
+forkserver and a Manager, a venv with pip installing a local package, git, a C compiler, numpy with OpenMP threads,
+mpirun (MPICH) with two ranks."""
 from __future__ import annotations
 
 import json
@@ -124,8 +125,6 @@ def test_the_ordinary_workload_works_inside(workspace):  # noqa: F811
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     for word in ("multiprocessing ok", "venv pip ok", "git ok", "cc ok", "numpy ok"):
         assert word in done.stdout, done.stdout
-    if shutil.which("mpirun") is None:
-        print("mpirun is not installed here: MPI's own sockets are not exercised")
 
 
 def test_rerun_refuses_without_the_sandbox_unless_the_door_is_accepted(tmp_path):
@@ -162,3 +161,36 @@ def test_sandbox_policy_keys_name_key_and_line(workspace):  # noqa: F811
         assert done.returncode != 0 and "Traceback" not in done.stderr + done.stdout
         text = done.stderr + done.stdout
         assert all(w in text for w in words) and "line" in text, text
+
+
+MPI_HELLO = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  int rank, size, value, sum = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  value = rank + 1;
+  MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("mpi ok %d %d\n", size, sum);
+  MPI_Finalize();
+  return 0;
+}
+"""
+
+
+def test_mpirun_works_inside(workspace):  # noqa: F811
+    """MPI's launcher and its ranks talk over their own sockets in the private /tmp (and the namespace's loopback)."""
+    need_namespace()
+    for tool in ("mpirun", "mpicc"):
+        require_tool(tool)
+    from supervisor.config.schema import load_config
+    from supervisor.sandbox.boundary import boundary_for
+    from supervisor.sandbox.command import command_namespace
+
+    (workspace.path / "hello.c").write_text(MPI_HELLO)
+    boundary = boundary_for(workspace.path, load_config(workspace.path))
+    with command_namespace(boundary, "test", 'mpicc -o "$TMPDIR/hello" hello.c && mpirun -n 2 "$TMPDIR/hello"') as ns:
+        done = subprocess.run(ns.argv, capture_output=True, text=True, timeout=180, cwd=workspace.path)
+    assert done.returncode == 0 and "mpi ok 2 3" in done.stdout, (done.stdout, done.stderr[-2000:])
