@@ -23,6 +23,13 @@ from pathlib import Path
 from supervisor.config.policy import CREDENTIAL_PLACES
 
 USER_NS = ["--unshare-user", "--cap-drop", "ALL", "--disable-userns"]
+def nested_user_ns() -> list[str]:
+    """For a turn that runs Claude Code's own sandbox inside: further user namespaces allowed, and, as root,
+    CAP_SETFCAP kept (the kernel asks for it to map uid 0 in a child user namespace; file capabilities set here are
+    rooted in this namespace), as Anthropic's sandbox-runtime does."""
+    return ["--unshare-user", "--cap-drop", "ALL"] + (["--cap-add", "CAP_SETFCAP"] if os.getuid() == 0 else [])
+
+
 PRIVATE = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
 GPU_NODES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
 SOCKET_ENV = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",

@@ -38,6 +38,7 @@ class Namespace:
     deny_read: tuple[Path, ...] = ()  # credential places (hardening.credential_places)
     sockets: tuple[Path, ...] = ()  # host sockets a run names as reachable ([policy] sockets, munge's for Slurm)
     own_sockets: tuple[Path, ...] = ()  # folders whose sockets are nightshift's own helpers for this process
+    nested: bool = False  # a turn running Claude Code's own sandbox inside: user namespaces and mounts of its own
 
     def visible(self, path: Path) -> bool:
         """Does ``path`` exist inside at all? Everything under the host's /tmp is gone but what is bound back."""
@@ -98,7 +99,8 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     Order matters: later mounts cover earlier ones."""
     ws = ns.workspace
     parts = hardening_parts()
-    argv = ["bwrap", *(hardening.USER_NS if parts.userns else ["--cap-drop", "ALL"]), *hardening.PRIVATE]
+    argv = ["bwrap", *(hardening.nested_user_ns() if ns.nested else hardening.USER_NS if parts.userns
+                       else ["--cap-drop", "ALL"]), *hardening.PRIVATE]
     if not ns.network:
         argv.append("--unshare-net")
     if ns.new_session:
@@ -129,7 +131,7 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     argv += hardening.env_argv()
     # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws)]
-    program = program_file() if parts.seccomp else None
+    program = program_file(ns.nested) if parts.seccomp else None
     if program is None:
         return argv + ["--"]
     return seccomp_prefix(program) + argv + ["--seccomp", str(FD), "--"]

@@ -28,6 +28,8 @@ FD = 9  # the descriptor bubblewrap reads the program from (opened by the prefix
 REFUSED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig",
            "fspick", "mount_setattr", "unshare", "setns", "io_uring_setup", "io_uring_enter", "io_uring_register",
            "keyctl", "add_key", "request_key", "bpf", "userfaultfd", "perf_event_open")
+NESTED_ALLOWED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount",
+                  "fsconfig", "fspick", "mount_setattr", "unshare", "setns")
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 FIX = "pip install pyseccomp (libseccomp2 must be installed: Debian apt-get install libseccomp2)"
 
@@ -40,11 +42,14 @@ def _binding():
     return binding
 
 
-def compile_program() -> bytes:
-    """The filter as raw BPF (raises ImportError / OSError where libseccomp is missing)."""
+def compile_program(nested: bool = False) -> bytes:
+    """The filter as raw BPF (raises ImportError / OSError where libseccomp is missing). ``nested``: for a turn that
+    runs Claude Code's own sandbox inside ([policy] claude_sandbox): its bubblewrap needs a user namespace and
+    mounts of its own, so the mount family and unshare/setns are allowed there (without capabilities in this
+    namespace, a nested one cannot unmount or remount what this one locked)."""
     sc = _binding()
     program = sc.SyscallFilter(defaction=sc.ALLOW)
-    for name in REFUSED:
+    for name in (n for n in REFUSED if not (nested and n in NESTED_ALLOWED)):
         try:
             program.add_rule(sc.ERRNO(errno.EPERM), name)
         except (RuntimeError, OSError, ValueError):
@@ -57,17 +62,17 @@ def compile_program() -> bytes:
         return fh.read()
 
 
-@functools.lru_cache(maxsize=1)
-def _compiled() -> tuple[bytes | None, str | None]:
+@functools.lru_cache(maxsize=2)
+def _compiled(nested: bool = False) -> tuple[bytes | None, str | None]:
     try:
-        return compile_program(), None
+        return compile_program(nested), None
     except (ImportError, OSError, RuntimeError, ValueError) as exc:
         return None, f"no seccomp filter: libseccomp is not usable here ({type(exc).__name__}: {exc}); fix: {FIX}"
 
 
-def _program_file() -> tuple[Path | None, str | None]:
+def _program_file(nested: bool = False) -> tuple[Path | None, str | None]:
     """Compiled once per process; written where the current user's state folder is, when it is not there yet."""
-    program, problem = _compiled()
+    program, problem = _compiled(nested)
     if program is None:
         return None, problem
     folder = make_private_dir(user_state_dir() / "seccomp")
@@ -80,9 +85,9 @@ def _program_file() -> tuple[Path | None, str | None]:
     return path, None
 
 
-def program_file() -> Path | None:
+def program_file(nested: bool = False) -> Path | None:
     """The compiled filter on disk (None where libseccomp is not usable: ``seccomp_problem`` says why)."""
-    return _program_file()[0]
+    return _program_file(nested)[0]
 
 
 def seccomp_problem() -> str | None:

@@ -51,12 +51,14 @@ class TurnNamespace:
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
                    protected: list[Path] = (), decisions: bool = False,
-                   http_settings: Path | None = None, interactive: bool = False) -> TurnNamespace:
+                   http_settings: Path | None = None, interactive: bool = False,
+                   nested: bool = False) -> TurnNamespace:
     """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
     workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only; ``decisions``: run
     the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code); ``http_settings``: the
     agent's settings file whose HTTP hook the helper serves (and points at itself); ``interactive``: the agent reads
-    its terminal (a tmux pane): it keeps it (no session of its own; the seccomp filter refuses TIOCSTI there)."""
+    its terminal (a tmux pane): it keeps it (no session of its own; the seccomp filter refuses TIOCSTI there);
+    ``nested``: Claude Code's own sandbox runs inside ([policy] claude_sandbox): it may make its namespaces."""
     problem = boundary.problem
     if problem is not None:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
@@ -72,7 +74,7 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
                    new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
-                   own_sockets=(tmp.parent,))  # the run's scratch: the turn's proxy and decision helper
+                   own_sockets=(tmp.parent,), nested=nested)  # the run's scratch: the turn's proxy and decision helper
     out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
     if decisions and (http_settings is not None or shutil.which("socat")):
         problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
