@@ -126,3 +126,26 @@ def test_the_runs_tmux_server_cannot_run_a_command_outside(workspace, stranger_h
 def _q(text: str) -> str:
     import shlex
     return shlex.quote(text)
+
+
+def test_claude_codes_own_sandbox_nests_and_hidden_data_stays_hidden(tmp_path):
+    """[policy] claude_sandbox: the turn lets Claude Code's bubblewrap make its namespaces inside; an agent that
+    makes its own user and mount namespace there still cannot unmount what hides a held-out folder, nor write /."""
+    need_namespace()
+    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+    held = Path("/var/tmp") / f"ns37-nested-{uuid.uuid4().hex[:8]}"
+    held.mkdir()
+    (held / "answers.dat").write_text("SECRET-ANSWERS")
+    ws, tmp = tmp_path / "ws", tmp_path / "tmp"
+    ws.mkdir()
+    tmp.mkdir()
+    try:
+        argv = bwrap_argv(Namespace(workspace=ws, tmp=tmp, hidden=[held], nested=True))
+        inner = ("bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true && echo nested-ok; "
+                 f"unshare -U -r -m sh -c 'umount -l {held}; cat {held}/answers.dat; touch /usr/ns37-escaped'")
+        done = subprocess.run(argv + ["bash", "-c", inner], capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(held, ignore_errors=True)
+    assert "nested-ok" in done.stdout, done.stderr
+    assert "SECRET-ANSWERS" not in done.stdout and not Path("/usr/ns37-escaped").exists()
