@@ -41,7 +41,7 @@ def test_claude_codes_tool_calls_meet_a_closed_sandbox(workspace, fake_claude, s
     ws = workspace.path
     seed(ws, mode=mode, backend=backend)
     todo = plan(boundary_for(ws, load_config(ws)), session=mode == "headless")
-    assert todo["sockets"] and todo["credentials"]
+    assert todo["sockets"] and todo["credentials"] and todo["abstract"]  # the turn has the machine's network
     plan_file = ws / "probe-plan.json"  # in the workspace: the host's /tmp (where pytest keeps tmp_path) is not inside
     plan_file.write_text(json.dumps(todo))
     out = ws / "surfaces.jsonl"
@@ -53,7 +53,7 @@ def test_claude_codes_tool_calls_meet_a_closed_sandbox(workspace, fake_claude, s
     for line in out.read_text().splitlines():
         item = json.loads(line)
         found[item["surface"]] = item
-    expected = {"capabilities", "mounts", "unix sockets", "socket environment", "terminals and /dev", "/dev/shm",
+    expected = {"capabilities", "mounts", "unix sockets", "abstract sockets", "socket environment", "terminals and /dev", "/dev/shm",
                 "TIOCSTI", "syscalls", "credentials"} | ({"session"} if mode == "headless" else set())
     assert set(found) == expected, found
     for name, item in found.items():

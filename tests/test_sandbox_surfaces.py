@@ -43,6 +43,9 @@ def stranger_home(monkeypatch):
     bus = socket.socket(socket.AF_UNIX)
     bus.bind(str(bus_path))
     bus.listen(8)
+    abstract = socket.socket(socket.AF_UNIX)  # an abstract socket (X11, dbus and others use them): no path to cover
+    abstract.bind(f"\0ns37-{uuid.uuid4().hex[:8]}")
+    abstract.listen(8)
     monkeypatch.setenv("TMUX", f"{tmux_sock},1,0")
     monkeypatch.setenv("TMUX_PANE", "%0")
     monkeypatch.setenv("SSH_AUTH_SOCK", str(home / "agent.sock"))
@@ -52,6 +55,7 @@ def stranger_home(monkeypatch):
     for fd in (master, slave):
         os.close(fd)
     agent.close()
+    abstract.close()
     bus.close()
     bus_path.unlink(missing_ok=True)
     subprocess.run(["tmux", "-S", str(tmux_sock), "kill-server"], capture_output=True)
@@ -75,16 +79,19 @@ def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stra
     assert len(todo["sockets"]) >= 3 and len(todo["credentials"]) >= 4 and todo["ptys"]
     control = {s["surface"]: s for s in run(todo)}  # the same probes, unsandboxed: the doors are there
     (Path("/dev/shm") / todo["marker"]).unlink(missing_ok=True)
-    for name in ("capabilities", "mounts", "unix sockets", "socket environment", "terminals and /dev", "syscalls",
-                 "credentials"):
+    for name in ("capabilities", "mounts", "unix sockets", "abstract sockets", "socket environment",
+                 "terminals and /dev", "syscalls", "credentials"):
         assert not control[name]["closed"], (name, control[name])
     inside = {s.name: s for s in survey(boundary)}
     assert set(inside) >= set(control) | {"session"}
     for name, surface in inside.items():
         assert surface.closed, surface.line()
     assert "a socket in the private /tmp works" in inside["unix sockets"].detail
+    # a turn in its pane, with the agent's network on (init defaults): abstract sockets through the Landlock scope
+    assert boundary.network
     interactive = {s.name: s for s in survey(boundary, interactive=True)}
-    assert interactive["TIOCSTI"].closed and interactive["terminals and /dev"].closed, interactive
+    for name, surface in interactive.items():
+        assert surface.closed, surface.line()
 
 
 def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_home):  # noqa: F811
@@ -149,3 +156,31 @@ def test_claude_codes_own_sandbox_nests_and_hidden_data_stays_hidden(tmp_path):
         shutil.rmtree(held, ignore_errors=True)
     assert "nested-ok" in done.stdout, done.stderr
     assert "SECRET-ANSWERS" not in done.stdout and not Path("/usr/ns37-escaped").exists()
+
+
+def test_a_command_with_the_machines_network_cannot_reach_its_abstract_sockets(workspace):  # noqa: F811
+    """[policy] command_network = true shares the machine's network namespace: the Landlock scope holds the
+    machine's abstract sockets out of reach, while the command's own abstract socket works."""
+    need_namespace()
+    from supervisor.sandbox.command import command_namespace
+
+    name = f"ns37-cmd-{uuid.uuid4().hex[:8]}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("\0" + name)
+    listener.listen(4)
+    toml = workspace.path / "nightshift.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace("[policy]", "[policy]\ncommand_network = true") if "[policy]" in text
+                    else text + "\n[policy]\ncommand_network = true\n")
+    probe = ("import socket, uuid\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0' + %r)\n"
+             "    print('reached')\nexcept OSError:\n    print('refused')\nown = socket.socket(socket.AF_UNIX)\n"
+             "own.bind('\\0own-' + uuid.uuid4().hex)\nown.listen(1)\nc = socket.socket(socket.AF_UNIX)\n"
+             "c.connect(own.getsockname())\nprint('own ok')\n") % name
+    boundary = _boundary(workspace.path)
+    assert boundary.command_network
+    try:
+        with command_namespace(boundary, "test", f"python3 -c {_q(probe)}") as ns:
+            done = subprocess.run(ns.argv, capture_output=True, text=True, timeout=60)
+    finally:
+        listener.close()
+    assert "refused" in done.stdout and "own ok" in done.stdout, (done.stdout, done.stderr)

@@ -97,6 +97,18 @@ def host_sockets() -> list[Path]:
     return found
 
 
+def host_abstract_sockets() -> list[str]:
+    """The names of the abstract sockets the host's network namespace has (without the leading @)."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    names = {parts[7][1:] for parts in (line.split(None, 7) for line in lines)
+             if len(parts) == 8 and parts[7].startswith("@")}
+    return sorted(names)
+
+
 def socket_argv(visible, allowed: tuple[Path, ...] = ()) -> list[str]:
     """/dev/null over every host socket ``visible(path)`` says is still in view, but the ``allowed`` ones."""
     argv = ["--tmpfs", "/run/user"] if os.path.isdir("/run/user") else []

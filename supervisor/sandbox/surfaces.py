@@ -97,6 +97,22 @@ def sockets(paths: list[str]) -> tuple[bool, str]:
     return True, f"none of {len(paths)} host sockets reachable; {private}"
 
 
+def abstract(names: list[str]) -> tuple[bool, str]:
+    """The machine's abstract sockets (``@name``): out of reach through the network namespace or a Landlock scope."""
+    reached = []
+    for name in names:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2)
+            try:
+                s.connect("\0" + name)
+                reached.append("@" + name)
+            except OSError:
+                continue
+    if reached:
+        return False, f"reached {len(reached)} of {len(names)}: {', '.join(reached[:5])}"
+    return True, f"none of {len(names)} abstract sockets of the machine reachable"
+
+
 def environment(names: list[str]) -> tuple[bool, str]:
     present = [n for n in names if n in os.environ]
     return not present, f"set inside: {', '.join(present)}" if present else "none of the socket variables is set"
@@ -194,6 +210,7 @@ def session() -> tuple[bool, str]:
 def run(plan: dict) -> list[dict]:
     probes = [("capabilities", capabilities), ("mounts", mounts),
               ("unix sockets", lambda: sockets(plan.get("sockets", []))),
+              ("abstract sockets", lambda: abstract(plan.get("abstract", []))),
               ("socket environment", lambda: environment(plan.get("env", []))),
               ("terminals and /dev", lambda: terminals(plan.get("ptys", []))),
               ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"))),

@@ -22,6 +22,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 FIXES = {
     "capabilities": "a user namespace with --cap-drop ALL: allow unprivileged user namespaces, bubblewrap >= 0.8",
     "mounts": "install libseccomp (pip install pyseccomp) and allow user namespaces",
+    "abstract sockets": "keep network off, or a kernel with Landlock ABI 6 (Linux 6.12+) for its scope",
     "unix sockets": "name only the sockets a run needs in [policy] sockets; a socket bound after the turn started "
                     "outside /run/user and the host's /tmp is not covered until the next command or turn",
     "socket environment": "nightshift unsets them; report this as a bug",
@@ -54,32 +55,40 @@ def plan(boundary: Boundary, session: bool) -> dict:
         ptys = [f"/dev/pts/{n}" for n in os.listdir("/dev/pts") if n.isdigit()]
     except OSError:
         ptys = []
-    return {"sockets": sockets, "env": list(hardening.SOCKET_ENV), "ptys": ptys,
+    return {"sockets": sockets, "abstract": hardening.host_abstract_sockets(), "env": list(hardening.SOCKET_ENV),
+            "ptys": ptys,
             "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "session": session,
             "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
 
 
-def inside_command(plan_file: str) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.surfaces import main; "
+def _module(name: str) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.{name} import main; "
             "sys.exit(main(sys.argv[1:]))")
-    return [sys.executable, "-S", "-E", "-P", "-c", code, plan_file]
+    return [sys.executable, "-S", "-E", "-P", "-c", code]
+
+
+def inside_command(plan_file: str, scoped: bool = False) -> list[str]:
+    """The probes; ``scoped``: through the Landlock scope a turn with the machine's network runs in."""
+    return (_module("landlock") if scoped else []) + _module("surfaces") + [plan_file]
 
 
 def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0) -> list[Surface]:
     """Run the probes inside the namespace ``boundary`` makes for a command (``interactive``: for a turn that keeps
-    its terminal). Where no namespace can be made, every surface is open for that reason."""
+    its terminal, with the agent's network setting). Where no namespace can be made, every surface is open for that
+    reason."""
     if boundary.problem is not None:
         return [Surface(name, False, f"no namespace ({boundary.problem})") for name in FIXES
                 if name != "session"]
     tmp = Path(tempfile.mkdtemp(prefix="probe-", dir=boundary.scratch()))
     try:
         todo = plan(boundary, session=not interactive)
+        network = boundary.network if interactive else boundary.command_network
         (tmp / "plan.json").write_text(json.dumps(todo))
         ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden) + boundary.for_commands(),
                        read_only=list(boundary.read_only) + list(boundary.references),
-                       network=boundary.command_network, new_session=not interactive,
+                       network=network, new_session=not interactive,
                        deny_read=boundary.deny_read, sockets=boundary.sockets)
-        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json")
+        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json", scoped=network)
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         found = []
         for raw in done.stdout.splitlines():
@@ -110,7 +119,7 @@ def survey_lines(boundary: Boundary) -> list[str]:
     lines = [s.line() for s in survey(boundary)]
     if boundary.problem is None:
         lines += [f"{s.line()} (interactive turn)" for s in survey(boundary, interactive=True)
-                  if s.name in ("TIOCSTI", "terminals and /dev")]
+                  if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
     for door, why in boundary.missing:
         lines.append(f"OPEN    sandbox part {door}: {why}")
     return lines

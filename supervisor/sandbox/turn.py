@@ -47,6 +47,7 @@ class TurnNamespace:
     inside: str = ""  # lines run inside before the agent's command
     epilogue: str = ""  # wrapper lines after it ended (outside)
     notes: list[str] = field(default_factory=list)
+    scoped: bool = False  # the machine's network is shared: the inner script re-runs itself in a Landlock scope
 
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
@@ -75,7 +76,8 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
                    new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
                    own_sockets=(tmp.parent,), nested=nested)  # the run's scratch: the turn's proxy and decision helper
-    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
+    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"),
+                        scoped=boundary.network)
     if decisions and (http_settings is not None or shutil.which("socat")):
         problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
         _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, boundary.network, problems)
@@ -137,5 +139,8 @@ def _empty(tmp: Path) -> Path:
 def inner_script(ns: TurnNamespace, command: str) -> str:
     """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
     scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
-    return ("#!/usr/bin/env bash\nhelpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
+    # with the machine's network shared, abstract sockets have no path to cover: a Landlock scope (landlock.py)
+    scope = (f'[ -n "${{NIGHTSHIFT_SCOPED:-}}" ] || NIGHTSHIFT_SCOPED=1 exec '
+             f'{python_line("supervisor.sandbox.landlock")} bash "$0"\n') if ns.scoped else ""
+    return ("#!/usr/bin/env bash\n" + scope + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
             + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")
