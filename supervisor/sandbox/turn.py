@@ -136,11 +136,17 @@ def _empty(tmp: Path) -> Path:
     return empty
 
 
+def scope_line(ns: TurnNamespace) -> str:
+    """The inner script's first line where the machine's network is shared: abstract sockets have no path to cover,
+    so the script runs itself again inside a Landlock scope (landlock.py)."""
+    if not ns.scoped:
+        return ""
+    return (f'[ -n "${{NIGHTSHIFT_SCOPED:-}}" ] || NIGHTSHIFT_SCOPED=1 exec '
+            f'{python_line("supervisor.sandbox.landlock")} bash "$0"\n')
+
+
 def inner_script(ns: TurnNamespace, command: str) -> str:
     """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
     scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
-    # with the machine's network shared, abstract sockets have no path to cover: a Landlock scope (landlock.py)
-    scope = (f'[ -n "${{NIGHTSHIFT_SCOPED:-}}" ] || NIGHTSHIFT_SCOPED=1 exec '
-             f'{python_line("supervisor.sandbox.landlock")} bash "$0"\n') if ns.scoped else ""
-    return ("#!/usr/bin/env bash\n" + scope + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
+    return ("#!/usr/bin/env bash\n" + scope_line(ns) + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
             + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")
