@@ -87,7 +87,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None), held)
     if config is not None and config.policy.claude_sandbox:
         second = sandbox_problem()
-        rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer"
+        rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
+                     "namespaces of their own; the mounts they inherit stay locked)"
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
     rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
                                      "recorded as policy.denied and named in the next push-back)"))
