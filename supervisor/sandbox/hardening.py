@@ -31,7 +31,9 @@ def nested_user_ns() -> list[str]:
 
 
 PRIVATE = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
-GPU_NODES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
+# Devices a scientific workload needs bound into the private /dev where the machine has them: GPUs (NVIDIA, DRM,
+# AMD's KFD), accelerators, and the InfiniBand verbs MPI uses between nodes.
+GPU_NODES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd", "/dev/accel", "/dev/infiniband")
 SOCKET_ENV = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
               "DBUS_SYSTEM_BUS_ADDRESS", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "XDG_RUNTIME_DIR", "DISPLAY",
               "WAYLAND_DISPLAY", "STY", "DOCKER_HOST", "PULSE_SERVER", "SWAYSOCK", "I3SOCK", "KRB5CCNAME")
@@ -66,7 +68,7 @@ def credential_argv(places: list[Path]) -> list[str]:
 
 
 def device_argv() -> list[str]:
-    """A private /dev and /dev/shm, and the GPUs where the machine has them."""
+    """A private /dev and /dev/shm, and the GPUs (and InfiniBand) where the machine has them."""
     argv = ["--dev", "/dev", "--tmpfs", "/dev/shm"]
     for pattern in GPU_NODES:
         for node in sorted(glob.glob(pattern)):
