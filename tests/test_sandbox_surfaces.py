@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import uuid
 from pathlib import Path
@@ -184,3 +185,26 @@ def test_a_command_with_the_machines_network_cannot_reach_its_abstract_sockets(w
     finally:
         listener.close()
     assert "refused" in done.stdout and "own ok" in done.stdout, (done.stdout, done.stderr)
+
+
+def test_gpu_device_nodes_are_bound_into_the_private_dev(tmp_path):
+    """No GPU on the test machine: a stand-in device node named like NVIDIA's (a null device, made for the test)
+    shows the private /dev takes what matches /dev/nvidia* and nothing else of the host's."""
+    need_namespace()
+    if os.getuid() != 0:
+        pytest.skip("making a device node needs root (CI runs as root)")
+    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+    node = Path(f"/dev/nvidia-ns37-{uuid.uuid4().hex[:6]}")
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    ws, tmp = tmp_path / "ws", tmp_path / "tmp"
+    ws.mkdir()
+    tmp.mkdir()
+    try:
+        argv = bwrap_argv(Namespace(workspace=ws, tmp=tmp))
+        done = subprocess.run(argv + ["bash", "-c", f"echo x > {node} && echo gpu-ok; ls /dev"], capture_output=True,
+                              text=True, timeout=60)
+    finally:
+        node.unlink()
+    assert "gpu-ok" in done.stdout, done.stderr
+    assert not any(name.startswith(("sd", "nvme", "vd", "mem", "port")) for name in done.stdout.split()), done.stdout
