@@ -194,3 +194,58 @@ def test_mpirun_works_inside(workspace):  # noqa: F811
     with command_namespace(boundary, "test", 'mpicc -o "$TMPDIR/hello" hello.c && mpirun -n 2 "$TMPDIR/hello"') as ns:
         done = subprocess.run(ns.argv, capture_output=True, text=True, timeout=180, cwd=workspace.path)
     assert done.returncode == 0 and "mpi ok 2 3" in done.stdout, (done.stdout, done.stderr[-2000:])
+
+
+RUN_DRIVER = """
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+sys.path[:0] = [{root!r}]
+from supervisor.cli.init.workspace import InitOptions, init_workspace
+from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from tests.fixtures_core import AGENT, CONFIG
+home = Path(os.environ["HOME"])
+ws = home / "runws"
+shutil.rmtree(ws, ignore_errors=True)
+ws.mkdir()
+init_workspace(ws, InitOptions(goal="make check.txt say ok", agent="command"))
+(home / ".ssh").mkdir(exist_ok=True)
+(home / ".ssh" / "id_ed25519").write_text("USER-SECRET-KEY")
+subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "new-session", "-d", "sleep 120"], check=True)
+cheat = ("cat ~/.ssh/id_ed25519 > key.txt; tmux -S ~/tmux.sock run-shell 'touch ~/escaped'; "
+         "umount -l /dev/shm; unshare -U -r true && touch unshared; true")
+(ws / "agent.py").write_text(AGENT)
+(ws / "agent_script.json").write_text(json.dumps({{"s1t1": [["shell", cheat], ["write", "check.txt", "ok"],
+                                                            ["claim", "done", "ok"]]}}))
+(ws / "nightshift.toml").write_text(CONFIG.format(python=sys.executable, backend="local",
+    test_command='test \\\\"$(cat check.txt)\\\\" = ok', pushbacks=3, max_shifts=2, breaker=4,
+    require_changelog="false", extra=""))
+git = ["git", "-c", "user.name=u", "-c", "user.email=u@u"]
+subprocess.run(git + ["add", "-A"], cwd=ws, check=True)
+subprocess.run(git + ["commit", "-qm", "setup"], cwd=ws, check=True)
+run = create_run(ws, resolve_config(ws))
+rc = run_foreground(run, say=lambda _: None)
+subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "kill-server"])
+events = [json.loads(line) for line in run.events.read_text().splitlines()]
+print(json.dumps({{"rc": rc, "uid": os.getuid(), "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else "",
+                  "escaped": (home / "escaped").exists(), "unshared": (ws / "unshared").exists(),
+                  "finished": [e["data"] for e in events if e["type"] == "run.finished"],
+                  "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"]}}))
+"""
+
+
+def test_a_command_agents_run_as_an_unprivileged_user_ends_done_with_every_door_shut(unprivileged):
+    """The whole run as the user (its supervisor in the driver's process): the agent's attempts on the user's key,
+    tmux server, /dev/shm mount and a user namespace of its own have no effect; the honest work ends it done."""
+    need_namespace()
+    root = str(Path(__file__).resolve().parent.parent)
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": unprivileged.pw_dir, "LANG": "C.UTF-8",
+           "PYTHONPATH": f"{root}:{site}"}
+    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", RUN_DRIVER.format(root=root)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd="/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
+    assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
+    assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found
