@@ -99,8 +99,11 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     Order matters: later mounts cover earlier ones."""
     ws = ns.workspace
     parts = hardening_parts()
-    argv = ["bwrap", *(hardening.nested_user_ns() if ns.nested else hardening.USER_NS if parts.userns
-                       else ["--cap-drop", "ALL"]), *hardening.PRIVATE]
+    if not parts.userns:  # no user namespace here: capabilities dropped all the same (setuid bwrap, or root)
+        user_ns = ["--cap-drop", "ALL"]
+    else:
+        user_ns = hardening.nested_user_ns() if ns.nested else hardening.USER_NS
+    argv = ["bwrap", *user_ns, *hardening.PRIVATE]
     if not ns.network:
         argv.append("--unshare-net")
     if ns.new_session:
