@@ -57,8 +57,9 @@ class CommandRun:
 @contextmanager
 def command_namespace(boundary: Boundary | None, kind: str, command: str, written: frozenset[Path] = frozenset(),
                       empty: Path | None = None, outputs: Path | None = None) -> Iterator[CommandRun]:
-    """``kind``: "test", "verify", "oracle" or "probe". Yields the argv to start (``bash -c command`` where no
-    namespace can be made, with a note saying so); the private TMPDIR is removed afterwards. ``outputs``: the
+    """``kind``: "test", "verify", "oracle" or "probe". Yields the argv to start, in a session of its own
+    (``start_new_session=True``: no controlling terminal; ``bash -c command`` where no namespace can be made, with a
+    note saying so); the private TMPDIR is removed afterwards. ``outputs``: the
     folder of the run where the command's own reports go (its JUnit file), writable inside."""
     if boundary is None or boundary.problem is not None:
         why = "no boundary" if boundary is None else boundary.problem
@@ -73,7 +74,11 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
         read_only += list(boundary.references)
     ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=hidden, read_only=read_only,
                    writable=[outputs] if outputs is not None else [], network=boundary.command_network,
-                   written=written, empty=empty, deny_read=boundary.deny_read, sockets=boundary.sockets)
+                   written=written, empty=empty, deny_read=boundary.deny_read, sockets=boundary.sockets,
+                   # Its own session comes from the caller: every caller starts the argv with start_new_session (it
+                   # also kills the group on a timeout). A second session inside costs a new scheduler autogroup,
+                   # ~4-5 ms a command on a loaded machine, and adds nothing (tests/test_sandbox_session.py).
+                   new_session=False)
     try:
         inner = INNER
         if boundary.command_network:  # the machine's network shared: abstract sockets out of reach (landlock.py)

@@ -34,7 +34,9 @@ class Namespace:
     network: bool = False
     written: frozenset[Path] = frozenset()  # folders the process writes to (see the module's docstring)
     empty: Path | None = None  # an empty private file that covers a hidden file where the process writes
-    new_session: bool = True  # False only for an interactive turn, which keeps its terminal (TIOCSTI is filtered)
+    # bwrap --new-session: for headless turns. An interactive turn keeps its terminal (TIOCSTI is filtered); a command
+    # gets its session from its caller (command.py)
+    new_session: bool = True
     deny_read: tuple[Path, ...] = ()  # credential places (hardening.credential_places)
     sockets: tuple[Path, ...] = ()  # host sockets a run names as reachable ([policy] sockets, munge's for Slurm)
     own_sockets: tuple[Path, ...] = ()  # folders whose sockets are nightshift's own helpers for this process

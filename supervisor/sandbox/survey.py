@@ -86,10 +86,12 @@ def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0)
         (tmp / "plan.json").write_text(json.dumps(todo))
         ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden) + boundary.for_commands(),
                        read_only=list(boundary.read_only) + list(boundary.references),
-                       network=network, new_session=not interactive,
+                       network=network, new_session=False,
                        deny_read=boundary.deny_read, sockets=boundary.sockets)
         argv = bwrap_argv(ns) + inside_command("/tmp/plan.json", scoped=network)
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        # as commands are started (their own session: command.py), and as the wrapper starts an interactive turn
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                              start_new_session=not interactive)
         found = []
         for raw in done.stdout.splitlines():
             try:
