@@ -3,6 +3,7 @@ supervisor/attest (parse, compose, print). Errors are one line (UserError); a ch
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -22,8 +23,16 @@ def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str |
 
 
 def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[str], references: list[str],
-                       folder: str | None) -> int:
+                       folder: str | None, accept_open: list[str] = ()) -> int:
     from supervisor.attest.check import check_result, workspace_of
+    if rerun:  # the commit is a stranger's code: it runs only inside the whole sandbox, or with its doors accepted
+        from supervisor.sandbox.probe import open_parts
+        refused = [(door, why) for door, why in open_parts("auto") if door not in accept_open]
+        if refused:
+            door, why = refused[0]
+            print(f"nightshift: verify-result --rerun would run the commit's oracle command with the sandbox's "
+                  f"{door} door open ({why}); fix that, or accept it with --accept-open {door}", file=sys.stderr)
+            return 2
     workspace = workspace_of(target, folder)
     allowed = [name.strip() for item in allow for name in item.split(",") if name.strip()]
     found = check_result(target, workspace, Path(key).expanduser() if key else None, allowed,

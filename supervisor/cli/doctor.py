@@ -68,7 +68,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    from supervisor.sandbox.boundary import boundary_for, open_doors
+    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle, open_doors
     from supervisor.sandbox.probe import bwrap_problem
 
     problem = bwrap_problem()
@@ -84,9 +84,11 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
              f"{problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
              + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
                 if fail_closed else ""))]
+    rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None), held)
     if config is not None and config.policy.claude_sandbox:
         second = sandbox_problem()
-        rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer"
+        rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
+                     "namespaces of their own; the mounts they inherit stay locked)"
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
     rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
                                      "recorded as policy.denied and named in the next push-back)"))
@@ -105,6 +107,14 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         rows.append((True, "permission mode", "bypass mode is set in [agent]: nightshift does not need it; the "
                                                "hook's refusals and the sandbox still hold"))
     return rows
+
+
+def surface_rows(boundary, held: bool) -> list[tuple[bool, str, str]]:
+    """The sandbox probed from inside the namespace the run will use: a row per surface (an open one is missing
+    where held-out answers are at stake and its door is not accepted by name)."""
+    from supervisor.sandbox.survey import survey_lines
+
+    return [(line.startswith("closed") or not held, "sandbox", line) for line in survey_lines(boundary)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:

@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--references", action="append", default=[], metavar="DIR",
                    help="where to look for held-out references by digest")
     s.add_argument("--dir", help="the clone to check against (default: the run's workspace, or here)")
+    s.add_argument("--accept-open", action="append", default=[], metavar="DOOR",
+                   choices=["namespace", "userns", "seccomp"],
+                   help="--rerun where this machine lacks that part of the sandbox (namespace, userns, seccomp)")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")
     s.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")
@@ -175,7 +178,7 @@ def dispatch(args: argparse.Namespace) -> int:
         if verb == "attest":
             return attest_verbs.attest_main(args.run, args.verdict, args.new_key, args.key)
         return attest_verbs.verify_result_main(args.target, args.key, args.rerun, args.allow_missing,
-                                               args.references, args.dir)
+                                               args.references, args.dir, args.accept_open)
     if verb == "wait":
         from supervisor.cli.watch.outcome import wait_main
         return wait_main(args.run, args.timeout)

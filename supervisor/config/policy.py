@@ -11,6 +11,14 @@ from pydantic import Field, field_validator, model_validator
 
 from supervisor.config.types import Duration, Section
 
+# Where a user keeps what signs, pushes or pays as them. Folders and files under $HOME.
+CREDENTIAL_PLACES = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.azure", "~/.config/gh", "~/.config/hub",
+                     "~/.config/glab-cli", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+                     "~/.docker", "~/.kube", "~/.pypirc", "~/.npmrc", "~/.cargo/credentials",
+                     "~/.cargo/credentials.toml", "~/.password-store", "~/.local/share/keyrings", "~/.vault-token",
+                     "~/.terraform.d/credentials.tfrc.json", "~/.oci", "~/.s3cfg", "~/.boto", "~/.config/rclone",
+                     "~/.cache/huggingface/token", "~/.huggingface/token", "~/.config/doctl", "~/.kaggle")
+
 
 class PolicyConfig(Section):
     # Compute nodes usually have no network: off means the agent's shell cannot reach the network (a clear
@@ -34,12 +42,38 @@ class PolicyConfig(Section):
     hide: list[str] = Field(default_factory=list)  # more paths (files or folders) the agent may not read
     allow: list[str] = Field(default_factory=list)  # more Claude Code permission rules, e.g. "WebFetch(domain:x.org)"
     deny: list[str] = Field(default_factory=list)  # more rules the agent's tools may never pass, e.g. "Bash(rm:*)"
+    # Credential places in $HOME no process of the agent may read: the default list (CREDENTIAL_PLACES above: ~/.ssh, ~/.gnupg, cloud and forge CLIs, netrc, git credentials, docker, kube...) plus
+    # deny_read; allow_read takes entries of the default list back, written as they are there ("~/.kube").
+    deny_read: list[str] = Field(default_factory=list)
+    allow_read: list[str] = Field(default_factory=list)
+    # Unix sockets of the user or the machine a process inside may reach (none by default; a Slurm run gets munge's).
+    sockets: list[str] = Field(default_factory=list)
+    # Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without, by
+    # name: "userns" (no user namespace), "seccomp" (no filter). Without, such a run is held before it starts.
+    open_doors: list[Literal["userns", "seccomp"]] = Field(default_factory=list)
     # When something on the agent's screen waits for a human and nobody answers within wait_timeout:
     # "deny" answers no and the agent goes on; "wait" keeps waiting (the run says so everywhere).
     on_wait: Literal["deny", "wait"] = "deny"
     wait_timeout: Duration = 1800.0
 
-    @field_validator("protect", "hide", "agent_state")
+    @field_validator("allow_read")
+    @classmethod
+    def _defaults(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if item not in CREDENTIAL_PLACES:
+                raise ValueError(f"holds {item!r}, not an entry of the default deny-list; write one of them as it is "
+                                 f"there (e.g. \"~/.kube\"): {', '.join(CREDENTIAL_PLACES)}")
+        return value
+
+    @field_validator("sockets")
+    @classmethod
+    def _sockets(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not item.strip().startswith(("/", "~")):
+                raise ValueError(f"holds {item!r}: name a socket by its absolute path, e.g. \"/run/munge/munge.socket.2\"")
+        return value
+
+    @field_validator("protect", "hide", "agent_state", "deny_read")
     @classmethod
     def _paths(cls, value: list[str]) -> list[str]:
         for item in value:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from supervisor.config import CONFIG_NAME
 from supervisor.gitguard import control_paths
 from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
-from supervisor.sandbox.probe import namespace_problem
+from supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
+from supervisor.sandbox.probe import namespace_problem, open_parts
 
 if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
     from supervisor.config.schema import Config
@@ -39,6 +40,14 @@ class Boundary:
     unprotected_ok: bool  # [policy] heldout = "unprotected"
     run_root: Path | None = None
     agent_state: tuple[Path, ...] = field(default_factory=tuple)
+    deny_read: tuple[Path, ...] = field(default_factory=lambda: tuple(credential_places()))  # credential places
+    sockets: tuple[Path, ...] = ()  # host sockets reachable inside ([policy] sockets; munge's for a Slurm run)
+    open_doors: tuple[str, ...] = ()  # parts of the sandbox accepted missing ([policy] open_doors)
+
+    @property
+    def missing(self) -> list[tuple[str, str]]:
+        """(door, why and the fix) for each part of the sandbox this machine does not give."""
+        return open_parts(self.mode)
 
     @property
     def problem(self) -> str | None:
@@ -84,7 +93,17 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                     heldout=tuple(heldout), network=config.policy.network,
                     command_network=config.policy.command_network,
                     unprotected_ok=config.policy.heldout == "unprotected", run_root=run_root,
-                    agent_state=tuple(Path(p).expanduser() for p in config.policy.agent_state))
+                    agent_state=tuple(Path(p).expanduser() for p in config.policy.agent_state),
+                    deny_read=tuple(credential_places(config.policy.deny_read, config.policy.allow_read)),
+                    sockets=tuple(_sockets(config)), open_doors=tuple(config.policy.open_doors))
+
+
+def _sockets(config: Config) -> list[Path]:
+    """The sockets a run names, and munge's where the agent runs in Slurm jobs (``srun`` inside an allocation)."""
+    named = [Path(p).expanduser() for p in config.policy.sockets]
+    if config.backend.kind == "slurm" and MUNGE_SOCKET not in named:
+        named.append(MUNGE_SOCKET)
+    return named
 
 
 def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary:
@@ -117,6 +136,11 @@ def start_problems(boundary: Boundary) -> list[str]:
         out.append(f"held-out comparisons cannot be protected here ({problem}): any process of the agent could "
                    "read the held-out references; fix that (`nightshift doctor` says how), or accept it with "
                    "[policy] heldout = \"unprotected\" in nightshift.toml")
+    if boundary.heldout and not problem:
+        for door, why in boundary.missing:
+            if door not in boundary.open_doors:
+                out.append(f"held-out comparisons need the whole sandbox, and {why}; fix that, or accept the door "
+                           f"with [policy] open_doors = [\"{door}\"] in nightshift.toml")
     if boundary.mode == "required" and problem:
         out.append(f"[policy] sandbox = \"required\" but {problem}; fix that, or set sandbox = \"auto\"")
     return out
@@ -138,7 +162,7 @@ def open_doors(boundary: Boundary, agent_kind: str) -> list[str]:
     """Without a namespace, which doors are open for this agent (empty when a namespace holds every process)."""
     problem = boundary.problem
     if problem is None:
-        return []
+        return [f"the sandbox lacks a part ({door}): {why}" for door, why in boundary.missing]
     doors = ["the test and verify commands run unsealed: they can read held-out references and leave files "
              "that a later command reads",
              "processes the agent starts can outlive its turn"]

@@ -5,12 +5,20 @@ is not shared) are writable, and so are the few extra places a caller names (the
 hooks use to reach the supervisor). A hidden folder is an empty tmpfs; a hidden file is either covered by an empty
 file (where the process writes, a tmpfs over its folder would swallow what it writes) or gone: its folder becomes a
 tmpfs with every other entry bound back. A PID namespace ends everything the process started when it ends.
+
+Around that, hardening.py's pieces make it a sandbox (no capabilities, a private /dev and /dev/shm, no host socket,
+no credential place of $HOME, its own session) and seccomp.py's filter refuses what mounts cannot say; where the
+machine cannot give a piece (probe.py's ``hardening``), the argv goes without it and ``doctor``/``check`` say so.
 """
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from supervisor.sandbox import hardening
+from supervisor.sandbox.probe import hardening_parts
+from supervisor.sandbox.seccomp import FD, program_file, seccomp_prefix
 
 HOST_TMP = Path("/tmp")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -26,6 +34,13 @@ class Namespace:
     network: bool = False
     written: frozenset[Path] = frozenset()  # folders the process writes to (see the module's docstring)
     empty: Path | None = None  # an empty private file that covers a hidden file where the process writes
+    # bwrap --new-session: for headless turns. An interactive turn keeps its terminal (TIOCSTI is filtered); a command
+    # gets its session from its caller (command.py)
+    new_session: bool = True
+    deny_read: tuple[Path, ...] = ()  # credential places (hardening.credential_places)
+    sockets: tuple[Path, ...] = ()  # host sockets a run names as reachable ([policy] sockets, munge's for Slurm)
+    own_sockets: tuple[Path, ...] = ()  # folders whose sockets are nightshift's own helpers for this process
+    nested: bool = False  # a turn running Claude Code's own sandbox inside: user namespaces and mounts of its own
 
     def visible(self, path: Path) -> bool:
         """Does ``path`` exist inside at all? Everything under the host's /tmp is gone but what is bound back."""
@@ -75,13 +90,27 @@ def _installation_in_tmp() -> list[Path]:
     return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
 
 
+def _in_view(ns: Namespace, covered: list[Path]):
+    """Is a host path still there inside once the ``covered`` folders are (and is it none of ours)?"""
+    mine = [ns.tmp, *ns.own_sockets]
+    return lambda path: (ns.visible(path) and not _within(path, covered) and not _within(path, mine))
+
+
 def bwrap_argv(ns: Namespace) -> list[str]:
-    """bubblewrap's argv up to and including ``--``. Order matters: later mounts cover earlier ones."""
+    """bubblewrap's argv up to and including ``--`` (after the seccomp prefix where the filter is available).
+    Order matters: later mounts cover earlier ones."""
     ws = ns.workspace
-    argv = ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-            "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
+    parts = hardening_parts()
+    if not parts.userns:  # no user namespace here: capabilities dropped all the same (setuid bwrap, or root)
+        user_ns = ["--cap-drop", "ALL"]
+    else:
+        user_ns = hardening.nested_user_ns() if ns.nested else hardening.USER_NS
+    argv = ["bwrap", *user_ns, *hardening.PRIVATE]
     if not ns.network:
         argv.append("--unshare-net")
+    if ns.new_session:
+        argv.append("--new-session")
+    argv += ["--ro-bind", "/", "/", *hardening.device_argv(), "--proc", "/proc"]
     argv += ["--bind", str(ns.tmp), str(HOST_TMP)]
     for path in _installation_in_tmp():  # nightshift and its Python, installed under /tmp (a clone there)
         argv += ["--ro-bind", str(path), str(path)]
@@ -101,5 +130,13 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     for path in ns.writable:
         if path.is_relative_to(ws) and path.exists() and not _within(path, empty_folders):
             argv += ["--bind", str(path), str(path)]
+    argv += hardening.credential_argv([p for p in ns.deny_read if _in_view(ns, hidden_folders)(p)])
+    credential_folders = [p for p in ns.deny_read if p.is_dir()]
+    argv += hardening.socket_argv(_in_view(ns, hidden_folders + credential_folders), ns.sockets)
+    argv += hardening.env_argv()
     # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
-    return argv + ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws), "--"]
+    argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws)]
+    program = program_file(ns.nested) if parts.seccomp else None
+    if program is None:
+        return argv + ["--"]
+    return seccomp_prefix(program) + argv + ["--seccomp", str(FD), "--"]

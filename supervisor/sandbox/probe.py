@@ -1,10 +1,20 @@
-"""Can bubblewrap make a namespace on this machine? Probed once per process (a fork and a few mounts, ~5 ms), with
-the reason in words a user can act on when it cannot (many clusters disable unprivileged user namespaces)."""
+"""Can bubblewrap make a namespace on this machine, and which of the sandbox's parts can it give? Probed once per
+process (a fork and a few mounts, ~5 ms each), with the reason in words a user can act on when it cannot (many
+clusters disable unprivileged user namespaces; some machines have no libseccomp).
+
+The parts (``hardening``): ``userns``, a user namespace without capabilities that cannot make another one;
+``seccomp``, the filter of seccomp.py. A part the machine cannot give is a door a run must accept by name
+(``[policy] open_doors``, ``verify-result --accept-open``) where held-out answers are at stake."""
 from __future__ import annotations
 
 import functools
 import shutil
 import subprocess
+from dataclasses import dataclass
+
+from supervisor.sandbox.seccomp import seccomp_problem
+
+DOORS = ("namespace", "userns", "seccomp")  # the names a user accepts an open door by
 
 
 def bwrap_problem() -> str | None:
@@ -33,3 +43,43 @@ def namespace_problem(mode: str) -> str | None:
     if mode == "off":
         return '[policy] sandbox = "off"'
     return bwrap_problem()
+
+
+@dataclass(frozen=True)
+class Parts:
+    userns: bool
+    seccomp: bool
+    reasons: tuple[tuple[str, str], ...] = ()  # (door, why it is open and the fix)
+
+
+@functools.lru_cache(maxsize=1)
+def hardening_parts() -> Parts:
+    """Which of the sandbox's parts this machine gives (both False where no namespace can be made at all)."""
+    bwrap = shutil.which("bwrap")
+    if _probe(bwrap) is not None:
+        return Parts(False, False)
+    reasons = []
+    try:
+        probe = subprocess.run([bwrap, "--unshare-user", "--cap-drop", "ALL", "--disable-userns", "--ro-bind", "/",
+                                "/", "--proc", "/proc", "true"], capture_output=True, text=True, timeout=10)
+        userns = probe.returncode == 0
+        why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        userns, why = False, str(exc)
+    if not userns:
+        reasons.append(("userns", f"no user namespace ({why}): a process inside may make namespaces of its own and, "
+                        "where the run is root, a setuid bubblewrap keeps it from none of root's files; fix: allow "
+                        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                        "user.max_user_namespaces>0) or bubblewrap >= 0.8"))
+    problem = seccomp_problem()
+    if problem:
+        reasons.append(("seccomp", problem + " (mount/umount, unshare, io_uring and TIOCSTI stay allowed inside)"))
+    return Parts(userns, problem is None, tuple(reasons))
+
+
+def open_parts(mode: str) -> list[tuple[str, str]]:
+    """(door, why and the fix) for each part of the sandbox the machine does not give under ``[policy] sandbox``."""
+    problem = namespace_problem(mode)
+    if problem is not None:
+        return [("namespace", problem)]
+    return list(hardening_parts().reasons)

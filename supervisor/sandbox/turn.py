@@ -47,15 +47,19 @@ class TurnNamespace:
     inside: str = ""  # lines run inside before the agent's command
     epilogue: str = ""  # wrapper lines after it ended (outside)
     notes: list[str] = field(default_factory=list)
+    scoped: bool = False  # the machine's network is shared: the inner script re-runs itself in a Landlock scope
 
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
                    protected: list[Path] = (), decisions: bool = False,
-                   http_settings: Path | None = None) -> TurnNamespace:
+                   http_settings: Path | None = None, interactive: bool = False,
+                   nested: bool = False) -> TurnNamespace:
     """``name``: the turn's deterministic name (s3t1); ``agent_state``: what the agent's own CLI writes outside the
     workspace (checked to exist by the caller); ``protected``: passed tests' files, read-only; ``decisions``: run
     the PreToolUse decision helper beside the turn (an agent with that hook: Claude Code); ``http_settings``: the
-    agent's settings file whose HTTP hook the helper serves (and points at itself)."""
+    agent's settings file whose HTTP hook the helper serves (and points at itself); ``interactive``: the agent reads
+    its terminal (a tmux pane): it keeps it (no session of its own; the seccomp filter refuses TIOCSTI there);
+    ``nested``: Claude Code's own sandbox runs inside ([policy] claude_sandbox): it may make its namespaces."""
     problem = boundary.problem
     if problem is not None:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
@@ -69,8 +73,11 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    read_only=list(boundary.references) + list(boundary.links) + list(boundary.read_only)
                    + list(protected),
                    writable=[*agent_state, *boundary.agent_state, *hooks, shift_dir],
-                   network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp))
-    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
+                   network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
+                   new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
+                   own_sockets=(tmp.parent,), nested=nested)  # the run's scratch: the turn's proxy and decision helper
+    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"),
+                        scoped=boundary.network)
     if decisions and (http_settings is not None or shutil.which("socat")):
         problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
         _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, boundary.network, problems)
@@ -129,8 +136,17 @@ def _empty(tmp: Path) -> Path:
     return empty
 
 
+def scope_line(ns: TurnNamespace) -> str:
+    """The inner script's first line where the machine's network is shared: abstract sockets have no path to cover,
+    so the script runs itself again inside a Landlock scope (landlock.py)."""
+    if not ns.scoped:
+        return ""
+    return (f'[ -n "${{NIGHTSHIFT_SCOPED:-}}" ] || NIGHTSHIFT_SCOPED=1 exec '
+            f'{python_line("supervisor.sandbox.landlock")} bash "$0"\n')
+
+
 def inner_script(ns: TurnNamespace, command: str) -> str:
     """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
     scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
-    return ("#!/usr/bin/env bash\nhelpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
+    return ("#!/usr/bin/env bash\n" + scope_line(ns) + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
             + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")

@@ -69,7 +69,9 @@ class TurnBoundary:
         b = self.boundary(passed)
         ns = turn_namespace(b, self.run, spec.shift, spec.name, self.agent.state_paths(),
                             sorted(test_files(ws, passed)), decisions=self.config.agent.kind == "claude",
-                            http_settings=http_settings)
+                            http_settings=http_settings,
+                            interactive=bool(getattr(self.agent, "hook_driven", False)),
+                            nested=self.config.policy.claude_sandbox and self.config.agent.kind == "claude")
         if not ns.argv:
             return
         inner = spec.wrapper.with_name(f"t{spec.turn}.inner.sh")

@@ -30,7 +30,19 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(NOTE, "boundary", note)
     if boundary.problem is None:
         yield from _agent_probe(ctx, boundary)
+    yield from _surfaces(boundary)
     yield from _references_out_of_reach(ctx, boundary)
+
+
+def _surfaces(boundary) -> Iterable[Line]:
+    """The sandbox's surfaces, probed inside the namespace the run's commands and turns get: a line each."""
+    from supervisor.sandbox.survey import survey_lines
+
+    accepted = set(boundary.open_doors)
+    for line in survey_lines(boundary):
+        door = line.split("sandbox part ", 1)[1].split(":", 1)[0] if "sandbox part " in line else None
+        held = bool(boundary.heldout) and (door is None or door not in accepted)
+        yield Line(OK if line.startswith("closed") else FAIL if held else NOTE, "sandbox", line)
 
 
 def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:

@@ -1,0 +1,99 @@
+"""The seccomp filter every process inside the namespace runs under: what mounts cannot say. Default allow; EPERM for
+the mount family (a tmpfs that hides a held-out folder cannot be unmounted, / cannot be remounted writable),
+unshare/setns (no nested namespace to regain capabilities in), io_uring (it opens sockets and files without the
+syscalls the rest of the policy watches), keyctl and the key syscalls, bpf, userfaultfd, perf_event_open, and the
+terminal ioctls TIOCSTI / TIOCLINUX (keystrokes pushed into a terminal someone reads). Syscalls of another
+architecture (32-bit x86's socketcall, int 0x80) end the process: libseccomp's bad-arch action.
+
+AF_UNIX sockets stay allowed: multiprocessing's forkserver and Manager, and MPI, bind them in the private /tmp.
+What keeps the user's and the machine's sockets out of reach is that no path to one exists inside (mounts.py and
+hardening.py), not this filter.
+
+The program is compiled once per process with libseccomp (the ``pyseccomp`` ctypes binding from PyPI, or Debian's
+``python3-seccomp``) and written once to the user's state folder; bubblewrap reads it from a file descriptor
+(``--seccomp 9``), so every argv that uses it starts with ``seccomp_prefix``.
+"""
+from __future__ import annotations
+
+import errno
+import functools
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from supervisor.run.paths import make_private_dir, user_state_dir
+
+FD = 9  # the descriptor bubblewrap reads the program from (opened by the prefix's shell)
+REFUSED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig",
+           "fspick", "mount_setattr", "unshare", "setns", "io_uring_setup", "io_uring_enter", "io_uring_register",
+           "keyctl", "add_key", "request_key", "bpf", "userfaultfd", "perf_event_open")
+NESTED_ALLOWED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount",
+                  "fsconfig", "fspick", "mount_setattr", "unshare", "setns")
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+FIX = "pip install pyseccomp (libseccomp2 must be installed: Debian apt-get install libseccomp2)"
+
+
+def _binding():
+    try:
+        import pyseccomp as binding
+    except ImportError:
+        import seccomp as binding  # Debian's python3-seccomp: the same API
+    return binding
+
+
+def compile_program(nested: bool = False) -> bytes:
+    """The filter as raw BPF (raises ImportError / OSError where libseccomp is missing). ``nested``: for a turn that
+    runs Claude Code's own sandbox inside ([policy] claude_sandbox): its bubblewrap needs a user namespace and
+    mounts of its own, so the mount family and unshare/setns are allowed there (without capabilities in this
+    namespace, a nested one cannot unmount or remount what this one locked)."""
+    sc = _binding()
+    program = sc.SyscallFilter(defaction=sc.ALLOW)
+    for name in (n for n in REFUSED if not (nested and n in NESTED_ALLOWED)):
+        try:
+            program.add_rule(sc.ERRNO(errno.EPERM), name)
+        except (RuntimeError, OSError, ValueError):
+            continue  # a syscall this architecture or libseccomp does not know: nothing to refuse
+    for request in (TIOCSTI, TIOCLINUX):  # the ioctl's request is an unsigned int: compare the low 32 bits
+        program.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as fh:  # libseccomp writes to a descriptor
+        program.export_bpf(fh)
+        fh.seek(0)
+        return fh.read()
+
+
+@functools.lru_cache(maxsize=2)
+def _compiled(nested: bool = False) -> tuple[bytes | None, str | None]:
+    try:
+        return compile_program(nested), None
+    except (ImportError, OSError, RuntimeError, ValueError) as exc:
+        return None, f"no seccomp filter: libseccomp is not usable here ({type(exc).__name__}: {exc}); fix: {FIX}"
+
+
+def _program_file(nested: bool = False) -> tuple[Path | None, str | None]:
+    """Compiled once per process; written where the current user's state folder is, when it is not there yet."""
+    program, problem = _compiled(nested)
+    if program is None:
+        return None, problem
+    folder = make_private_dir(user_state_dir() / "seccomp")
+    path = folder / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
+    if not path.is_file() or path.read_bytes() != program:
+        tmp = folder / f".{path.name}.{os.getpid()}"
+        tmp.write_bytes(program)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    return path, None
+
+
+def program_file(nested: bool = False) -> Path | None:
+    """The compiled filter on disk (None where libseccomp is not usable: ``seccomp_problem`` says why)."""
+    return _program_file(nested)[0]
+
+
+def seccomp_problem() -> str | None:
+    return _program_file()[1]
+
+
+def seccomp_prefix(path: Path) -> list[str]:
+    """Opens the program on descriptor ``FD`` for the bwrap that follows (the shell replaces itself with it)."""
+    return ["sh", "-c", f'exec "$@" {FD}<"$0"', str(path)]  # sh: dash starts in a fraction of bash's time

@@ -1,0 +1,127 @@
+"""The sandbox measured from inside: surfaces.py's probes run in the namespace a run's boundary makes (as a command,
+or as an interactive turn that keeps its terminal), one line per surface, closed or open with the reason and the
+fix. ``doctor``, ``check`` and the tests all use ``survey``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from supervisor.sandbox import hardening
+from supervisor.sandbox.boundary import Boundary
+from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+FIXES = {
+    "capabilities": "a user namespace with --cap-drop ALL: allow unprivileged user namespaces, bubblewrap >= 0.8",
+    "mounts": "install libseccomp (pip install pyseccomp) and allow user namespaces",
+    "abstract sockets": "keep network off, or a kernel with Landlock ABI 6 (Linux 6.12+) for its scope",
+    "unix sockets": "name only the sockets a run needs in [policy] sockets; a socket bound after the turn started "
+                    "outside /run/user and the host's /tmp is not covered until the next command or turn",
+    "socket environment": "nightshift unsets them; report this as a bug",
+    "terminals and /dev": "bubblewrap's --dev /dev (a private pty namespace)",
+    "/dev/shm": "a private tmpfs on /dev/shm",
+    "TIOCSTI": "install libseccomp (pip install pyseccomp); or sysctl dev.tty.legacy_tiocsti=0",
+    "syscalls": "install libseccomp (pip install pyseccomp)",
+    "credentials": "[policy] deny_read in nightshift.toml; take an entry back only with [policy] allow_read",
+    "session": "a session of its own (--new-session) for commands and headless turns",
+}
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str
+    closed: bool
+    detail: str
+
+    def line(self) -> str:
+        if self.closed:
+            return f"closed  {self.name}: {self.detail}"
+        return f"OPEN    {self.name}: {self.detail}; fix: {FIXES.get(self.name, 'see the sandbox notes')}"
+
+
+def plan(boundary: Boundary, session: bool) -> dict:
+    """What the probes try: every host socket but the named ones, the credential places that exist, host ptys."""
+    allowed = {os.path.realpath(p) for p in boundary.sockets}
+    sockets = [str(p) for p in hardening.host_sockets() if os.path.realpath(p) not in allowed]
+    try:
+        ptys = [f"/dev/pts/{n}" for n in os.listdir("/dev/pts") if n.isdigit()]
+    except OSError:
+        ptys = []
+    return {"sockets": sockets, "abstract": hardening.host_abstract_sockets(), "env": list(hardening.SOCKET_ENV),
+            "ptys": ptys,
+            "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "session": session,
+            "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
+
+
+def _module(name: str) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.{name} import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    return [sys.executable, "-S", "-E", "-P", "-c", code]
+
+
+def inside_command(plan_file: str, scoped: bool = False) -> list[str]:
+    """The probes; ``scoped``: through the Landlock scope a turn with the machine's network runs in."""
+    return (_module("landlock") if scoped else []) + _module("surfaces") + [plan_file]
+
+
+def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0) -> list[Surface]:
+    """Run the probes inside the namespace ``boundary`` makes for a command (``interactive``: for a turn that keeps
+    its terminal, with the agent's network setting). Where no namespace can be made, every surface is open for that
+    reason."""
+    if boundary.problem is not None:
+        return [Surface(name, False, f"no namespace ({boundary.problem})") for name in FIXES
+                if name != "session"]
+    tmp = Path(tempfile.mkdtemp(prefix="probe-", dir=boundary.scratch()))
+    try:
+        todo = plan(boundary, session=not interactive)
+        network = boundary.network if interactive else boundary.command_network
+        (tmp / "plan.json").write_text(json.dumps(todo))
+        ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden) + boundary.for_commands(),
+                       read_only=list(boundary.read_only) + list(boundary.references),
+                       network=network, new_session=False,
+                       deny_read=boundary.deny_read, sockets=boundary.sockets)
+        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json", scoped=network)
+        # as commands are started (their own session: command.py), and as the wrapper starts an interactive turn
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                              start_new_session=not interactive)
+        found = []
+        for raw in done.stdout.splitlines():
+            try:
+                item = json.loads(raw)
+                found.append(Surface(item["surface"], bool(item["closed"]), str(item["detail"])))
+            except (ValueError, KeyError, TypeError):
+                continue
+        if not found:
+            why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            return [Surface("probe", False, f"the probe did not run inside the namespace: {why}")]
+        return [_shm_outside(s, todo["marker"]) if s.name == "/dev/shm" else s for s in found]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _shm_outside(surface: Surface, marker: str) -> Surface:
+    """The marker written inside must not be in the host's /dev/shm once the namespace ended."""
+    host = Path("/dev/shm") / marker
+    if host.exists():
+        host.unlink(missing_ok=True)
+        return Surface(surface.name, False, "a file written inside is in the host's /dev/shm after the process ended")
+    return Surface(surface.name, True, surface.detail + "; gone when the process ended, never in the host's")
+
+
+def survey_lines(boundary: Boundary) -> list[str]:
+    """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn."""
+    lines = [s.line() for s in survey(boundary)]
+    if boundary.problem is None:
+        lines += [f"{s.line()} (interactive turn)" for s in survey(boundary, interactive=True)
+                  if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
+    for door, why in boundary.missing:
+        lines.append(f"OPEN    sandbox part {door}: {why}")
+    return lines
