@@ -63,3 +63,15 @@ async def test_the_start_form_shows_markup_and_escapes_from_the_workspace_as_tex
         assert "[/] [@click=app.quit] \\x1b]0;owned\\x07" in shown() and "\x1b" not in shown()
         await pilot.click("#preflight")  # a live [@click=app.quit] would end the app here
         assert app.is_running and app.screen.__class__.__name__ == "StartRunScreen"
+
+
+def test_the_events_tab_line_of_an_agents_claim_holds_no_escape_of_the_agents():
+    from tui.widgets.events_view import event_line
+    event = {"seq": 7, "ts": "2026-11-26T10:00:00.000000Z", "type": "agent.stopped", "shift": 1,
+             "data": {"reason": "exit", "claim": {"status": "done", "summary": EVIL}}}
+    odd = {"seq": 8, "ts": "2026-11-26T10:00:01.000000Z", "type": "lane.\x1b[8mhidden", "data": {"x": "\x1b]0;t\x07"}}
+    for line in (event_line(event), event_line(odd)):
+        text = line.plain
+        assert "\x1b" not in text and "\x07" not in text and "\r" not in text and "\n" not in text, text
+        assert not line.spans or all(span.style for span in line.spans)  # styles are ours, none parsed from text
+    assert "\\x1b]52;c;" in event_line(event).plain
