@@ -38,9 +38,11 @@ def compile_policy(run: RunPaths, config: Config, passed_tests: set[str], sandbo
                                                     "not the repository's files"),
     ]
     for path in sorted(test_files(ws, passed_tests)):
-        protect.append((str(path), "tests", "your edit of {path} was refused: it holds (or selects) tests that "
-                                            "passed when the run began or since, and they must keep passing "
-                                            "unchanged; fix the code, not the test"))
+        protect.append((str(path), "tests", "your edit of {path} was refused: it holds (or selects) the user's "
+                                            "tests (those collected when the run began, failing or passing, and "
+                                            "those that passed since), and they must keep passing unchanged; fix "
+                                            "the code, not the test; if a goal test is wrong, claim blocked "
+                                            "(`nightshift claim blocked --summary ...`) and say why"))
     for pattern in config.policy.protect:
         protect.append((str((ws / pattern).resolve()) if not pattern.endswith("**") else str(ws / pattern),
                         "protect", "your edit of {path} was refused: [policy] protect lists it"))

@@ -101,8 +101,8 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     count = None
     if results:
         regressed, named = judge(ratchet, results, cwd)
-    elif ratchet.kept:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
-        regressed = sorted(ratchet.kept)
+    elif ratchet.kept or ratchet.goal:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
+        regressed = sorted(ratchet.kept | ratchet.goal)
         named = [f"vanished: all {len(regressed)} tests of the ratchet (the test command gave per-test results "
                  "before and none now: was its JUnit report switched off?)"]
     else:
@@ -120,7 +120,8 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     if not results and status != 0:
         lines += _tail(output)
     lines = notes + lines
-    passed = status == 0 and not regressed
+    unmet = ratchet.unmet(results) if results else []
+    passed = status == 0 and not regressed and not unmet
     if results:
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
