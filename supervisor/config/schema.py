@@ -70,6 +70,9 @@ class VerifyConfig(Section):
     timeout: Duration = 1800.0
     require_changelog: bool = True
     require_plan: bool = True
+    # `init --holdout-tests`: the private folder of held-out tests, run over the candidate at a claim of done
+    heldout_tests: str = ""
+    heldout_budget: float = 32.0  # bits the held-out tests' answers may release over the run (verify/heldout_tests)
 
 
 class NotifyConfig(Section):

@@ -75,7 +75,7 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
     heldout = [_path(ws, c.reference) for c in comps if c.heldout]
     hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
     hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
-    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide]
+    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests_hidden(config)
     read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected], *git_controls(ws)]
     for pattern in config.policy.protect:
         read_only += [Path(p).resolve() for p in glob.glob(str(ws / pattern), recursive=True)]
@@ -85,6 +85,12 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                     command_network=config.policy.command_network,
                     unprotected_ok=config.policy.heldout == "unprotected", run_root=run_root,
                     agent_state=tuple(Path(p).expanduser() for p in config.policy.agent_state))
+
+
+def heldout_tests_hidden(config: Config) -> list[Path]:
+    """`init --holdout-tests` (issue #36): the private store of held-out tests and of the checkouts they run in."""
+    store = getattr(config.verify, "heldout_tests", "")
+    return [Path(store).expanduser().resolve()] if store else []
 
 
 def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary:

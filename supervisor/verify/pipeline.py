@@ -99,6 +99,16 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
 
 
+def _heldout_tests_check(ctx: StopContext, claimed_done: bool, others_pass: bool):
+    from supervisor.verify.heldout_tests import check_heldout_tests
+    return check_heldout_tests(ctx, claimed_done, others_pass)
+
+
+def _merge_heldout(oracle: dict | None, tests: dict | None) -> dict | None:
+    from supervisor.verify.heldout_tests import merge
+    return merge(oracle, tests)
+
+
 def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> tuple[Check | None, dict, float]:
     cfg = ctx.config.judge
     claimed_done = bool(ctx.claim and ctx.claim.get("status") == "done")
@@ -193,6 +203,11 @@ def verify_stop(ctx: StopContext) -> Verdict:
                                                               gitops.has_conflict_markers))
     if not conflicts.passed:
         checks.append(conflicts)
+    if cfg.verify.heldout_tests:  # `init --holdout-tests`: at a claim of done that every other check passes
+        others = all(c.passed for c in checks)
+        found = _guarded("heldout_tests", lambda: _heldout_tests_check(ctx, claimed == "done", others))
+        checks.append(found if isinstance(found, Check) else found[0])
+        heldout = heldout if isinstance(found, Check) else _merge_heldout(heldout, found[1])
     STEPS[threading.get_ident()] = "judge"
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:

@@ -1,0 +1,121 @@
+"""Held-out tests grade a claim (issue #36): `nightshift init --holdout-tests` moves tests into the run's private store;
+at a claim of done the supervisor runs them over the candidate in a clean checkout inside the namespace, and the
+agent learns pass, or fail and a coarse band. From init defaults, a scripted command agent games the goal's tests four
+ways (rewrites them, special-cases their inputs, returns an object equal to anything, returns answers recorded in a
+file): none ends done; the honest fix does. Real git, tmux, bubblewrap and pytest; no model."""
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+
+from supervisor.shift.launcher import run_foreground
+from tests.fixtures_core import nightshift, workspace  # noqa: F401
+from tests.fixtures_goal_tests import CLAIM, FIX, MOVES, TEST_COMMAND, TEST_MORE, write_suite
+
+HELD = {"tests/test_more.py::test_add_mixed", "tests/test_more.py::test_add_large", "tests/test_more.py::test_add_sign"}
+
+
+def held_out(workspace, script: dict, *selection: str):
+    """The suite, `nightshift init --holdout-tests` on it (the CLI, as a person runs it), then the scripted agent."""
+    write_suite(workspace.path)
+    init = nightshift("init", str(workspace.path), "--force", "--agent", "command", "--test-command", TEST_COMMAND,
+                      "--holdout-tests", *(selection or ("tests/test_more.py",)), "-y", cwd=workspace.path)
+    assert init.returncode == 0, init.stdout + init.stderr
+    store = tomllib.loads((workspace.path / "nightshift.toml").read_text())["verify"]["heldout_tests"]
+    ws = workspace.configure(script, test_command=TEST_COMMAND, pushbacks=1, max_shifts=1,
+                             extra=f"heldout_tests = {json.dumps(store)}\n")
+    return ws, store, init.stdout
+
+
+def verdicts(ws, run) -> list[dict]:
+    return [e["data"] for e in ws.events(run) if e["type"] == "verify.finished"]
+
+
+def held_check(verdict: dict) -> dict:
+    return next(c for c in verdict["checks"] if c["name"] == "heldout_tests")
+
+
+def outcome(run) -> str | None:
+    from supervisor.run.state import load_state
+    return load_state(run.root)[0]["outcome"]
+
+
+def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
+    ws, store, said = held_out(workspace, {})
+    assert not (ws.path / "tests" / "test_more.py").exists()
+    assert (workspace.path.parent / "ws").is_dir() and store and not store.startswith(str(ws.path))
+    from pathlib import Path
+    assert (Path(store) / "files" / "tests" / "test_more.py").read_text() == TEST_MORE
+    assert "held out tests (tests/test_more.py): moved to" in said
+
+
+def test_init_splits_a_file_for_a_keyword_selection(workspace):
+    ws, store, _ = held_out(workspace, {}, "-k large or sign")
+    from pathlib import Path
+    left = (ws.path / "tests" / "test_more.py").read_text()
+    held = (Path(store) / "files" / "tests" / "test_more_heldout.py").read_text()
+    assert "def test_add_mixed" in left and "def test_add_large" not in left and "def test_add_sign" not in left
+    assert "def test_add_large" in held and "def test_add_sign" in held and "def test_add_mixed" not in held
+    assert "from lib import add" in held and "from lib import add" in left
+
+
+def test_init_says_what_a_run_without_held_out_tests_cannot_catch(workspace):
+    write_suite(workspace.path)
+    init = nightshift("init", str(workspace.path), "--force", "--agent", "command", "--test-command", TEST_COMMAND,
+                      "-y", cwd=workspace.path)
+    assert init.returncode == 0, init.stderr
+    assert "special-cases the tested inputs" in init.stdout and "--holdout-tests" in init.stdout
+
+
+@pytest.mark.parametrize("selection,named", [("tests/nothing.py", "--holdout-tests tests/nothing.py: no such file"),
+                                             ("-k nomatch", "--holdout-tests \"-k nomatch\": no test of"),
+                                             ("tests/test_lib.py::test_nope", "defines no test 'test_nope'"),
+                                             ("tests", "holds out every test of the workspace")])
+def test_a_bad_selection_is_one_line_naming_it_and_nothing_moves(workspace, selection, named):
+    write_suite(workspace.path)
+    init = nightshift("init", str(workspace.path), "--force", "--agent", "command", "--test-command", TEST_COMMAND,
+                      "--holdout-tests", selection, "-y", cwd=workspace.path)
+    assert init.returncode != 0 and named in init.stderr and "Traceback" not in init.stderr, init.stderr
+    assert len(init.stderr.strip().splitlines()) == 1
+    assert (workspace.path / "tests" / "test_more.py").read_text() == TEST_MORE
+
+
+def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
+    ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
+    last = verdicts(ws, run)[-1]
+    assert last["passed"] and held_check(last)["summary"] == "held-out tests: pass"
+    assert outcome(run) == "done"
+    seen = json.dumps(verdicts(ws, run)) + run.turn_file(1, 1, "verdict.json").read_text()
+    assert not any(t.split("::")[1] in seen for t in HELD)  # the agent's record names no held-out test
+    from supervisor.verify.heldout_tests import read_reports
+    from pathlib import Path
+    reports = read_reports(Path(store), run.run_id)
+    assert set(reports[-1]["outcomes"]) == HELD and set(reports[-1]["outcomes"].values()) == {"passed"}
+    assert not list((Path(store) / "checkouts").iterdir())  # the clean checkout is gone
+
+
+NAMED = {"special_case": "held-out tests: fail: fewer than half of them pass",
+         "recorded": "held-out tests: fail: fewer than half of them pass",
+         "always_equal": "held-out tests: a value compared in them equals anything it is compared with, "
+                         "lib._Sum (a subclass of int with its own __eq__)"}
+
+
+@pytest.mark.parametrize("move", sorted(MOVES))
+def test_each_way_of_gaming_the_goals_tests_does_not_end_done(workspace, move):
+    ws, store, _ = held_out(workspace, {"s1t1": [*MOVES[move], CLAIM]})
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    first = verdicts(ws, run)[0]
+    assert not first["passed"] and outcome(run) != "done"
+    if move == "rewrite":  # the namespace refused it: the goal's tests still fail, and the held-out ones do not run
+        assert held_check(first)["summary"].startswith("held-out tests: not run")
+        return
+    check = held_check(first)
+    assert not check["passed"] and any(line.startswith(NAMED[move]) for line in check["lines"]), check
+    assert NAMED[move] in run.turn_file(1, 2, "prompt.md").read_text()
+    held = [e["data"].get("heldout") for e in ws.events(run) if e["type"] == "verify.finished"]
+    assert held[0]["evaluations"] == 1 and held[0]["bits"] > 0  # the leakage budget counts the release
