@@ -106,5 +106,7 @@ def test_a_wrong_goal_test_is_the_persons_release_lets_it_go(workspace):
         if proc.poll() is None:
             proc.kill()
     release = next(e["data"] for e in ws.events(run) if e["type"] == "test.released")
-    assert set(release["tests"]) >= GOAL and release["files"] == ["tests/test_lib.py"]
+    assert set(release["tests"]) == {t for t in GOAL | {"tests/test_lib.py::test_add_zero"}
+                                     if t.startswith("tests/test_lib.py::")}
+    assert release["files"] == ["tests/test_lib.py"]
     assert outcome(run) == "done"
