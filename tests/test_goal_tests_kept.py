@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_goal_tests import CLAIM, FIX, GOAL, MOVES, SMALL, TEST_COMMAND, TEST_LIB, write_suite
@@ -110,3 +112,23 @@ def test_a_wrong_goal_test_is_the_persons_release_lets_it_go(workspace):
                                      if t.startswith("tests/test_lib.py::")}
     assert release["files"] == ["tests/test_lib.py"]
     assert outcome(run) == "done"
+
+
+WITHOUT_HELD_OUT = {  # what names each move when no test is held out (the goal's other tests stay visible)
+    "special_case": "FAIL tests/test_more.py::test_add_mixed",
+    "recorded": "FAIL tests/test_more.py::test_add_mixed",
+    "always_equal": "forged equality: tests/test_lib.py::test_add_small compared lib._Sum (a subclass of int with "
+                    "its own __eq__)",
+}
+
+
+@pytest.mark.parametrize("move", sorted(WITHOUT_HELD_OUT))
+def test_gaming_the_visible_goal_tests_without_held_out_tests_does_not_end_done(workspace, move):
+    ws = configured(workspace, {"s1t1": [*MOVES[move], CLAIM]})
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    verdict, check = verdict_tests(ws, run)
+    assert not verdict["passed"] and not check["passed"]
+    assert any(line.startswith(WITHOUT_HELD_OUT[move]) for line in check["lines"]), check["lines"]
+    assert WITHOUT_HELD_OUT[move] in run.turn_file(1, 2, "prompt.md").read_text()
+    assert outcome(run) != "done"

@@ -12,18 +12,13 @@ import ast
 import re
 import shlex
 import shutil
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from supervisor.gitguard import run_git
-from supervisor.run import untrusted
 from supervisor.run.paths import make_private_dir
 from supervisor.verify.checks import run_tests
 from supervisor.verify.suite_config import WHOLE_FILE, config_files
-
-PROBES = Path(__file__).resolve().parent / "probes"
-PROBE = "nightshift_equality_probe"
 
 
 @dataclass
@@ -77,20 +72,6 @@ def _unkept_config(clean: Path, held: list[Path], kept: set[str]) -> None:
             path.unlink()
 
 
-def _probe_findings(junit: Path, root: Path) -> dict[str, list[str]]:
-    from supervisor.verify.junit import node_id
-    try:
-        doc = ET.fromstring(untrusted.read_bytes(junit.parent, junit.name))
-    except (ET.ParseError, OSError):
-        return {}
-    found: dict[str, list[str]] = {}
-    for case in doc.iter("testcase"):
-        values = [p.get("value") or "" for p in case.iter("property") if p.get("name") == "nightshift_always_equal"]
-        if values:
-            found[node_id(case.get("classname", "") or "", case.get("name", "") or "", root)] = values
-    return found
-
-
 def _match(results: dict[str, dict[str, str]], held: str) -> list[str]:
     return [t for t in results if t == held or re.sub(r"\[.*\]$", "", t) == held or t.startswith(held + "::")]
 
@@ -118,16 +99,14 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
         _unkept_config(clean, held_files, kept)
         inside = replace(boundary, workspace=clean.resolve(),
                          hidden=tuple(h for h in boundary.hidden if not work.resolve().is_relative_to(h)) + (files,))
-        probe = f"PYTHONPATH={shlex.quote(str(PROBES))}${{PYTHONPATH:+:$PYTHONPATH}} "
         args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files if p.suffix == ".py")
-        full = f"{probe}{command} -p {PROBE} -o enable_assertion_pass_hook=true {args}"
-        ran = run_tests(full, clean, timeout, out, True, inside)
+        ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True)
         if ran.status is None:
             return HeldRun(tree, {t: "timed out" for t in ids})
         outcomes = {}
         for held in ids:
             matched = _match(ran.results, held)
             outcomes.update({t: ran.results[t]["outcome"] for t in matched} or {held: "did not run"})
-        return HeldRun(tree, outcomes, _probe_findings(out / "junit.xml", clean))
+        return HeldRun(tree, outcomes, ran.always_equal)
     finally:
         shutil.rmtree(work, ignore_errors=True)
