@@ -91,7 +91,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
     assert outcome(run) == "done"
     seen = json.dumps(verdicts(ws, run)) + run.turn_file(1, 1, "verdict.json").read_text()
     assert not any(t.split("::")[1] in seen for t in HELD)  # the agent's record names no held-out test
-    from supervisor.verify.heldout_tests import read_reports
+    from supervisor.run.heldout_tests_record import read_reports
     from pathlib import Path
     reports = read_reports(Path(store), run.run_id)
     assert set(reports[-1]["outcomes"]) == HELD and set(reports[-1]["outcomes"].values()) == {"passed"}

@@ -104,7 +104,7 @@ def _heldout_tests(facts: VerdictFacts, config) -> dict[str, Any] | None:
     store = getattr(getattr(config, "verify", None), "heldout_tests", "")
     if check is None or not store:
         return None
-    from supervisor.verify.heldout_tests import read_reports
+    from supervisor.run.heldout_tests_record import read_reports
     name = f"{facts.run.run_id}-{facts.event.get('shift')}-t{facts.data.get('turn')}"
     report = next((r for r in read_reports(Path(store).expanduser(), facts.run.run_id) if r["name"] == name), None)
     return {"passed": bool(check.get("passed")), "summary": check.get("summary"),

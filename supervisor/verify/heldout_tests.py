@@ -5,16 +5,14 @@ object that equals everything. The agent learns pass, or fail and a coarse band 
 - the Ladder (as the reference exam, oracle/exam.py): a failing band is told only when better than the best so far;
 - each answer costs at most log2(the answers it could have given) bits, counted in the run's held-out account
   with the reference exam's; past ``[verify] heldout_budget`` nothing more is released.
-The full outcomes, test by test, go to a private report the user's views read (``read_reports``).
+The full outcomes, test by test, go to a private report the user's views read (run/heldout_tests_record.py).
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-from supervisor.run.paths import make_private_dir
-from supervisor.run.private import write_private_bytes
+from supervisor.run.heldout_tests_record import write_report
 from supervisor.verify.checks import Check
 
 KEY = "(held-out tests)"  # the exam's account keeps the tests' best band under this name
@@ -33,10 +31,6 @@ def band(passed: int, total: int) -> int:
         return 0
     share = passed / total if total else 0.0
     return 1 if share >= 0.9 else 2 if share >= 0.5 else FLOOR
-
-
-def reports(store: Path) -> Path:
-    return store / "reports"
 
 
 def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tuple[Check, dict | None]:
@@ -87,20 +81,8 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tu
 
 
 def _write_report(store: Path, name: str, found) -> None:
-    body = {"tree": found.tree, "outcomes": found.outcomes, "always_equal": found.always_equal,
-            "problem": found.problem}
-    write_private_bytes(make_private_dir(reports(store)) / f"{name}.json", json.dumps(body, indent=1).encode())
-
-
-def read_reports(store: Path, run_id: str) -> list[dict]:
-    """The user's record of a run's held-out test runs: {"name", "tree", "outcomes", "always_equal"} each."""
-    out = []
-    for path in sorted(reports(store).glob(f"{run_id}-*.json")):
-        try:
-            out.append({"name": path.stem, **json.loads(path.read_text())})
-        except (OSError, ValueError):
-            continue
-    return out
+    write_report(store, name, {"tree": found.tree, "outcomes": found.outcomes, "always_equal": found.always_equal,
+                               "problem": found.problem})
 
 
 def merge(oracle: dict | None, tests: dict | None) -> dict | None:

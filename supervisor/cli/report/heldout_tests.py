@@ -20,7 +20,7 @@ def heldout_tests_store(run_dir: Path) -> Path | None:
 
 
 def heldout_tests_lines(run_dir: Path, run_id: str, full: bool) -> list[str]:
-    from supervisor.verify.heldout_tests import read_reports
+    from supervisor.run.heldout_tests_record import read_reports
 
     store = heldout_tests_store(run_dir)
     if store is None:
