@@ -138,3 +138,15 @@ def test_each_way_of_gaming_the_goals_tests_does_not_end_done(workspace, move):
         return
     held = [e["data"].get("heldout") for e in ws.events(run) if e["type"] == "verify.finished"]
     assert held[0]["evaluations"] == 1 and held[0]["bits"] > 0  # the leakage budget counts the release
+
+
+def test_without_a_namespace_a_run_with_held_out_tests_does_not_start(workspace):
+    ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    config = (ws.path / "nightshift.toml").read_text() + '\n[policy]\nsandbox = "off"\n'
+    (ws.path / "nightshift.toml").write_text(config)
+    run = ws.create_run()
+    run_foreground(run, say=lambda _: None, leave_on_outcome=True)
+    paused = [e["data"] for e in ws.events(run) if e["type"] == "run.paused"]
+    assert paused and "cannot be protected here" in paused[0]["reason"], paused
+    assert 'heldout = "unprotected"' in paused[0]["reason"]
+    assert "agent.started" not in ws.types(run)

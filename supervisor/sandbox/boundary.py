@@ -75,6 +75,7 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
     heldout = [_path(ws, c.reference) for c in comps if c.heldout]
     hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
     hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
+    heldout += heldout_tests_hidden(config)  # fail closed and probed like the held-out references
     hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests_hidden(config)
     read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected], *git_controls(ws)]
     for pattern in config.policy.protect:
