@@ -144,9 +144,8 @@ def test_without_a_namespace_a_run_with_held_out_tests_does_not_start(workspace)
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
     config = (ws.path / "nightshift.toml").read_text() + '\n[policy]\nsandbox = "off"\n'
     (ws.path / "nightshift.toml").write_text(config)
-    run = ws.create_run()
-    run_foreground(run, say=lambda _: None, leave_on_outcome=True)
-    paused = [e["data"] for e in ws.events(run) if e["type"] == "run.paused"]
-    assert paused and "cannot be protected here" in paused[0]["reason"], paused
-    assert 'heldout = "unprotected"' in paused[0]["reason"]
-    assert "agent.started" not in ws.types(run)
+    started = nightshift("run", str(ws.path), "--no-check", cwd=ws.path)
+    said = started.stderr.strip()
+    assert started.returncode != 0 and "Traceback" not in said and len(said.splitlines()) == 1, said
+    assert "cannot be protected here" in said and 'heldout = "unprotected"' in said
+    assert not (ws.path / ".nightshift" / "runs").exists() or not list((ws.path / ".nightshift" / "runs").iterdir())
