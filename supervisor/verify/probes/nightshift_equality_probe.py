@@ -30,6 +30,19 @@ def _equal_to_anything(value) -> str | None:
     return None
 
 
+def _inside(value, depth: int = 3, budget: list | None = None):
+    """``value`` and what it holds (list, tuple, set and dict values, a few levels, at most 1000 of them): a container
+    compares its items with their own ``==``, so an always-equal item makes the container equal too."""
+    budget = budget if budget is not None else [1000]
+    yield value
+    if depth and type(value) in (list, tuple, set, frozenset, dict):
+        for item in (value.values() if type(value) is dict else value):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            yield from _inside(item, depth - 1, budget)
+
+
 def pytest_runtest_setup(item):
     _current[:] = [item]
 
@@ -41,7 +54,7 @@ def pytest_assertion_pass(item, lineno, orig, expl):
 def pytest_assertrepr_compare(config, op, left, right):
     if op not in ("==", "!=") or not _current:
         return None
-    for value in (left, right):
+    for value in (v for operand in (left, right) for v in _inside(operand)):
         found = _equal_to_anything(value)
         if found:
             item = _current[0]
