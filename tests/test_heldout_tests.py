@@ -149,3 +149,27 @@ def test_without_a_namespace_a_run_with_held_out_tests_does_not_start(workspace)
     assert started.returncode != 0 and "Traceback" not in said and len(said.splitlines()) == 1, said
     assert "cannot be protected here" in said and 'heldout = "unprotected"' in said
     assert not (ws.path / ".nightshift" / "runs").exists() or not list((ws.path / ".nightshift" / "runs").iterdir())
+
+
+def test_a_link_planted_where_the_held_out_folder_was_never_carries_them_out(workspace):
+    """The held-out folder tests/more/ is gone from the workspace; the agent puts a link there to a folder of its
+    own (absolute, so it points into the workspace from the checkout too): the held-out tests are written into a
+    real folder of the checkout, never through the link, and the honest fix still ends done."""
+    (workspace.path / "tests" / "more").mkdir(parents=True)
+    write_suite(workspace.path)
+    (workspace.path / "tests" / "test_more.py").rename(workspace.path / "tests" / "more" / "test_more.py")
+    SUITE_MORE = {"tests/more/test_more.py": TEST_MORE}  # noqa: N806 - the moved file, as the store holds it
+    leak = workspace.path / "leak"
+    plant = ["shell", f"mkdir -p {leak} && rm -rf tests/more && ln -s {leak} tests/more"]
+    init = nightshift("init", str(workspace.path), "--force", "--agent", "command", "--test-command", TEST_COMMAND,
+                      "--holdout-tests", "tests/more", "-y", cwd=workspace.path)
+    assert init.returncode == 0, init.stderr
+    store = tomllib.loads((workspace.path / "nightshift.toml").read_text())["verify"]["heldout_tests"]
+    from pathlib import Path
+    assert (Path(store) / "files" / "tests" / "more" / "test_more.py").read_text() == SUITE_MORE["tests/more/test_more.py"]
+    ws = workspace.configure({"s1t1": [plant, *FIX, CLAIM]}, test_command=TEST_COMMAND, pushbacks=1, max_shifts=1,
+                             extra=f"heldout_tests = {json.dumps(store)}\n")
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
+    assert held_check(verdicts(ws, run)[-1])["summary"] == "held-out tests: pass"
+    assert (ws.path / "tests" / "more").is_symlink() and list(leak.iterdir()) == []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from supervisor.gitguard import run_git
+from supervisor.run import untrusted
 from supervisor.run.paths import make_private_dir
 from supervisor.verify.checks import run_tests
 from supervisor.verify.suite_config import WHOLE_FILE, config_files
@@ -79,23 +80,24 @@ def _match(results: dict[str, dict[str, str]], held: str) -> list[str]:
 def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: float, boundary,
                 kept: set[str]) -> HeldRun:
     """The held-out tests of ``store`` over the candidate, in ``store/checkouts/<name>`` (removed afterwards)."""
-    files, work = store / "files", make_private_dir(store / "checkouts" / name)
+    files = store / "files"
     if not re.search(r"\bpytest\b", command):
         return HeldRun(problem=f"held-out tests need a pytest test command ([verify] test_command is `{command}`)")
     ids = held_ids(files)
     if not ids:
         return HeldRun(problem=f"the held-out tests are missing from {files} (the run pauses until they are back)")
+    work = make_private_dir(store / "checkouts" / name)
     clean, out, index = work / "candidate", make_private_dir(work / "out"), work / "index"
     try:
         tree = candidate_tree(workspace, index)
         _checkout(workspace, index, clean)
         held_files = []
         for path in sorted(p for p in files.rglob("*") if p.is_file()):
-            dest = clean / path.relative_to(files)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.unlink(missing_ok=True)  # ours wins over a file of the same name in the candidate
-            shutil.copyfile(path, dest)
-            held_files.append(dest)
+            rel = path.relative_to(files)
+            # Ours wins over a file of the same name in the candidate, and never through a link it planted on the
+            # way (the held-out tests would be written wherever it points)
+            untrusted.write_beneath(clean, rel, path.read_bytes())
+            held_files.append(clean / rel)
         _unkept_config(clean, held_files, kept)
         inside = replace(boundary, workspace=clean.resolve(),
                          hidden=tuple(h for h in boundary.hidden if not work.resolve().is_relative_to(h)) + (files,))
