@@ -139,6 +139,16 @@ def plan_tests(workspace: Path, selections: list[str]) -> dict[str, HeldFile]:
     return plan
 
 
+def _drop_empty(ws: Path, folder: Path) -> None:
+    """A folder left empty by the move goes too (up to the workspace): nothing says where held-out tests were."""
+    while folder != ws and folder.is_relative_to(ws):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
 def store_for(workspace: Path) -> Path:
     """The private folder of a workspace's held-out tests (``[verify] heldout_tests``): outside the workspace."""
     return private_home(workspace) / "tests"
@@ -160,6 +170,7 @@ def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
         os.chmod(dest, 0o600)
         if part.stays is None:
             (ws / rel).unlink()
+            _drop_empty(ws, (ws / rel).parent)
         else:
             (ws / rel).write_text(part.stays, encoding="utf-8")
         tracked = run_git(ws, "log", "--all", "--oneline", "-1", "--", rel)
