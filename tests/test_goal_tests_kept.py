@@ -89,20 +89,24 @@ def test_a_conftest_that_skips_a_goal_test_is_moved_aside_and_skipping_from_the_
     assert outcome(run) != "done"
 
 
-def test_a_wrong_goal_test_is_the_persons_release_lets_it_go(workspace):
+def test_a_wrong_goal_test_is_the_persons_the_agent_claims_blocked_and_a_release_lets_it_go(workspace):
     fixed_test = TEST_LIB.replace("assert add(-1, -1) == -2", "assert add(-1, -2) == -3")
-    ws = configured(workspace, {"s1t1": [["shell", "until [ -f released ]; do sleep 0.1; done"]],
-                                "s1t2": [["write", "tests/test_lib.py", fixed_test], *FIX, CLAIM]})
+    why = "tests/test_lib.py::test_add_negative is wrong: the spec adds -1 and -2"
+    ws = configured(workspace, {"s1t1": [["claim", "blocked", why]],
+                                "default": [["write", "tests/test_lib.py", fixed_test], *FIX, CLAIM]})
     run = ws.create_run()
     proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
                             cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: "agent.started" in ws.types(run), 120, what="the first turn")
+        paused = wait_for(lambda: [e["data"] for e in ws.events(run) if e["type"] == "run.paused"], 180,
+                          what="the run held for a person")
+        assert paused[0]["kind"] == "blocked" and why in paused[0]["reason"], paused
         released = nightshift("release", run.run_id, "tests/test_lib.py", "--why", "test_add_negative's numbers "
                               "were wrong", cwd=ws.path)
         assert released.returncode == 0, released.stdout + released.stderr
         assert "tests/test_lib.py::test_add_negative" in released.stdout
-        (ws.path / "released").write_text("")
+        resumed = nightshift("resume", run.run_id, cwd=ws.path)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
@@ -111,6 +115,7 @@ def test_a_wrong_goal_test_is_the_persons_release_lets_it_go(workspace):
     assert set(release["tests"]) == {t for t in GOAL | {"tests/test_lib.py::test_add_zero"}
                                      if t.startswith("tests/test_lib.py::")}
     assert release["files"] == ["tests/test_lib.py"]
+    assert (ws.path / "tests" / "test_lib.py").read_text() == fixed_test  # the person's to let go: now changed
     assert outcome(run) == "done"
 
 

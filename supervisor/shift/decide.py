@@ -36,7 +36,7 @@ def decide(sup) -> None:
         return sup.pause("heldout", "; ".join(gone.values()))
     if claim == "done" and (verdict.get("heldout") or {}).get("withheld"):
         return pause_for_heldout(sup)
-    if claim == "blocked":
+    if claim == "blocked" and s.get("blocked_at") != [s["shift"], s["turn"]]:  # resumed by a person: pushed back
         sup.session.release()
         return sup.pause("blocked", f"the agent is blocked: {(stop.get('claim') or {}).get('summary', '')}")
     if sup.ledger.hours_used() > limits.max_hours:
