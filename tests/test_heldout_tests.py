@@ -173,3 +173,19 @@ def test_a_link_planted_where_the_held_out_folder_was_never_carries_them_out(wor
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
     assert held_check(verdicts(ws, run)[-1])["summary"] == "held-out tests: pass"
     assert (ws.path / "tests" / "more").is_symlink() and list(leak.iterdir()) == []
+
+
+def test_past_the_leakage_budget_nothing_about_them_is_released(workspace):
+    ws, store, _ = held_out(workspace, {"s1t1": [*MOVES["special_case"], CLAIM]})
+    config = (ws.path / "nightshift.toml").read_text().replace("heldout_tests = ", "heldout_budget = 1\nheldout_tests = ")
+    (ws.path / "nightshift.toml").write_text(config)
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    check = held_check(verdicts(ws, run)[0])
+    assert not check["passed"] and check["summary"].startswith("held-out tests: not released"), check
+    assert "fewer than half" not in json.dumps(verdicts(ws, run))  # no band reached the agent
+    held = verdicts(ws, run)[0]["heldout"]
+    assert held["withheld"] and held["bits"] == 0.0
+    paused = [e["data"] for e in ws.events(run) if e["type"] == "run.paused"]
+    assert paused and "held-out budget spent" in paused[0]["reason"] and "[verify] heldout_budget" in paused[0]["reason"]
+    assert outcome(run) != "done"
