@@ -90,8 +90,25 @@ def _tests(facts: VerdictFacts, config) -> dict[str, Any]:
         protected = len(json.loads((facts.run.root / "tests-passed.json").read_text()))
     except (OSError, ValueError, TypeError):
         protected = None
-    return {"command": config.verify.test_command, "passed": bool(check.get("passed")), "summary": check.get("summary"),
-            "ratchet": {"regressed": int(regressed.group(1)) if regressed else None, "protected_tests": protected}}
+    out = {"command": config.verify.test_command, "passed": bool(check.get("passed")), "summary": check.get("summary"),
+           "ratchet": {"regressed": int(regressed.group(1)) if regressed else None, "protected_tests": protected}}
+    held = _heldout_tests(facts, config)
+    if held is not None:
+        out["heldout"] = held
+    return out
+
+
+def _heldout_tests(facts: VerdictFacts, config) -> dict[str, Any] | None:
+    """The held-out tests that graded the claim (`init --holdout-tests`), by id with their outcomes."""
+    check = facts.check("heldout_tests")
+    store = getattr(getattr(config, "verify", None), "heldout_tests", "")
+    if check is None or not store:
+        return None
+    from supervisor.run.heldout_tests_record import read_reports
+    name = f"{facts.run.run_id}-{facts.event.get('shift')}-t{facts.data.get('turn')}"
+    report = next((r for r in read_reports(Path(store).expanduser(), facts.run.run_id) if r["name"] == name), None)
+    return {"passed": bool(check.get("passed")), "summary": check.get("summary"),
+            "candidate_tree": (report or {}).get("tree"), "tests": (report or {}).get("outcomes") or {}}
 
 
 def _judge(facts: VerdictFacts, config, dod_items: list[str]) -> dict[str, Any]:

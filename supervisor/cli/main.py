@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--candidate-dir", default="out", help="where the oracle command writes the candidates")
     s.add_argument("--holdout", metavar="NAME|N", help="hold out these data sets (names, comma-separated) or N of "
                    "them: moved out of the workspace; the agent learns only pass or a coarse band at a claim")
+    s.add_argument("--holdout-tests", nargs="+", default=[], metavar="SELECTION",
+                   help="hold out these tests (a file, a folder, FILE::TEST or \"-k EXPR\"): moved out of the "
+                   "workspace; run over the candidate at a claim of done, the agent learns pass or a coarse band")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask; write what was found")
     s.add_argument("--agent", choices=["claude", "command", "demo"], default="claude")
     s.add_argument("--force", action="store_true", help="overwrite existing files")

@@ -20,7 +20,7 @@ def cmd_release(args) -> int:
     from supervisor.cli.verbs import _report_ack
     from supervisor.run.inbox import send_command
     from supervisor.run.state import load_state
-    from supervisor.shift.ratchet import kept, named_tests
+    from supervisor.shift.ratchet import held, named_tests
 
     if os.environ.get("NIGHTSHIFT_RUN_DIR") or os.environ.get("NIGHTSHIFT_NAMESPACE"):
         raise UserError("`nightshift release` is for a person, not for the agent's turn: fix the code so the test "
@@ -33,7 +33,7 @@ def cmd_release(args) -> int:
     state = load_state(run.root)[0]
     if state["phase"] == "finished":
         raise UserError(f"run {run.run_id} has already finished; nothing to release")
-    ids = kept(state, _recorded(run.root))
+    ids = held(state, _recorded(run.root))
     if not ids:
         raise UserError(f"run {run.run_id} has no test in its ratchet yet (no test command, or nothing passed when "
                         "it began); nothing to release")

@@ -72,6 +72,9 @@ class VerifyConfig(Section):
     require_plan: bool = True
     # A file larger than this (or sparse) is never committed by nightshift: named, left for the user
     max_commit_mb: float = Field(100.0, gt=0)
+    # `init --holdout-tests`: the private folder of held-out tests, run over the candidate at a claim of done
+    heldout_tests: str = ""
+    heldout_budget: float = 32.0  # bits the held-out tests' answers may release over the run (verify/heldout_tests)
 
 
 class NotifyConfig(Section):

@@ -18,7 +18,7 @@ from supervisor.run.heldout import check_report, private_folder, read_private
 from supervisor.run.paths import RunPaths, make_private_dir
 from supervisor.verify.oracle.integrity import heldout_store
 from supervisor.run.state import load_state
-from supervisor.shift.ratchet import at_start, kept
+from supervisor.shift.ratchet import at_start, goal, held, kept
 from supervisor.verify.pipeline import StopContext, Verdict, verify_stop
 
 # Findings that are not a wrong answer but a way around the check: the lane is named for them.
@@ -62,7 +62,8 @@ def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: Run
             passed_before=kept(lane_state, _record(lane_run, "tests-passed.json", [])),
             plan_known=_record(lane_run, "plan-known.json", {}) or {}, baseline=at_start(lane_state),
             passed_total=(lane_state.get("ratchet") or {}).get("passed_total"),
-            released=set((lane_state.get("ratchet") or {}).get("released") or {})))
+            released=set((lane_state.get("ratchet") or {}).get("released") or {}),
+            held=held(lane_state, _record(lane_run, "tests-passed.json", [])), goal=goal(lane_state)))
         return verdict, _held(run, fleet, folder.name)
     finally:
         # The checkout goes (its verdict and oracle report stay in the fleet's run directory).

@@ -175,6 +175,8 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state["phase"] = "decided"
     elif kind == "run.paused":
         state.update(paused=True, pause_reason=data.get("reason"), pause_kind=data.get("kind"), status="paused")
+        if data.get("kind") == "blocked":  # held once per blocked stop: a person's resume sends the agent on
+            state["blocked_at"] = [state["shift"], state["turn"]]
     elif kind == "workspace.recorded":
         state["branch"] = data.get("branch")
     elif kind == "supervisor.crashed":

@@ -36,7 +36,7 @@ def decide(sup) -> None:
         return sup.pause("heldout", "; ".join(gone.values()))
     if claim == "done" and (verdict.get("heldout") or {}).get("withheld"):
         return pause_for_heldout(sup)
-    if claim == "blocked":
+    if claim == "blocked" and s.get("blocked_at") != [s["shift"], s["turn"]]:  # resumed by a person: pushed back
         sup.session.release()
         return sup.pause("blocked", f"the agent is blocked: {(stop.get('claim') or {}).get('summary', '')}")
     if sup.ledger.hours_used() > limits.max_hours:
@@ -67,13 +67,16 @@ def decide(sup) -> None:
 def pause_for_heldout(sup) -> None:
     """A claim of done past the held-out budget that does not pass: the agent is told nothing more; a person
     looks at the work, and may raise the budget."""
-    s, budget = sup.state, sup.config.oracle.heldout_budget
+    s, oracle = sup.state, sup.config.oracle
+    # the held-out tests' budget where only tests are held out (`init --holdout-tests`), else the references'
+    key = "[oracle] heldout_budget" if oracle is not None else "[verify] heldout_budget"
+    budget = oracle.heldout_budget if oracle is not None else sup.config.verify.heldout_budget
     bits = round(float((s.get("heldout") or {}).get("bits") or 0.0), 3)
     sup.emit("budget.exceeded", s["shift"], what="heldout_budget", limit=budget, value=bits)
     sup.session.release()
     sup.pause("budget", f"held-out budget spent: {bits:g} bits released (limit {budget:g}) and the claim of done "
                         f"does not pass; look at the work (`nightshift report {sup.run_paths.run_id}`), raise "
-                        f"[oracle] heldout_budget in {sup.run_paths.config} to tell the agent more, and "
+                        f"{key} in {sup.run_paths.config} to tell the agent more, and "
                         f"`nightshift resume {sup.run_paths.run_id}`")
 
 

@@ -124,6 +124,17 @@ class RunLedger:
         from supervisor.shift.ratchet import kept
         return kept(self.state, self.recorded_tests())
 
+    def held_tests(self) -> set[str]:
+        """Every test whose file is kept: the ratchet's set and each test collected when the run began, the goal's
+        failing tests among them (shift/ratchet.py)."""
+        from supervisor.shift.ratchet import held
+        return held(self.state, self.recorded_tests())
+
+    def goal_tests(self) -> set[str]:
+        """The goal's tests: failing when the run began, not released."""
+        from supervisor.shift.ratchet import goal
+        return goal(self.state)
+
     def baseline_tests(self) -> set[str]:
         """Of the ratchet's set, what passed when the run began."""
         from supervisor.shift.ratchet import at_start

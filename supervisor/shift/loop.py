@@ -225,7 +225,8 @@ class Supervisor:
             passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
             state=self.state, baseline=ledger.baseline_tests(),
             passed_total=(self.state.get("ratchet") or {}).get("passed_total"),
-            released=set((self.state.get("ratchet") or {}).get("released") or {}))
+            released=set((self.state.get("ratchet") or {}).get("released") or {}), held=ledger.held_tests(),
+            goal=ledger.goal_tests())
         # In a worker with a deadline: the heartbeat, `status` and `stop` are answered while it runs.
         verdict = verify_in_time(lambda: verify_stop(stop_ctx), lambda step, s: timed_out(stop_ctx, step, s),
                                  self.tick, deadline_for(self.config))

@@ -17,6 +17,7 @@ from supervisor.config.schema import CONFIG_NAME, Config
 from supervisor.run.paths import RunPaths, user_state_dir
 from supervisor.run.private import write_private_json
 from supervisor.verify.boundary import test_files
+from supervisor.sandbox.boundary import heldout_tests_hidden
 from supervisor.sandbox.probe import bwrap_problem
 from supervisor.run.listing import matching
 
@@ -38,9 +39,11 @@ def compile_policy(run: RunPaths, config: Config, passed_tests: set[str], sandbo
                                                     "not the repository's files"),
     ]
     for path in sorted(test_files(ws, passed_tests)):
-        protect.append((str(path), "tests", "your edit of {path} was refused: it holds (or selects) tests that "
-                                            "passed when the run began or since, and they must keep passing "
-                                            "unchanged; fix the code, not the test"))
+        protect.append((str(path), "tests", "your edit of {path} was refused: it holds (or selects) the user's "
+                                            "tests (those collected when the run began, failing or passing, and "
+                                            "those that passed since), and they must keep passing unchanged; fix "
+                                            "the code, not the test; if a goal test is wrong, claim blocked "
+                                            "(`nightshift claim blocked --summary ...`) and say why"))
     for pattern in config.policy.protect:
         protect.append((str((ws / pattern).resolve()) if not pattern.endswith("**") else str(ws / pattern),
                         "protect", "your edit of {path} was refused: [policy] protect lists it"))
@@ -48,6 +51,8 @@ def compile_policy(run: RunPaths, config: Config, passed_tests: set[str], sandbo
             for p in heldout_paths(ws, config)]
     hide += [(str(Path(p).expanduser().resolve()), "[policy] hide lists it: it is not for the agent to read")
              for p in config.policy.hide]
+    hide += [(str(p), "held-out tests are never readable: a claim of done runs them and tells you pass or a band")
+             for p in heldout_tests_hidden(config)]
     return {"v": 1, "workspace": str(ws), "plan": str(ws / "CLAUDE.md"), "writable": [tempfile.gettempdir()],
             "protect": protect, "hide": hide, "network": config.policy.network, "sandbox": sandbox,
             "run_dir": str(run.root), "run_files": run_files(run)}

@@ -1,5 +1,6 @@
 """The test ratchet's two moments in a supervisor's life: its start (the starting set taken before the first turn,
-when the preflight did not take it, and the files of its tests kept from then on) and a person's release of tests
+when the preflight did not take it, and the files of every test collected then, failing or passing, kept from then
+on) and a person's release of tests
 from it (`nightshift release`, through the inbox: the agent's namespace cannot write there).
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ def start_ratchet(run: RunPaths, config: Config, state: dict[str, Any], emit, sa
             return baseline.problem
         emit("tests.baseline", None, **baseline)
         say(f"tests: {baseline.describe()}")
-    remember(run.root / "protected", ws, protected_at_start(ws, config.policy.protect) | test_files(ws, kept(state)))
+    remember(run.root / "protected", ws, protected_at_start(ws, config.policy.protect) | test_files(ws, held(state)))
     return None
 
 
@@ -37,6 +38,20 @@ def kept(state: dict[str, Any], recorded: set[str] | frozenset[str] = frozenset(
     released (released stays released for the rest of the run)."""
     ratchet = state.get("ratchet") or {}
     return (set(ratchet.get("passing") or []) | set(recorded)) - set(ratchet.get("released") or {})
+
+
+def goal(state: dict[str, Any]) -> set[str]:
+    """The goal's tests: those that failed when the run began, less what a person released. They need not pass at
+    every stop (the run is to make them pass), but they are the user's: kept unchanged, never deselected."""
+    ratchet = state.get("ratchet") or {}
+    return set(ratchet.get("goal") or []) - set(ratchet.get("released") or {})
+
+
+def held(state: dict[str, Any], recorded: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Every test whose file (and the configuration that selects it) is kept from the first turn: each test
+    collected when the run began, failing or passing, and each that passed since, less what a person released."""
+    ratchet = state.get("ratchet") or {}
+    return kept(state, recorded) | (set(ratchet.get("collected") or []) - set(ratchet.get("released") or {}))
 
 
 def at_start(state: dict[str, Any]) -> set[str]:
@@ -57,7 +72,7 @@ def release(sup, command: dict[str, Any]) -> None:
     are no longer kept, and the agent's rules are compiled again. ``sup`` is the shift loop."""
     args, cid, shift = command.get("args") or {}, command.get("id"), sup.state["shift"] or None
     why, wanted = str(args.get("why") or "").strip(), str(args.get("test") or "")
-    ids = kept(sup.state, sup.ledger.recorded_tests())
+    ids = held(sup.state, sup.ledger.recorded_tests())
     tests = named_tests(wanted, ids)
     if not why or not tests:
         reason = "say why (--why)" if not why else f"the ratchet holds no test {wanted!r}"

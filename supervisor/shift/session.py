@@ -74,7 +74,7 @@ class AgentSession(HumanWaits):
     def refresh_policy(self) -> None:
         """The hooks' rules again, with the tests that passed since the turn was launched (a live interactive
         session keeps its mounts; its PreToolUse hook reads the new policy at its next call)."""
-        write_policy(self.run_paths, compile_policy(self.run_paths, self.config, self.ledger.passed_tests(),
+        write_policy(self.run_paths, compile_policy(self.run_paths, self.config, self.ledger.held_tests(),
                                                     sandbox=not self.sandbox))
 
     def launch_turn(self) -> None:
@@ -82,7 +82,7 @@ class AgentSession(HumanWaits):
         if not ctx.prompt_file.exists():
             write_private(ctx.prompt_file, orientation_prompt(self.run_paths.run_id, ctx.shift, self.config.goal, None))
         # The boundary is compiled afresh at every turn: tests that passed since the last one are protected too.
-        ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.passed_tests(), sandbox=not self.sandbox)
+        ctx.policy = compile_policy(self.run_paths, self.config, self.ledger.held_tests(), sandbox=not self.sandbox)
         write_policy(self.run_paths, ctx.policy)
         ctx.pretool = pretool_transport(self.config).kind
         spec = launch_spec(ctx, self.agent.command(ctx), self.agent.env(ctx))
@@ -96,7 +96,7 @@ class AgentSession(HumanWaits):
             return
         self.agent.prepare(ctx)
         http_settings = self.agent.settings_file(ctx) if ctx.pretool == "http" else None
-        self.boundary.wrap(spec, self.ledger.passed_tests(), http_settings)
+        self.boundary.wrap(spec, self.ledger.held_tests(), http_settings)
         previous = self.state["target"]
         target = {**self.backend.launch(spec), "exit_file": str(spec.exit_file)}
         self.ledger.emit("agent.started", ctx.shift, turn=ctx.turn, target=target, prompt_file=str(ctx.prompt_file))

@@ -36,7 +36,10 @@ class Baseline(dict):
         """One line for `check` and the log: the starting set, the flaky tests left out, the runs it took."""
         if self.get("per_test"):
             text = (f"{len(self['passing'])} pass now (the ratchet's starting set, protected from the first turn), "
-                    f"{self.get('failing', 0)} failing; per-test results readable (JUnit)")
+                    f"{self.get('failing', 0)} failing")
+            if self.get("goal"):
+                text += " (the goal's tests: protected from the first turn too, the user's to change)"
+            text += "; per-test results readable (JUnit)"
         elif self.get("passed_total") is not None:
             text = (f"{self['passed_total']} pass now by the runner's own count; per-test results not readable, so "
                     "the ratchet can only count totals: fewer passing tests at a verdict is a regression "
@@ -86,8 +89,11 @@ def take_baseline(command: str, cwd: Path, timeout: float, out_dir: Path, junit:
         flaky = sorted(t for t in ids if len({o.get(t, "missing") for o in outcomes}) > 1)
         passing = sorted(t for t in ids if t not in flaky and outcomes[0].get(t) == "passed")
         failing = sum(o in ("failed", "error") for o in outcomes[0].values())
+        # The goal's tests: failing when the run began (what the run is to make pass); with the passing ones and
+        # the skipped ones, every test collected at the start is the user's and kept from the first turn.
+        goal = sorted(t for t in ids if t not in flaky and outcomes[0].get(t) in ("failed", "error"))
         return Baseline(data, per_test=True, passing=passing, failing=failing, flaky=flaky, runs=len(runs),
-                        runs_said=said, passed_total=len(passing))
+                        runs_said=said, passed_total=len(passing), goal=goal, collected=sorted(ids))
     totals = [passed_total(run.output) for run in runs if run.status is not None]
     counted = [t for t in totals if t is not None]
     flaky_totals = len(set(counted)) > 1

@@ -19,7 +19,7 @@ from typing import Any
 from supervisor.run import untrusted
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
-from supervisor.verify.junit import parse_junit, passed_total  # noqa: F401 - parse_junit: callers import it here
+from supervisor.verify.junit import parse_junit, passed_total, probe_findings  # noqa: F401 - callers import it here
 from supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
@@ -74,18 +74,24 @@ class RanTests:
     status: int | None  # None: timed out (and stopped)
     output: str
     results: dict[str, dict[str, str]]  # per test, from JUnit XML; empty where the runner gives none
+    always_equal: dict[str, list[str]] = field(default_factory=dict)  # test id -> objects equal to anything (probe)
 
 
 def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, boundary: Boundary | None = None,
-              notes: list[str] | None = None) -> RanTests:
+              notes: list[str] | None = None, probe: bool = False) -> RanTests:
     """The test command once, with per-test results where the runner is pytest (asked for JUnit XML in
-    ``out_dir``): the one way the verdict's ratchet and the preflight's starting set run the tests."""
+    ``out_dir``): the one way the verdict's ratchet and the preflight's starting set run the tests. ``probe``: with
+    nightshift's equality probe loaded (verify/probes: an object equal to anything is named in the JUnit report)."""
     junit_file = out_dir / "junit.xml"
     if junit and re.search(r"\bpytest\b", command):
         command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
+        if probe:
+            from supervisor.verify.junit import probe_command
+            command = probe_command(command)
     status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
     results = parse_junit(junit_file, cwd) if status is not None and junit_file.exists() else {}
-    return RanTests(status, output, results)
+    forged = probe_findings(junit_file, cwd) if probe and results else {}
+    return RanTests(status, output, results, forged)
 
 
 def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, ratchet: Ratchet,
@@ -93,7 +99,7 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     """The test command against the ratchet: every test of its set must pass (one line per regression, with why),
     and, without per-test results, no fewer tests may pass than before."""
     notes: list[str] = []
-    ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes)
+    ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes, probe=True)
     status, output, results = ran.status, ran.output, ran.results
     if status is None:
         return Check("tests", False, f"tests: timed out after {timeout:.0f}s", notes + _tail(output))
@@ -102,8 +108,8 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     count = None
     if results:
         regressed, named = judge(ratchet, results, cwd)
-    elif ratchet.kept:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
-        regressed = sorted(ratchet.kept)
+    elif ratchet.kept or ratchet.goal:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
+        regressed = sorted(ratchet.kept | ratchet.goal)
         named = [f"vanished: all {len(regressed)} tests of the ratchet (the test command gave per-test results "
                  "before and none now: was its JUnit report switched off?)"]
     else:
@@ -121,7 +127,10 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     if not results and status != 0:
         lines += _tail(output)
     lines = notes + lines
-    passed = status == 0 and not regressed
+    unmet = ratchet.unmet(results) if results else []
+    forged = always_equal_lines(ran.always_equal)
+    lines += forged
+    passed = status == 0 and not regressed and not unmet and not forged
     if results:
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
@@ -130,6 +139,12 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
             summary += ", regressed"
     return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes,
                                                    "passed_total": count})
+
+
+def always_equal_lines(found: dict[str, list[str]]) -> list[str]:
+    """The probe's findings, a line per test: equality that holds whatever the value is, not an answer."""
+    return [f"forged equality: {test_id} compared {', '.join(sorted(set(what)))}, which equals anything it is "
+            "compared with: that is not an answer; return plain values" for test_id, what in sorted(found.items())]
 
 
 def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path,

@@ -101,3 +101,29 @@ def passed_total(output: str) -> int | None:
         if counts:
             return counts.get("passed", 0)
     return None
+
+
+PROBE = "nightshift_equality_probe"  # verify/probes/: loaded into the verdict's and the held-out tests' pytest
+PROBE_PROPERTY = "nightshift_always_equal"
+
+
+def probe_command(command: str) -> str:
+    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command)."""
+    import shlex
+    folder = Path(__file__).resolve().parent / "probes"
+    return (f"export PYTHONPATH={shlex.quote(str(folder))}${{PYTHONPATH:+:$PYTHONPATH}}; {command} -p {PROBE} "
+            "-o enable_assertion_pass_hook=true")
+
+
+def probe_findings(path: Path, root: Path | None = None) -> dict[str, list[str]]:
+    """{test id: objects the probe found equal to anything} from a JUnit report's properties (parsed, not run)."""
+    try:
+        doc = ET.fromstring(untrusted.read_bytes(path.parent, path.name))
+    except (ET.ParseError, OSError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for case in doc.iter("testcase"):
+        values = [p.get("value") or "" for p in case.iter("property") if p.get("name") == PROBE_PROPERTY]
+        if values:
+            found[node_id(case.get("classname", "") or "", case.get("name", "") or "", root)] = values
+    return found

@@ -72,6 +72,12 @@ class StopContext:
     baseline: set[str] = field(default_factory=set)  # of passed_before, those that passed when the run began
     passed_total: int | None = None  # without per-test results: the most tests that passed (the start's count on)
     released: set[str] = field(default_factory=set)  # tests a person let go: passing again keeps their files free
+    held: set[str] = field(default_factory=set)  # every test whose file is kept: each collected at the start too
+    goal: set[str] = field(default_factory=set)  # the goal's tests: failing at the start, the user's all the same
+
+    def kept_tests(self) -> set[str]:
+        """The tests whose files and selecting configuration are the user's: the ratchet's and the goal's."""
+        return set(self.passed_before) | set(self.held)
 
     def run_base(self) -> str | None:
         """The commit the run began at (the agent's commits are the ones after it); the fleet's check has no fold
@@ -81,7 +87,7 @@ class StopContext:
     def boundary(self) -> Boundary:
         """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
         ws = self.run.workspace
-        return boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.passed_before)))
+        return boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.kept_tests())))
 
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
@@ -97,6 +103,16 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
+
+
+def _heldout_tests_check(ctx: StopContext, claimed_done: bool, others_pass: bool):
+    from supervisor.verify.heldout_tests import check_heldout_tests
+    return check_heldout_tests(ctx, claimed_done, others_pass)
+
+
+def _merge_heldout(oracle: dict | None, tests: dict | None) -> dict | None:
+    from supervisor.verify.heldout_tests import merge
+    return merge(oracle, tests)
 
 
 def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> tuple[Check | None, dict, float]:
@@ -150,9 +166,9 @@ def verify_stop(ctx: StopContext) -> Verdict:
     checks.append(boundary)
     restored = boundary.data.get("restored") or {}  # what the agent did to kept files: the ratchet names their tests
     moved: dict[str, str | None] = {}
-    if cfg.verify.test_command and ctx.passed_before:  # a conftest.py the agent added beside kept tests goes aside
+    if cfg.verify.test_command and ctx.kept_tests():  # a conftest.py the agent added beside kept tests goes aside
         aside = ctx.run.turn_file(ctx.shift, ctx.turn, "moved-aside")
-        found = _guarded("boundary", lambda: move_new_config(ws, ctx.run.root / "protected", ctx.passed_before, aside))
+        found = _guarded("boundary", lambda: move_new_config(ws, ctx.run.root / "protected", ctx.kept_tests(), aside))
         if isinstance(found, Check):
             checks.append(found)
         else:
@@ -171,7 +187,7 @@ def verify_stop(ctx: StopContext) -> Verdict:
             tests_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "tests")
             tests_dir.mkdir(parents=True, exist_ok=True)
             ratchet = Ratchet(kept=set(ctx.passed_before), baseline=set(ctx.baseline),
-                              passed_total=ctx.passed_total, restored=restored, moved=moved)
+                              passed_total=ctx.passed_total, restored=restored, moved=moved, goal=set(ctx.goal))
             return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
                                ratchet, ctx.boundary())
         check = _guarded("tests", tests)
@@ -193,6 +209,11 @@ def verify_stop(ctx: StopContext) -> Verdict:
     conflicts = _guarded("conflicts", lambda: check_conflicts(changed, ws, gitops.has_conflict_markers))
     nested = _guarded("nested", lambda: check_nested_repos(ws, changed, (ctx.state or {}).get("run_base")))
     checks += [c for c in (conflicts, nested) if not c.passed]
+    if cfg.verify.heldout_tests:  # `init --holdout-tests`: at a claim of done that every other check passes
+        others = all(c.passed for c in checks)
+        found = _guarded("heldout_tests", lambda: _heldout_tests_check(ctx, claimed == "done", others))
+        checks.append(found if isinstance(found, Check) else found[0])
+        heldout = heldout if isinstance(found, Check) else _merge_heldout(heldout, found[1])
     STEPS[threading.get_ident()] = "judge"
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:

@@ -1,5 +1,6 @@
 """The test ratchet's judgement at a verdict: which tests of the ratchet's set (those that passed when the run began,
-and those that passed at a verdict since, less the ones a person released) did not pass now, each named on a line
+and those that passed at a verdict since, less the ones a person released) did not pass now, and which of the goal's
+tests (failing when the run began) were changed, hidden, skipped or deselected, each named on a line
 with why: "failed", "error", "skipped", "xfailed", "changed" (its file was edited, nightshift put it back) or
 "vanished" (its file was deleted or no longer defines it, or the command no longer runs it: deselected).
 
@@ -16,6 +17,8 @@ from pathlib import Path
 from supervisor.verify.suite_config import SELECTING
 
 SHOWN = 30  # regressions named in the verdict (every one is in the turn's tests/regressions.txt)
+GOAL = "a goal test, failing when the run began: the goal's tests are the user's"
+ASK = "; if the test is wrong, claim blocked (`nightshift claim blocked --summary ...`) and say why: the user decides"
 
 
 @dataclass
@@ -27,6 +30,11 @@ class Ratchet:
     restored: dict[str, bytes | None] = field(default_factory=dict)  # files put back at this stop: the agent's bytes
     moved: dict[str, str | None] = field(default_factory=dict)  # new test configuration found at this stop: where it
     # was moved aside, or None for a project file's new pytest section (named, left in place)
+    goal: set[str] = field(default_factory=set)  # the goal's tests: failing at the start, the user's all the same
+
+    def unmet(self, results: dict[str, dict[str, str]]) -> list[str]:
+        """The goal's tests that did not pass now (a verdict with one of them is no pass, whatever the exit status)."""
+        return sorted(t for t in self.goal - self.kept if (results.get(t) or {}).get("outcome") != "passed")
 
 
 def _split(test_id: str) -> tuple[str, list[str]]:
@@ -104,16 +112,21 @@ def _changed(test_id: str, root: Path, restored: dict[str, bytes | None]) -> boo
 def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> tuple[list[str], list[str]]:
     """(regressed test ids, one line per regression) for per-test results."""
     regressed, lines = [], []
-    for test_id in sorted(ratchet.kept):
+    for test_id in sorted(ratchet.kept | ratchet.goal):
+        goal = test_id not in ratchet.kept
         when = "passed at the start" if test_id in ratchet.baseline else "passed at an earlier verdict"
+        when = GOAL if goal else when
         why = _vanished_why(test_id, root, results, ratchet.restored)
         result = results.get(test_id)
         if why is not None:
-            line = f"vanished: {test_id} ({why})"
+            line = f"vanished: {test_id} ({GOAL + '; ' if goal else ''}{why}{ASK if goal else ''})"
         elif _changed(test_id, root, ratchet.restored):
-            line = f"changed: {test_id} ({when}; its body or markers were edited; nightshift put its file back)"
+            line = (f"changed: {test_id} ({when}; its body or markers were edited; nightshift put its file back"
+                    f"{ASK if goal else ''})")
         elif result is None or result["outcome"] == "passed":
             continue
+        elif goal and result["outcome"] in ("failed", "error"):
+            continue  # still failing: the run's work to do, named with the failures, not a regression
         else:
             outcome = result["outcome"]
             said = (result["message"].splitlines() or [""])[0][:200]

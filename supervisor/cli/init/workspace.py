@@ -48,6 +48,7 @@ class InitOptions:
     moves: dict[str, Path] = field(default_factory=dict)  # what --holdout moves (file -> its private place)
     notes: list[str] = field(default_factory=list)  # what the user should know about what init did
     judge: JudgeChoice | None = None  # whether a judge runs at claims (judge_choice.py); chosen by init_workspace
+    holdout_tests: list[str] = field(default_factory=list)  # --holdout-tests: tests moved into the private store
 
 
 def _toml(value: object) -> str:
@@ -84,6 +85,10 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     if not workspace.is_dir():
         raise InitError(f"{workspace} is not a folder; create it first or give an existing one")
     goal = opts.goal or "(state the goal here: what must be true, measured how)"
+    held_plan = {}
+    if opts.holdout_tests:  # refused before anything is written
+        from supervisor.cli.init.holdout_tests import plan_tests
+        held_plan = plan_tests(workspace, opts.holdout_tests)
     survey = None if opts.oracle_block else survey_for(workspace, opts)
     oracle = opts.oracle_block or (oracle_section(survey) if survey else "")
     opts.judge = opts.judge or choose_judge()
@@ -94,7 +99,8 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
         "CHANGELOG.md": render("CHANGELOG.md", date=dt.date.today().isoformat(), goal=goal),
         CONFIG_NAME: render("nightshift.toml", goal_toml=_toml(goal), agent_toml=_toml(opts.agent),
                             test_command_toml=_toml(opts.test_command), commands_toml=_toml(opts.verify_commands),
-                            oracle_block=oracle, judge_block=opts.judge.block()),
+                            oracle_block=oracle, judge_block=opts.judge.block(),
+                            heldout_tests_line=_heldout_tests_line(workspace, opts)),
     }
     parse_config(files[CONFIG_NAME], CONFIG_NAME)  # what we write must load
     existing = [name for name in files if (workspace / name).exists()]
@@ -104,6 +110,9 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     if opts.moves:  # last, after every check that can refuse: the held-out references leave the workspace
         from supervisor.cli.init.holdout import move
         opts.notes += move(workspace, opts.moves)
+    if opts.holdout_tests:
+        from supervisor.cli.init.holdout_tests import move_tests
+        opts.notes += move_tests(workspace, held_plan)
     for name, text in files.items():
         (workspace / name).write_text(text, encoding="utf-8")
     gitignore = workspace / ".gitignore"
@@ -115,6 +124,14 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     if config.oracle is not None and config.oracle.compare:
         guard_references(config.oracle, workspace)
     return [*files, ".gitignore"]
+
+
+def _heldout_tests_line(workspace: Path, opts: InitOptions) -> str:
+    if not opts.holdout_tests:
+        return ""
+    from supervisor.cli.init.holdout_tests import store_for
+    return (f"heldout_tests = {_toml(str(store_for(workspace)))}   # run at a claim of done over the candidate; "
+            "the agent never sees them\n")
 
 
 def reference_files(oracle, workspace: Path) -> dict[str, Path]:

@@ -74,6 +74,28 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(OK, "tests", base.describe())
     else:
         yield Line(NOTE, "tests", f"{base.describe()} ({tail[:160]})")
+    held = heldout_tests_line(ctx)
+    if held is not None:
+        yield held
+
+
+def heldout_tests_line(ctx: PreflightContext) -> Line | None:
+    """The held-out tests by id (`init --holdout-tests`), or what a run without them cannot catch."""
+    from pathlib import Path
+
+    from supervisor.cli.init.holdout_tests import UNCAUGHT
+    from supervisor.verify.heldout_checkout import held_ids
+
+    store = ctx.config.verify.heldout_tests
+    if not store:  # with references the oracle grades the claim; with tests only, say what goes unseen
+        with_refs = ctx.config.oracle is not None and ctx.config.oracle.compare
+        return None if with_refs else Line(NOTE, "held-out", UNCAUGHT)
+    ids = held_ids(Path(store).expanduser() / "files")
+    if not ids:
+        return Line(FAIL, "held-out", f"[verify] heldout_tests = {store}: no held-out test is there (moved or "
+                                            "deleted?); put them back, or remove the key from nightshift.toml")
+    return Line(OK, "held-out", f"{len(ids)} held out, run over the candidate at a claim of done: "
+                                      + ", ".join(ids))
 
 
 def slurm_lines(ctx: PreflightContext) -> Iterable[Line]:

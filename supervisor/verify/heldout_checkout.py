@@ -1,0 +1,114 @@
+"""Running the held-out tests (`init --holdout-tests`) over a claim's candidate: the workspace as it would be committed
+(git's own index of it, taken in a temporary index so the user's index is untouched) checked out into a private
+folder outside the workspace, the held-out tests copied in, test configuration the run did not keep taken out, and
+the test command run on the held-out files there, in the run's namespace, with nightshift's equality probe loaded.
+
+Git runs through gitguard (nothing the workspace names is executed); the workspace's files are never read here
+but by git. The checkout and the held-out files stay hidden from every process of the agent.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from supervisor.gitguard import run_git
+from supervisor.run import untrusted
+from supervisor.run.paths import make_private_dir
+from supervisor.verify.checks import run_tests
+from supervisor.verify.suite_config import WHOLE_FILE, config_files
+
+
+@dataclass
+class HeldRun:
+    """What one run of the held-out tests found (for the user: it never reaches the agent but as a band)."""
+    tree: str = ""
+    outcomes: dict[str, str] = field(default_factory=dict)  # held-out test id -> passed / failed / ... / did not run
+    always_equal: dict[str, list[str]] = field(default_factory=dict)  # test id -> objects equal to anything
+    problem: str | None = None  # why they could not run at all
+
+    @property
+    def passed(self) -> int:
+        return sum(o == "passed" for o in self.outcomes.values())
+
+
+def held_ids(files: Path) -> list[str]:
+    """The held-out tests' ids ("tests/test_x.py::test_y", "tests/test_x.py::TestZ") from their files, parsed."""
+    out = []
+    for path in sorted(p for p in files.rglob("*.py") if p.is_file()):
+        rel = str(path.relative_to(files))
+        try:
+            body = ast.parse(path.read_text(encoding="utf-8", errors="replace")).body
+        except (SyntaxError, ValueError):
+            continue
+        out += [f"{rel}::{n.name}" for n in body
+                if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
+                or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))]
+    return out
+
+
+def candidate_tree(workspace: Path, index: Path) -> str:
+    """The tree the stop's commit would hold (HEAD plus every change git does not ignore), in ``index``."""
+    env = {"GIT_INDEX_FILE": str(index)}
+    if run_git(workspace, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
+        run_git(workspace, "read-tree", "HEAD", env=env, check=True)
+    run_git(workspace, "add", "-A", env=env, check=True)
+    return run_git(workspace, "write-tree", env=env, check=True).stdout.strip()
+
+
+def _checkout(workspace: Path, index: Path, dest: Path) -> None:
+    run_git(workspace, "checkout-index", "-a", "-f", f"--prefix={dest}/", env={"GIT_INDEX_FILE": str(index)},
+            check=True)
+
+
+def _unkept_config(clean: Path, held: list[Path], kept: set[str]) -> None:
+    """A conftest.py or pytest.ini on the way to the held-out tests that the run did not keep is the agent's: it
+    could deselect or forge them, so it is taken out of the checkout."""
+    for path in config_files(clean, set(held)):
+        rel = str(path.relative_to(clean.resolve()))
+        if path.name in WHOLE_FILE and rel not in kept:
+            path.unlink()
+
+
+def _match(results: dict[str, dict[str, str]], held: str) -> list[str]:
+    return [t for t in results if t == held or re.sub(r"\[.*\]$", "", t) == held or t.startswith(held + "::")]
+
+
+def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: float, boundary,
+                kept: set[str]) -> HeldRun:
+    """The held-out tests of ``store`` over the candidate, in ``store/checkouts/<name>`` (removed afterwards)."""
+    files = store / "files"
+    if not re.search(r"\bpytest\b", command):
+        return HeldRun(problem=f"held-out tests need a pytest test command ([verify] test_command is `{command}`)")
+    ids = held_ids(files)
+    if not ids:
+        return HeldRun(problem=f"the held-out tests are missing from {files} (the run pauses until they are back)")
+    work = make_private_dir(store / "checkouts" / name)
+    clean, out, index = work / "candidate", make_private_dir(work / "out"), work / "index"
+    try:
+        tree = candidate_tree(workspace, index)
+        _checkout(workspace, index, clean)
+        held_files = []
+        for path in sorted(p for p in files.rglob("*") if p.is_file()):
+            rel = path.relative_to(files)
+            # Ours wins over a file of the same name in the candidate, and never through a link it planted on the
+            # way (the held-out tests would be written wherever it points)
+            untrusted.write_beneath(clean, rel, path.read_bytes())
+            held_files.append(clean / rel)
+        _unkept_config(clean, held_files, kept)
+        inside = replace(boundary, workspace=clean.resolve(),
+                         hidden=tuple(h for h in boundary.hidden if not work.resolve().is_relative_to(h)) + (files,))
+        args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files if p.suffix == ".py")
+        ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True)
+        if ran.status is None:
+            return HeldRun(tree, {t: "timed out" for t in ids})
+        outcomes = {}
+        for held in ids:
+            matched = _match(ran.results, held)
+            outcomes.update({t: ran.results[t]["outcome"] for t in matched} or {held: "did not run"})
+        return HeldRun(tree, outcomes, ran.always_equal)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,63 @@
+"""A pytest plugin nightshift loads into a held-out test run (never the agent's): every comparison an assertion makes
+is looked at as it passes, and an operand whose ``==`` holds whatever it is compared with (a subclass of int, float,
+str... with its own ``__eq__``, or one equal to a fresh object) is written into the JUnit report as a property of the
+test (``nightshift_always_equal``), where the supervisor reads it from outside the solver's process.
+
+Loaded with ``-p nightshift_equality_probe -o enable_assertion_pass_hook=true``: with the pass hook on, pytest's
+rewritten asserts ask ``pytest_assertrepr_compare`` about passing comparisons too, with the objects themselves.
+"""
+from __future__ import annotations
+
+BUILTINS = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+PROPERTY = "nightshift_always_equal"
+_current: list = []  # the test item running now
+
+
+class _Fresh:
+    """Equal to nothing but itself: what an honest value never equals."""
+
+
+def _equal_to_anything(value) -> str | None:
+    kind = type(value)
+    base = next((b for b in BUILTINS if isinstance(value, b)), None)
+    if base is not None and kind is not base and kind.__eq__ is not base.__eq__:
+        return f"{kind.__module__}.{kind.__qualname__} (a subclass of {base.__name__} with its own __eq__)"
+    try:
+        if value == _Fresh():
+            return f"{kind.__module__}.{kind.__qualname__} (equal to an object it was never given)"
+    except Exception:  # noqa: BLE001 - an __eq__ that raises is no always-equal object
+        return None
+    return None
+
+
+def _inside(value, depth: int = 3, budget: list | None = None):
+    """``value`` and what it holds (list, tuple, set and dict values, a few levels, at most 1000 of them): a container
+    compares its items with their own ``==``, so an always-equal item makes the container equal too."""
+    budget = budget if budget is not None else [1000]
+    yield value
+    if depth and type(value) in (list, tuple, set, frozenset, dict):
+        for item in (value.values() if type(value) is dict else value):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            yield from _inside(item, depth - 1, budget)
+
+
+def pytest_runtest_setup(item):
+    _current[:] = [item]
+
+
+def pytest_assertion_pass(item, lineno, orig, expl):
+    """Present so that pytest builds the comparison's explanation (and so asks about its operands) on a pass."""
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    if op not in ("==", "!=") or not _current:
+        return None
+    for value in (v for operand in (left, right) for v in _inside(operand)):
+        found = _equal_to_anything(value)
+        if found:
+            item = _current[0]
+            if (PROPERTY, found) not in item.user_properties:
+                item.user_properties.append((PROPERTY, found))
+    return None
