@@ -113,9 +113,12 @@ def test_an_honest_fix_that_reproduces_the_reference_bit_for_bit_ends_verified_d
     else:
         assert "the held-out exam passed" in said
         assert str(tmp_path / "held") not in json.dumps(last)  # the held-out file is not named to the agent
-    seen = (ws / "compare.txt").read_text()  # in the agent's namespace: the same words, the exam still to come
-    assert "pass (bit for bit)" in seen and "result: matched reference/result.dat bit for bit" in seen, seen
-    assert ("the held-out exam (1 comparison(s)), evaluated at a claim of done" in seen) != analytic, seen
+    # In the agent's own look (its turn: no namespace nests there, the visible references are readable to it) an
+    # exact match is no finding and no proof: the verdict at its stop decides, and the look says so.
+    seen = (ws / "compare.txt").read_text()
+    assert "pass (bit for bit)" in seen and "may be a copy" not in seen, seen
+    assert "matched bit for bit here; whether it was computed with the references out of reach is decided at your stop" \
+        in seen, seen
 
 
 WARM = ("import os, shutil\nos.makedirs('out', exist_ok=True)\n"

@@ -42,6 +42,10 @@ def compare_fast(argv: list[str]) -> int:
     return compare_main(Path(args.dir), as_json=args.json, full=not args.fast, columns=args.columns)
 
 
+IN_TURN_EXACT = ("matched bit for bit here; whether it was computed with the references out of reach is decided at "
+                 "your stop, where the verdict runs the oracle command with no reference in reach")
+
+
 def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = False) -> int:
     from supervisor.config.oracle_view import cached_oracle, keep_oracle
     from supervisor.verify.oracle.check import run_oracle
@@ -70,7 +74,9 @@ def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = Fal
         report["comparisons"] = report["comparisons"] + [
             {"name": name, "heldout": True, "result": AT_CLAIM, "passed": None} for name in later]
         report["summary"] += f" ({len(later)} held-out: {AT_CLAIM})" if later else ""
-        if later and report.get("exact"):  # the exam this compare left out is still what proves the answers
+        if inside and report.get("exact") and report.get("sealed") != "namespace":  # the agent's look, in its turn
+            report["exact"] = [IN_TURN_EXACT]
+        elif later and report.get("exact"):  # the exam this compare left out is still what proves the answers
             from supervisor.verify.oracle.copies import exam_note
             report["exact"][-1] = exam_note(len(later), evaluated=False, passed=False)
         if report.get("command"):  # the temporary logs vanish with this process: keep their tail only

@@ -12,6 +12,8 @@ still refused (``exact_refusals``), saying why. Each finding says what to do ins
 """
 from __future__ import annotations
 
+import os
+
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +65,9 @@ def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str) -> str | None:
     exact match may still be a copy. ``sealed``: how the command ran (seal.Seal.how)."""
     if not ran:
         return "no oracle command ran, so nothing shows it was computed (set [oracle] command to what writes it)"
+    if sealed != "namespace" and os.environ.get("NIGHTSHIFT_NAMESPACE"):
+        return None  # the agent's own `compare` in its turn (no namespace nests there): the verdict at its stop,
+        # where the command runs with no reference in reach, decides; `compare` says so (cli/oracle_verbs.py)
     if sealed != "namespace":
         how = "moved out of the workspace" if sealed == "moved" else "readable"
         return (f"the oracle command ran without nightshift's namespace (the references were {how}, not absent), so "
