@@ -9,6 +9,8 @@ the user (as files under a filter driver are):
   then runs git inside it, with the config the agent wrote there.
 
 Read with lstat only: nothing is opened, nothing followed.
+
+May import: gitguard.
 """
 from __future__ import annotations
 

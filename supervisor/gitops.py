@@ -10,7 +10,7 @@ Every git process started here runs guarded (supervisor/gitguard.py): no hook, f
 signing or credential program the repository names is run, and each call has a deadline. A path whose attributes
 name a filter driver is never committed by nightshift (its clean filter does not run here): it is named instead.
 
-May import: errors, gitguard.
+May import: errors, gitguard, commit_refusals, run.
 """
 from __future__ import annotations
 

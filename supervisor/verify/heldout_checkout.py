@@ -15,7 +15,9 @@ import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from supervisor.commit_refusals import refused_paths
 from supervisor.gitguard import run_git
+from supervisor.gitops import open_repo, worktree_changes
 from supervisor.run import untrusted
 from supervisor.run.paths import make_private_dir
 from supervisor.verify.checks import run_tests
@@ -55,7 +57,10 @@ def candidate_tree(workspace: Path, index: Path) -> str:
     env = {"GIT_INDEX_FILE": str(index)}
     if run_git(workspace, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
         run_git(workspace, "read-tree", "HEAD", env=env, check=True)
-    run_git(workspace, "add", "-A", env=env, check=True)
+    # what nightshift never commits it never hashes either (a 1 TB sparse file, a nested repository...)
+    refused = sorted({p for names in refused_paths(workspace, worktree_changes(open_repo(workspace))).values()
+                      for p in names})
+    run_git(workspace, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in refused), env=env, check=True)
     return run_git(workspace, "write-tree", env=env, check=True).stdout.strip()
 
 

@@ -5,5 +5,5 @@
     goal_words.py  the tolerances the goal's words state: of everything, and of a field it names
     holdout.py     which data sets become the held-out exam (`--holdout`), moved to nightshift's private store
 
-May import: errors, gitguard, gitops, resources, config, run, verify, cli.init.
+May import: errors, gitguard, gitops, resources, config, run, verify, agents, cli.init.
 """

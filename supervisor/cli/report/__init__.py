@@ -11,5 +11,5 @@ directory alone (plus the workspace's lab notes and git history, read as a stran
     attest.py    the run's attestations
     html.py      the page
 
-May import: errors, gitguard, config, run, shift, fleet, cli.report, cli.watch.
+May import: errors, gitguard, config, run, shift, fleet, cli.report, cli.watch, cli.output_file.
 """
