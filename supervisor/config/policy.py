@@ -9,15 +9,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from supervisor.config.credential_places import CREDENTIAL_PLACES
 from supervisor.config.types import Duration, Section
-
-# Where a user keeps what signs, pushes or pays as them. Folders and files under $HOME.
-CREDENTIAL_PLACES = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.azure", "~/.config/gh", "~/.config/hub",
-                     "~/.config/glab-cli", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
-                     "~/.docker", "~/.kube", "~/.pypirc", "~/.npmrc", "~/.cargo/credentials",
-                     "~/.cargo/credentials.toml", "~/.password-store", "~/.local/share/keyrings", "~/.vault-token",
-                     "~/.terraform.d/credentials.tfrc.json", "~/.oci", "~/.s3cfg", "~/.boto", "~/.config/rclone",
-                     "~/.cache/huggingface/token", "~/.huggingface/token", "~/.config/doctl", "~/.kaggle")
 
 
 class PolicyConfig(Section):
