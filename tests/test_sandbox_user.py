@@ -60,19 +60,24 @@ def unprivileged():
     return pwd.getpwnam(USER)
 
 
-def test_every_surface_is_closed_inside_as_an_unprivileged_user(unprivileged):
-    need_namespace()
+def _as_user(user, driver: str, timeout: float) -> dict:
+    """Run ``driver`` as the user; its last line of output, as JSON."""
     root = str(Path(__file__).resolve().parent.parent)
     # The system's Python: the test's own may live in root's home, which the user cannot enter; the libraries come
     # from this installation's site-packages (pure Python where the user needs them: pyseccomp).
     python = shutil.which("python3", path="/usr/bin:/bin")
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": unprivileged.pw_dir, "LANG": "C.UTF-8",
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
            "PYTHONPATH": f"{root}:{site}"}
-    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", DRIVER.format(root=root)],
-                          capture_output=True, text=True, timeout=180, env=env, cwd="/")
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", driver.format(root=root)],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_every_surface_is_closed_inside_as_an_unprivileged_user(unprivileged):
+    need_namespace()
+    found = _as_user(unprivileged, DRIVER, 180)
     assert found["uid"] == unprivileged.pw_uid
     control = {s["surface"]: s for s in found["control"]}
     for name in ("unix sockets", "socket environment", "syscalls", "credentials"):  # open outside for a user too
@@ -237,15 +242,7 @@ def test_a_command_agents_run_as_an_unprivileged_user_ends_done_with_every_door_
     """The whole run as the user (its supervisor in the driver's process): the agent's attempts on the user's key,
     tmux server, /dev/shm mount and a user namespace of its own have no effect; the honest work ends it done."""
     need_namespace()
-    root = str(Path(__file__).resolve().parent.parent)
-    python = shutil.which("python3", path="/usr/bin:/bin")
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": unprivileged.pw_dir, "LANG": "C.UTF-8",
-           "PYTHONPATH": f"{root}:{site}"}
-    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", RUN_DRIVER.format(root=root)],
-                          capture_output=True, text=True, timeout=300, env=env, cwd="/")
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = _as_user(unprivileged, RUN_DRIVER, 300)
     assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
     assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
     assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found

@@ -14,7 +14,7 @@ from supervisor.run.shown import plain
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
-from tests.test_tui_actions import open_dashboard, until
+from tests.test_tui_preflight import failing_preflight_in_start_form
 from tui.app import make_app
 from tui.seams import Seams
 
@@ -53,13 +53,7 @@ async def test_the_start_form_shows_markup_and_escapes_from_the_workspace_as_tex
     seams = Seams(preflight=preflight, start_run=lambda path, checked=None: None)
     app = make_app(clock=fixed_clock, live=False, seams=seams)
     async with app.run_test(size=(130, 50)) as pilot:
-        await open_dashboard(app, pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
-        app.screen.query_one("#workspace").value = str(ws)
-        await pilot.press("enter")
-        shown = lambda: str(app.screen.query_one("#preflight").render())  # noqa: E731
-        await until(pilot, lambda: "fix the problems above" in shown(), timeout=120)
+        shown = await failing_preflight_in_start_form(app, pilot, ws)
         assert "[/] [@click=app.quit] \\x1b]0;owned\\x07" in shown() and "\x1b" not in shown()
         await pilot.click("#preflight")  # a live [@click=app.quit] would end the app here
         assert app.is_running and app.screen.__class__.__name__ == "StartRunScreen"

@@ -14,6 +14,18 @@ from tui.app import make_app
 from tui.seams import Seams
 
 
+async def failing_preflight_in_start_form(app, pilot, ws):
+    """Open the start-run form, check ``ws`` (whose preflight fails); returns what the form's preflight shows."""
+    await open_dashboard(app, pilot)
+    await pilot.press("s")
+    await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
+    app.screen.query_one("#workspace").value = str(ws)
+    await pilot.press("enter")
+    shown = lambda: str(app.screen.query_one("#preflight").render())  # noqa: E731
+    await until(pilot, lambda: "fix the problems above" in shown(), timeout=120)
+    return shown
+
+
 async def test_the_start_form_shows_the_preflight_and_starts_only_what_would_not_fail(tui_home, tmp_path):
     require_tool("git")
     ws = build_workspace(tmp_path / "demo")
@@ -25,13 +37,7 @@ async def test_the_start_form_shows_the_preflight_and_starts_only_what_would_not
                   (_FakeRun(), "nowhere"))
     app = make_app(clock=fixed_clock, live=False, seams=seams)
     async with app.run_test(size=(130, 50)) as pilot:
-        await open_dashboard(app, pilot)
-        await pilot.press("s")
-        await until(pilot, lambda: app.screen.__class__.__name__ == "StartRunScreen")
-        app.screen.query_one("#workspace").value = str(ws)
-        await pilot.press("enter")
-        shown = lambda: str(app.screen.query_one("#preflight").render())  # noqa: E731
-        await until(pilot, lambda: "fix the problems above" in shown(), timeout=120)
+        shown = await failing_preflight_in_start_form(app, pilot, ws)
         assert "FAIL  oracle" in shown() and "`pyhton solver.py` cannot run" in shown()
         toml.write_text(good)  # the user fixes it; Enter checks again, then Enter starts
         await pilot.press("enter")
