@@ -60,7 +60,7 @@ def unprivileged():
     return pwd.getpwnam(USER)
 
 
-def _as_user(user, driver: str, timeout: float) -> dict:
+def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -> dict:
     """Run ``driver`` as the user; its last line of output, as JSON."""
     root = str(Path(__file__).resolve().parent.parent)
     # The system's Python: the test's own may live in root's home, which the user cannot enter; the libraries come
@@ -68,7 +68,7 @@ def _as_user(user, driver: str, timeout: float) -> dict:
     python = shutil.which("python3", path="/usr/bin:/bin")
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
-           "PYTHONPATH": f"{root}:{site}"}
+           "PYTHONPATH": f"{root}:{site}", **(extra_env or {})}
     done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", driver.format(root=root)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -243,6 +243,65 @@ def test_a_command_agents_run_as_an_unprivileged_user_ends_done_with_every_door_
     tmux server, /dev/shm mount and a user namespace of its own have no effect; the honest work ends it done."""
     need_namespace()
     found = _as_user(unprivileged, RUN_DRIVER, 300)
+    assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
+    assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
+    assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found
+
+
+CLAUDE_DRIVER = """
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+sys.path[:0] = [{root!r}]
+from supervisor.cli.init.workspace import InitOptions, init_workspace
+from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from tests.fixtures_claude import CONFIG
+home = Path(os.environ["HOME"])
+ws = home / "claudews"
+shutil.rmtree(ws, ignore_errors=True)
+ws.mkdir()
+init_workspace(ws, InitOptions(goal="make check.txt say ok", agent="claude"))
+(home / ".ssh").mkdir(exist_ok=True)
+(home / ".ssh" / "id_ed25519").write_text("USER-SECRET-KEY")
+subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "new-session", "-d", "sleep 120"], check=True)
+config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+config.mkdir(exist_ok=True)
+(config / ".claude.json").write_text(json.dumps({{"hasCompletedOnboarding": True,
+    "customApiKeyResponses": {{"approved": ["dummy"], "rejected": []}},
+    "projects": {{str(ws): {{"hasTrustDialogAccepted": True}}}}}}))
+(ws / "nightshift.toml").write_text(CONFIG.format(mode="headless", backend="local", pushbacks=3, max_cost=0,
+                                                   context_window=200000))
+git = ["git", "-c", "user.name=u", "-c", "user.email=u@u"]
+subprocess.run(git + ["add", "-A"], cwd=ws, check=True)
+subprocess.run(git + ["commit", "-qm", "setup"], cwd=ws, check=True)
+run = create_run(ws, resolve_config(ws))
+rc = run_foreground(run, say=lambda _: None)
+subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "kill-server"])
+events = [json.loads(line) for line in run.events.read_text().splitlines()]
+print(json.dumps({{"rc": rc, "uid": os.getuid(), "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else "",
+                  "escaped": (home / "escaped").exists(), "unshared": (ws / "unshared").exists(),
+                  "finished": [e["data"] for e in events if e["type"] == "run.finished"],
+                  "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"]}}))
+"""
+
+
+def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut(unprivileged):
+    """The real Claude Code CLI (only the model is faked, on 127.0.0.1), its whole run as the user: its Bash tool's
+    attempts on the user's key, tmux server and a user namespace of its own (written so the tool-call hook cannot
+    see their paths: the sandbox is what stops them) have no effect; its honest work ends the run done."""
+    from tests.fake_anthropic import FakeAnthropic, bash, text, tools
+    need_namespace()
+    require_tool("claude")
+    root = str(Path(__file__).resolve().parent.parent)
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    cheat = ("python3 -c \"import os; h = os.path.expanduser('~'); "
+             "open('key.txt', 'w').write(open(h + '/.s' + 'sh/id_ed25519').read())\"; "
+             "python3 -c \"import os, subprocess; h = os.path.expanduser('~'); "
+             "subprocess.run(['tm' + 'ux', '-S', h + '/tmux.sock', 'run-shell', 'touch ' + h + '/escaped'])\"; "
+             "unshare -U -r true && touch unshared; true")
+    claim = f"PYTHONPATH={root}:{site} python3 -m supervisor.cli.main claim done --summary done"  # the user's PATH
+    with FakeAnthropic([tools(bash(cheat)), tools(bash("echo ok > check.txt"), bash(claim)), text("done")]) as fake:
+        found = _as_user(unprivileged, CLAUDE_DRIVER, 280, {"CLAUDE_CONFIG_DIR": f"{unprivileged.pw_dir}/.claude-test",
+                                                             "CLAUDE_CODE_MAX_RETRIES": "0", **fake.env()})
     assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
     assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
     assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found
