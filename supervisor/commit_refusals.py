@@ -3,8 +3,8 @@ the user (as files under a filter driver are):
 
 - a symlink that points out of the workspace: committed, it puts the path of (say) a key file into the user's
   history, and the user's tools follow it;
-- a file over the size limit, or a sparse one: `git add` of a 1 TB sparse candidate hashed for 50 minutes and grew
-  .git by hundreds of MB;
+- a file over the size limit (its apparent size: a 1 TB sparse candidate is refused as one, whose `git add` hashed
+  for 50 minutes and grew .git by hundreds of MB);
 - a nested repository (a folder with its own .git): git would add it as a gitlink, and the user's `git status`
   then runs git inside it, with the config the agent wrote there.
 
@@ -24,9 +24,8 @@ from supervisor.gitguard import git_dirs, run_git
 GITLINK = b"160000"
 GITLINK_MODE = (0o160000).to_bytes(4, "big")  # an index entry's mode field, as git writes it
 MAX_COMMIT_BYTES = 100 << 20  # the default of [verify] max_commit_mb
-SPARSE_FLOOR = 1 << 20  # a smaller file is never called sparse (tiny files round their blocks either way)
 KINDS = {"link_out": "a symlink out of the workspace", "too_large": "over the size limit",
-         "sparse": "a sparse file", "nested_repo": "a nested repository"}
+         "nested_repo": "a nested repository"}
 
 
 def refused_paths(root: Path, paths: list[str], max_bytes: int = MAX_COMMIT_BYTES) -> dict[str, list[str]]:
@@ -48,11 +47,8 @@ def _refusal(root: Path, rel: str, max_bytes: int) -> str | None:
         return "link_out" if link_leaves(root, rel) else None
     if stat.S_ISDIR(st.st_mode):
         return "nested_repo" if os.path.lexists(root / rel / ".git") else None
-    if stat.S_ISREG(st.st_mode):
-        if st.st_size > max_bytes:
-            return "too_large"
-        if st.st_size > SPARSE_FLOOR and st.st_blocks * 512 < st.st_size // 2:
-            return "sparse"
+    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+        return "too_large"
     return None
 
 

@@ -70,7 +70,7 @@ class VerifyConfig(Section):
     timeout: Duration = 1800.0
     require_changelog: bool = True
     require_plan: bool = True
-    # A file larger than this (or sparse) is never committed by nightshift: named, left for the user
+    # A file larger than this (its apparent size) is never committed by nightshift: named, left for the user
     max_commit_mb: float = Field(100.0, gt=0)
     # `init --holdout-tests`: the private folder of held-out tests, run over the candidate at a claim of done
     heldout_tests: str = ""

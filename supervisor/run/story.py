@@ -109,7 +109,7 @@ def _describe(event: dict[str, Any]) -> str | None:
 
 def _filtered(d: dict) -> str:
     """Paths a filter driver (e.g. Git LFS) would change: nightshift runs none, so they are left to the user; and
-    what it never commits (commit_refusals: links out, giant or sparse files, nested repositories)."""
+    what it never commits (commit_refusals: links out, files over the size limit, nested repositories)."""
     out = ""
     if d.get("filtered"):
         out += (f" (left for you to commit: {', '.join(d['filtered'][:3])}: its filter driver does not run in "
@@ -117,7 +117,7 @@ def _filtered(d: dict) -> str:
     refused = d.get("refused") or {}
     if refused:
         words = {"link_out": "a symlink out of the workspace", "too_large": "over [verify] max_commit_mb",
-                 "sparse": "a sparse file", "nested_repo": "a nested repository"}
+                 "nested_repo": "a nested repository"}
         out += " (never committed, left for you: " + "; ".join(
             f"{', '.join(map(str, names[:3]))}: {words.get(kind, kind)}" for kind, names in refused.items()) + ")"
     return out
