@@ -74,11 +74,13 @@ def test_a_file_over_the_size_limit_and_links_that_stay_inside_are_told_apart(tm
     os.symlink("../small.dat", tmp_path / "sub" / "inside")
     os.symlink("../../etc/passwd", tmp_path / "sub" / "up")
     os.symlink("/etc/passwd", tmp_path / "abs")
-    with open(tmp_path / "holes.dat", "wb") as fh:  # 8 MB of which nothing is written: sparse, under the limit
+    # 8 MB of which nothing is written: it reports few blocks, as a file on a compressing filesystem (ZFS) does, and
+    # under the limit it is committed like any other (its apparent size is what a commit would hash)
+    with open(tmp_path / "holes.dat", "wb") as fh:
         fh.truncate(8 << 20)
     found = refused_paths(tmp_path, ["big.dat", "small.dat", "sub/inside", "sub/up", "abs", "gone"], max_bytes=1024)
     assert found == {"too_large": ["big.dat"], "link_out": ["sub/up", "abs"]}
-    assert refused_paths(tmp_path, ["holes.dat", "big.dat"]) == {"sparse": ["holes.dat"]}
+    assert refused_paths(tmp_path, ["holes.dat", "big.dat"]) == {}
 
 
 POINTERS = r"""
@@ -210,3 +212,40 @@ def test_claude_codes_refused_writes_to_a_kept_test_are_named(workspace, fake_cl
     assert any("test_kept.py" in str(d.get("input")) and "busy" in str(d.get("input")).lower() and
                d["rule"] == "read_only" for d in denied), denied  # the mount, seen in Claude's own tool result
     assert (ws / "tests" / "test_kept.py").read_text() == "def test_kept():\n    assert True\n"
+
+
+def test_only_writes_refused_on_a_kept_path_are_refusals(tmp_path):
+    """NFS's busy `.nfs000...` files on a cluster home and the erofs filesystem's name are no refusal of the
+    namespace's; a write refused on a kept test (or a rename beside it, as sed -i does) is, in C's words and Node's."""
+    from supervisor.sandbox.boundary import Boundary
+    from supervisor.shift.turn_boundary import kept_places, refused_write
+    ws = tmp_path / "ws"
+    boundary = Boundary(ws, "auto", (), (ws / "reference" / "r.dat",), (), (ws / "tests" / "test_kept.py",
+                        ws / "nightshift.toml"), (), True, False, False)
+    kept = kept_places(boundary)
+    counted = lambda line: refused_write(line, kept)  # noqa: E731
+    assert counted("rm: cannot remove 'tests/test_kept.py': Device or resource busy")
+    assert counted("sed: cannot rename tests/sedX1a2b3: Device or resource busy")
+    assert counted(f"EROFS: read-only file system, open '{ws}/reference/r.dat'")
+    assert counted("bash: nightshift.toml: Read-only file system")
+    assert not counted("rm: cannot remove 'build/.nfs000000000123': Device or resource busy")
+    assert not counted("modprobe: FATAL: Module erofs not found in directory /lib/modules")
+    assert counted("cp: cannot create regular file '/usr/lib/x.so': Read-only file system")  # outside: refused too
+
+
+def test_the_users_own_nested_repository_from_before_the_run_is_theirs(workspace):
+    """An untracked clone of a dependency the user kept in the workspace before the run is not the agent's: the
+    honest run ends done, and nightshift commits nothing of it."""
+    need_namespace()
+    ws = workspace.path
+    workspace.configure({"default": [["write", "check.txt", "ok"], ["append", "CHANGELOG.md", "\n- done\n"],
+                                     ["claim", "done", "done"]]}, backend="local", pushbacks=1, max_shifts=1)
+    subprocess.run(["git", "init", "-q", str(ws / "dep")], check=True)
+    (ws / "dep" / "lib.c").write_text("int f(void) { return 1; }\n")
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    events = workspace.events(run)
+    assert [e["data"]["outcome"] for e in events if e["type"] == "run.finished"] == ["done"], \
+        [e["data"]["summary"] for e in events if e["type"] == "verify.finished"]
+    tree = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=ws, capture_output=True, text=True)
+    assert "dep" not in tree.stdout

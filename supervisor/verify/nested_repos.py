@@ -2,21 +2,24 @@
 (a submodule entry, mode 160000) in HEAD or the index that the run's starting commit did not have. Either makes
 the user's own `git status`, `diff` or `submodule status` run git inside a repository whose config the agent wrote
 (core.fsmonitor runs a program). Never committed by nightshift (commit_refusals.py); the verdict fails, naming
-each with how to remove it. The user's own submodules, there when the run began, are left alone.
+each with how to remove it. The user's own nested repositories and submodules, there when the run began, are left
+alone.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from supervisor.commit_refusals import gitlinks_added
+from supervisor.commit_refusals import gitlinks_added, refused_paths
 from supervisor.verify.checks import Check
 
 
-def check_nested_repos(ws: Path, changed: list[str], run_base: str | None) -> Check:
-    folders = [p.rstrip("/") for p in changed if os.path.lexists(ws / p.rstrip("/") / ".git")]
+def check_nested_repos(ws: Path, changed: list[str], run_base: str | None, before: dict[str, str]) -> Check:
+    """``changed``: the paths git reports now; ``before``: the user's dirty and untracked paths when the run began
+    (RunPaths.prerun), whose repositories are theirs."""
+    found = refused_paths(ws, [p for p in changed if p not in before]).get("nested_repo", [])
+    folders = [p.rstrip("/") for p in found]
     links = gitlinks_added(ws, run_base)
-    lines = [f"{p} is a repository of its own inside the workspace (it has a .git): your user's git would run "
+    lines = [f"{p} is a repository of its own inside the workspace (it has a .git): the user's git would run "
              f"inside it; remove {p}/.git, or keep it outside the workspace (never committed)" for p in folders]
     lines += [f"{p} is a gitlink (a submodule entry) added during the run: the user's git would run inside it; "
               f"`git rm --cached {p}` and commit its files as files, or ask the person" for p in links

@@ -17,6 +17,7 @@ from supervisor.verify.boundary import check_boundary, move_new_config, remember
 from supervisor.verify.git_controls import check_git_controls, store_of
 from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
+from supervisor.verify.heldout_tests import check_heldout_tests, merge as merge_heldout
 from supervisor.verify.nested_repos import check_nested_repos
 from supervisor.verify.ratchet import Ratchet
 from supervisor.config.schema import Config
@@ -74,10 +75,19 @@ class StopContext:
     released: set[str] = field(default_factory=set)  # tests a person let go: passing again keeps their files free
     held: set[str] = field(default_factory=set)  # every test whose file is kept: each collected at the start too
     goal: set[str] = field(default_factory=set)  # the goal's tests: failing at the start, the user's all the same
+    _boundary: Boundary | None = field(default=None, repr=False, compare=False)  # boundary(), made once a stop
 
     def kept_tests(self) -> set[str]:
         """The tests whose files and selecting configuration are the user's: the ratchet's and the goal's."""
         return set(self.passed_before) | set(self.held)
+
+    def prerun(self) -> dict[str, str]:
+        """The user's dirty and untracked paths when the run began (launcher.py writes it; gitops.commit_changes
+        leaves them alone): {} where there is no record (a fleet's check)."""
+        try:
+            return json.loads(self.run.prerun.read_text())
+        except (OSError, ValueError):
+            return {}
 
     def run_base(self) -> str | None:
         """The commit the run began at (the agent's commits are the ones after it); the fleet's check has no fold
@@ -85,9 +95,13 @@ class StopContext:
         return (self.state or {}).get("run_base") or self.accepted_base or self.shift_base
 
     def boundary(self) -> Boundary:
-        """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox)."""
-        ws = self.run.workspace
-        return boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.kept_tests())))
+        """What the commands that run the agent's code may see: the run's namespace (supervisor/sandbox). Made once
+        a stop (test_files reads the folder of every kept test, and the oracle, tests, commands and held-out tests
+        each ask)."""
+        if self._boundary is None:
+            ws = self.run.workspace
+            self._boundary = boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.kept_tests())))
+        return self._boundary
 
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
@@ -103,16 +117,6 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     lines = list(outcome.tampered) + list(outcome.pushback)
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
-
-
-def _heldout_tests_check(ctx: StopContext, claimed_done: bool, others_pass: bool):
-    from supervisor.verify.heldout_tests import check_heldout_tests
-    return check_heldout_tests(ctx, claimed_done, others_pass)
-
-
-def _merge_heldout(oracle: dict | None, tests: dict | None) -> dict | None:
-    from supervisor.verify.heldout_tests import merge
-    return merge(oracle, tests)
 
 
 def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> tuple[Check | None, dict, float]:
@@ -205,15 +209,18 @@ def verify_stop(ctx: StopContext) -> Verdict:
     repo = gitops.open_repo(ws)
     checks.append(_guarded("changelog", lambda: check_changelog(
         gitops.changed_since(repo, ctx.shift_base, "CHANGELOG.md"), cfg.verify.require_changelog, ws)))
-    changed = gitops.worktree_changes(repo)
-    conflicts = _guarded("conflicts", lambda: check_conflicts(changed, ws, gitops.has_conflict_markers))
-    nested = _guarded("nested", lambda: check_nested_repos(ws, changed, (ctx.state or {}).get("run_base")))
-    checks += [c for c in (conflicts, nested) if not c.passed]
+    changed = _guarded("conflicts", lambda: gitops.worktree_changes(repo))
+    if isinstance(changed, Check):  # git status itself failed: that check fails, the verdict goes on
+        checks.append(changed)
+    else:
+        conflicts = _guarded("conflicts", lambda: check_conflicts(changed, ws, gitops.has_conflict_markers))
+        nested = _guarded("nested", lambda: check_nested_repos(ws, changed, ctx.run_base(), ctx.prerun()))
+        checks += [c for c in (conflicts, nested) if not c.passed]
     if cfg.verify.heldout_tests:  # `init --holdout-tests`: at a claim of done that every other check passes
         others = all(c.passed for c in checks)
-        found = _guarded("heldout_tests", lambda: _heldout_tests_check(ctx, claimed == "done", others))
+        found = _guarded("heldout_tests", lambda: check_heldout_tests(ctx, claimed == "done", others))
         checks.append(found if isinstance(found, Check) else found[0])
-        heldout = heldout if isinstance(found, Check) else _merge_heldout(heldout, found[1])
+        heldout = heldout if isinstance(found, Check) else merge_heldout(heldout, found[1])
     STEPS[threading.get_ident()] = "judge"
     judge_check, judge, judge_cost = _judge_check(ctx, checks, report) if all(c.passed for c in checks) else (None, {}, 0.0)
     if judge_check is not None:
