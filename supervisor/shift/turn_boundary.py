@@ -19,8 +19,12 @@ from supervisor.shift.pretool_transport import pretool_transport
 from supervisor.verify.boundary import test_files
 
 # What a write into a read-only bind says: EROFS for a write, EBUSY for a rename or unlink of the mount itself (rm,
-# sed -i, git's lock-and-rename), in C's words and Node's (Claude Code's own tools)
-REFUSED_WRITE = re.compile(r"read-only file system|device or resource busy|EROFS|EBUSY", re.I)
+# sed -i, git's lock-and-rename), in C's words and Node's (Claude Code's own tools: "EROFS: read-only file system").
+# A busy line counts only where it names a path the namespace keeps (or a file beside one: sed -i renames a temporary
+# file over it): NFS's busy `.nfs000...` files are no refusal. Case-sensitive: the erofs filesystem's name is none.
+READ_ONLY = re.compile(r"[Rr]ead-only file system|\bEROFS\b")
+BUSY = re.compile(r"Device or resource busy|\bEBUSY\b")
+PATH_TOKEN = re.compile(r"[\w./@+~-]+")
 OUR_WORDS = ("refused by the namespace", "the namespace keeps", "the repository's control files",
              "held-out references do not exist")
 GIT_CONTROL = re.compile(r"(^|[\s/'\"])\.git/(config|hooks|info|modules|worktrees)")
@@ -98,13 +102,15 @@ class TurnBoundary:
         """Lines of the agent's output since the last scan where the namespace said no (read-only, held out): its
         screen or log, and a headless agent's stream (tool results are JSON strings: their lines are split out)."""
         text = self._unscanned(shift, turn, "log") + self._unscanned(shift, turn, "stream.jsonl").replace("\\n", "\n")
-        held = [str(p) for p in self.boundary().heldout]
+        boundary = self.boundary(self.ledger.held_tests())
+        held = [str(p) for p in boundary.heldout]
+        kept = kept_places(boundary)
         found: list[tuple[str, str]] = []
         for raw in text.splitlines():
             line = raw.strip()
             if any(words in line for words in OUR_WORDS):
                 continue  # a push-back shown on the agent's screen quotes earlier refusals: not a new one
-            if REFUSED_WRITE.search(line):  # every refused write, the protected tests' as much as .git's
+            if refused_write(line, kept):
                 found.append(("git_control" if GIT_CONTROL.search(line) else "read_only", line[:300]))
             elif any(h in line for h in held) and any(w in line for w in MISSING):
                 found.append(("held_out", line[:300]))
@@ -179,4 +185,30 @@ class TurnBoundary:
             self.ledger.emit("policy.denied", shift, tool="process", input=f"{name or '?'} (pid {pid} in the turn)",
                              rule="leftover", message=f"{name or 'a process'} {LEFTOVER}")
         return lines
+
+
+def kept_places(boundary: Boundary) -> tuple[set[str], set[str]]:
+    """(the read-only paths of the namespace, workspace-relative and absolute; the folders holding a read-only file)."""
+    ws = boundary.workspace
+    roots, holders = set(), set()
+    for path in (*boundary.read_only, *boundary.references):
+        rel = str(path.relative_to(ws)) if path.is_relative_to(ws) else str(path)
+        roots |= {rel, str(path)}
+        holders |= {h for h in (os.path.dirname(rel), str(path.parent)) if h not in ("", ".", "/")}
+    return roots, holders
+
+
+def refused_write(line: str, kept: tuple[set[str], set[str]]) -> bool:
+    """Is ``line`` a write the namespace refused (kept: kept_places of the turn's boundary)?"""
+    return bool(READ_ONLY.search(line) or BUSY.search(line) and (GIT_CONTROL.search(line) or names_kept(line, kept)))
+
+
+def names_kept(line: str, kept: tuple[set[str], set[str]]) -> bool:
+    """Does ``line`` name a kept path, something under one, or a file in a folder that holds one?"""
+    roots, holders = kept
+    for token in PATH_TOKEN.findall(line):
+        token = token.strip("'\".:").removeprefix("./")
+        if token in roots or any(token.startswith(root + "/") for root in roots) or os.path.dirname(token) in holders:
+            return True
+    return False
 
