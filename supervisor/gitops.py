@@ -10,7 +10,7 @@ Every git process started here runs guarded (supervisor/gitguard.py): no hook, f
 signing or credential program the repository names is run, and each call has a deadline. A path whose attributes
 name a filter driver is never committed by nightshift (its clean filter does not run here): it is named instead.
 
-May import: errors, gitguard, commit_refusals, run.
+May import: errors, gitguard, commit_refusals.
 """
 from __future__ import annotations
 
@@ -22,12 +22,10 @@ from pathlib import Path
 
 import git
 from supervisor import gitguard
-from supervisor.run.die_with_parent import die_with_parent
 from supervisor.commit_refusals import MAX_COMMIT_BYTES, gitlinks_added, refused_paths
 from supervisor.errors import UserError
 
 FALLBACK_IDENTITY = ("nightshift", "nightshift@localhost")
-HASHING = {"add", "hash-object", "update-index", "write-tree", "commit-tree"}  # the calls that read file content
 
 
 class GitError(UserError):
@@ -35,15 +33,14 @@ class GitError(UserError):
 
 
 class GuardedGit(git.Git):
-    """GitPython's command runner with a deadline on every call (a git that hangs never holds a verdict). A git
-    that hashes the workspace's files dies with the process that started it: a killed supervisor's `git add` of a
-    giant hashed on for 50 minutes. (Not every call: the parent-death signal needs fork, not vfork, +2 ms a call.)"""
+    """GitPython's command runner with a deadline on every call (a git that hangs never holds a verdict); a git that
+    hashes the workspace's files dies with the process that started it (gitguard.dies_with_us)."""
 
     def execute(self, command, *args, **kwargs):
         if not kwargs.get("as_process"):
             kwargs.setdefault("kill_after_timeout", gitguard.GIT_TIMEOUT)
-        if isinstance(command, (list, tuple)) and HASHING.intersection(command):
-            kwargs.setdefault("preexec_fn", die_with_parent)
+        if isinstance(command, (list, tuple)):
+            kwargs.setdefault("preexec_fn", gitguard.dies_with_us(command))
         return super().execute(command, *args, **kwargs)
 
 
@@ -106,10 +103,11 @@ def tree_changed(repo: git.Repo, before: str | None, after: str | None) -> bool:
         return False
     if before is None or after is None:
         return True
-    try:
-        return repo.commit(before).tree.hexsha != repo.commit(after).tree.hexsha
-    except (ValueError, git.BadName, git.BadObject):  # a commit gone (history rewritten): count it as a change
+    try:  # one guarded git call (GitPython's object database would keep cat-file processes with no deadline)
+        trees = repo.git.rev_parse(f"{before}^{{tree}}", f"{after}^{{tree}}").split()
+    except git.GitCommandError:  # a commit gone (history rewritten): count it as a change
         return True
+    return trees[0] != trees[1]
 
 
 def commit_all(repo: git.Repo, message: str) -> str | None:
