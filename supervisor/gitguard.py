@@ -146,9 +146,11 @@ def safe_env(cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT, text: bool = True,
             check: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """git ``args`` in ``cwd`` with the guard; a call that does not answer in time is ended (GitGuardError)."""
+    """git ``args`` in ``cwd`` with the guard; a call that does not answer in time is ended (GitGuardError).
+    ``env``: variables nightshift itself sets for this call (a private GIT_INDEX_FILE), over the guarded environment:
+    they are ours, so kept where an inherited one of the same name is dropped."""
     try:
-        return subprocess.run(["git", *args], cwd=cwd, env=safe_env(Path(cwd), env), capture_output=True,
+        return subprocess.run(["git", *args], cwd=cwd, env={**safe_env(Path(cwd)), **(env or {})}, capture_output=True,
                               text=text, timeout=timeout, check=check, stdin=subprocess.DEVNULL,
                               preexec_fn=dies_with_us(args))
     except subprocess.TimeoutExpired:

@@ -2,5 +2,5 @@
 plan, the lab notes, then the judge), each check's findings measured. Reads the workspace and the run; never
 starts an agent.
 
-May import: errors, gitguard, gitops, commit_refusals, resources, pricing, config, run, sandbox.
+May import: errors, gitguard, gitops, commit_refusals, candidate_index, resources, pricing, config, run, sandbox.
 """

@@ -15,9 +15,9 @@ import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from supervisor.commit_refusals import refused_paths
+from supervisor.candidate_index import stage_candidate
+from supervisor.commit_refusals import MAX_COMMIT_BYTES
 from supervisor.gitguard import run_git
-from supervisor.gitops import open_repo, worktree_changes
 from supervisor.run import untrusted
 from supervisor.run.paths import make_private_dir
 from supervisor.verify.checks import run_tests
@@ -52,15 +52,9 @@ def held_ids(files: Path) -> list[str]:
     return out
 
 
-def candidate_tree(workspace: Path, index: Path) -> str:
-    """The tree the stop's commit would hold (HEAD plus every change git does not ignore), in ``index``."""
-    env = {"GIT_INDEX_FILE": str(index)}
-    if run_git(workspace, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
-        run_git(workspace, "read-tree", "HEAD", env=env, check=True)
-    # what nightshift never commits it never hashes either (a 1 TB sparse file, a nested repository...)
-    refused = sorted({p for names in refused_paths(workspace, worktree_changes(open_repo(workspace))).values()
-                      for p in names})
-    run_git(workspace, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in refused), env=env, check=True)
+def candidate_tree(workspace: Path, index: Path, max_bytes: int = MAX_COMMIT_BYTES) -> str:
+    """The tree the stop's commit would hold (candidate_index.py), in ``index``."""
+    env = stage_candidate(workspace, index, max_bytes)
     return run_git(workspace, "write-tree", env=env, check=True).stdout.strip()
 
 

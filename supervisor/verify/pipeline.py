@@ -131,7 +131,8 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
     from supervisor.verify.judge.call import gather_inputs, run_judge
 
     tests = next((c.summary for c in checks if c.name == "tests"), "no test command")
-    inputs = gather_inputs(ctx.run.workspace, cfg, ctx.accepted_base, report, tests, ctx.config.goal)
+    inputs = gather_inputs(ctx.run.workspace, cfg, ctx.accepted_base, report, tests, ctx.config.goal,
+                           max_bytes=int(ctx.config.verify.max_commit_mb * (1 << 20)))
     outcome = run_judge(cfg, inputs, ctx.judge_spent_usd)
     record = {"available": outcome.available, "passed": outcome.passed, "findings": outcome.findings,
               "error": outcome.error, "notes": list(getattr(outcome, "notes", [])),

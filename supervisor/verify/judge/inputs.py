@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import git
 
 from supervisor import gitops
-from supervisor.commit_refusals import refused_paths
+from supervisor.candidate_index import stage_candidate
+from supervisor.commit_refusals import MAX_COMMIT_BYTES
 from supervisor.gitguard import NO_DIFF_PROGRAMS
 from supervisor.run import untrusted
 from supervisor.config.judge import JudgeConfig
@@ -36,13 +38,14 @@ class JudgeInputs:
 
 
 def gather_inputs(workspace: Path, cfg: JudgeConfig, since_commit: str | None, oracle_report: dict | None,
-                  test_summary: str, goal: str) -> JudgeInputs:
+                  test_summary: str, goal: str, max_bytes: int = MAX_COMMIT_BYTES) -> JudgeInputs:
+    """``max_bytes``: [verify] max_commit_mb, what a commit (and so the diff) never takes."""
     workspace = Path(workspace)
     rubric = definition_of_done(workspace / "CLAUDE.md")
     rubric += [c for c in cfg.criteria if c not in rubric]
     try:
-        diff = trim_diff(*workspace_diff(workspace, since_commit), cfg.max_diff_chars)
-    except (git.GitError, gitops.GitError, OSError) as exc:
+        diff = trim_diff(*workspace_diff(workspace, since_commit, max_bytes), cfg.max_diff_chars)
+    except (git.GitError, gitops.GitError, OSError, subprocess.SubprocessError) as exc:  # GitGuardError is an OSError
         diff = f"[nightshift: the diff could not be computed: {str(exc).splitlines()[0][:200]}]"
     return JudgeInputs(rubric=rubric, diff=diff, oracle_report=oracle_report, test_summary=test_summary,
                        changelog_entry=newest_changelog_entry(workspace / "CHANGELOG.md"), goal=goal)
@@ -92,22 +95,15 @@ def _next_heading(text: str, pos: int, max_level: int) -> int:
     return match.start() if match else len(text)
 
 
-def workspace_diff(workspace: Path, since_commit: str | None) -> tuple[str, str]:
-    """(stat, patch) from ``since_commit`` (None: from nothing) to the working tree, untracked files included."""
+def workspace_diff(workspace: Path, since_commit: str | None, max_bytes: int = MAX_COMMIT_BYTES) -> tuple[str, str]:
+    """(stat, patch) from ``since_commit`` (None: from nothing) to the candidate a commit would hold (the working
+    tree, untracked files included, what a commit never takes left out: candidate_index.py)."""
     repo = gitops.open_repo(workspace)  # guarded: no filter or driver the repository names runs
     base = since_commit or EMPTY_TREE
     fd, index = tempfile.mkstemp(prefix="nightshift-judge-index-")
     os.close(fd)
     try:
-        real_index = Path(repo.git_dir) / "index"
-        Path(index).write_bytes(real_index.read_bytes() if real_index.exists() else b"")
-        env = {"GIT_INDEX_FILE": index}
-        if not real_index.exists():
-            os.unlink(index)  # git wants a missing file, not an empty one
-        # what nightshift never commits it never hashes either (a 1 TB sparse file, a nested repository...)
-        refused = {p for names in refused_paths(Path(repo.working_tree_dir), gitops.worktree_changes(repo)).values()
-                   for p in names}
-        repo.git.add("-A", "--", ".", *(f":(exclude,literal){p}" for p in sorted(refused)), env=env)
+        env = stage_candidate(Path(workspace), Path(index), max_bytes)
         stat = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--stat=120", base, env=env)
         patch = repo.git.diff(*NO_DIFF_PROGRAMS, "--cached", "--no-color", base, env=env)
         return stat, unblinded(repo, patch, base, env)

@@ -1,0 +1,37 @@
+"""A private index holding what a stop's commit would hold, for the readers of the candidate (the judge's diff, the
+held-out tests' clean checkout): the user's index copied, so files git already knows unchanged are not hashed again,
+then every change git does not ignore staged, but what a commit never takes (commit_refusals: a giant, a link out
+of the workspace, a nested repository). The user's own index is never touched.
+
+May import: gitguard, gitops, commit_refusals.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from supervisor import gitops
+from supervisor.commit_refusals import MAX_COMMIT_BYTES, refused_paths
+from supervisor.gitguard import git_dirs, run_git
+
+
+def stage_candidate(workspace: Path, index: Path, max_bytes: int = MAX_COMMIT_BYTES) -> dict[str, str]:
+    """Fill ``index`` (a file path of ours, absent or not) with the candidate; returns the environment that points
+    git at it."""
+    workspace, index = Path(workspace), Path(index)
+    real = git_dirs(workspace)[0] / "index"
+    try:
+        regular = stat.S_ISREG(os.lstat(real).st_mode)
+    except FileNotFoundError:
+        regular = False
+    if regular:
+        shutil.copyfile(real, index, follow_symlinks=False)
+    elif index.exists():
+        index.unlink()  # git wants a missing index, not an empty file
+    env = {"GIT_INDEX_FILE": str(index)}
+    changed = gitops.worktree_changes(gitops.open_repo(workspace))
+    never = sorted({p for names in refused_paths(workspace, changed, max_bytes).values() for p in names})
+    run_git(workspace, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in never), env=env, check=True)
+    return env
