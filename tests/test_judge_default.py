@@ -53,14 +53,22 @@ def test_with_an_api_key_init_turns_the_judge_on_at_claims_and_never_writes_the_
     assert line.startswith("ok") and "through the API, at each claim of done" in line and SECRET not in check.stdout
 
 
-def test_with_a_claude_login_init_turns_on_the_cli_judge(tmp_path):
-    require_tool("claude")
+def test_with_a_claude_login_init_turns_on_the_cli_judge_and_without_the_cli_does_not(tmp_path):
+    # init only asks whether the CLI is on PATH (it runs nothing): a stand-in named claude is all it needs to find
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "claude").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "claude").chmod(0o755)
     login = tmp_path / "claude-login"
     login.mkdir()
     (login / ".credentials.json").write_text("{}")
-    out, ws = _init(tmp_path, {"CLAUDE_CONFIG_DIR": str(login)})
+    out, ws = _init(tmp_path, {"CLAUDE_CONFIG_DIR": str(login), "PATH": f"{tools}:/usr/bin:/bin"})
     assert load_config(ws).judge is not None
     assert f"judge: on at claims of done (the claude CLI, with the Claude login in {login})" in out.stdout
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    out, ws = _init(bare, {"CLAUDE_CONFIG_DIR": str(login), "PATH": "/usr/bin:/bin"})  # a login, but no CLI
+    assert load_config(ws).judge is None and "judge: off (the judge's claude CLI is not on PATH" in out.stdout
 
 
 def _findings(n: int, fail: bool) -> object:

@@ -49,5 +49,5 @@ def test_the_report_says_plainly_that_no_judge_checked_a_run_without_one(workspa
     _verdicts(workspace, [["write", "solver.py", HONEST], ["write", "check.txt", "ok"], ["claim", "done", "done"]])
     run_id = next((workspace.path / ".nightshift" / "runs").iterdir()).name
     report = nightshift("report", run_id, cwd=workspace.path)
-    assert ("Judge on the last verdict: none (off: no [judge] in this run's config): only the oracle and the tests "
-            "checked the work") in report.stdout, report.stdout
+    assert ("Judge on the last verdict: none (no [judge] in this run's config): only the oracle and the tests "
+            "check the work") in report.stdout, report.stdout

@@ -82,7 +82,7 @@ def build_workspace(path: Path) -> Path:
         goal="An ODE integrator whose outputs agree with the exact reference to 1e-6 relative error",
         test_command=f"{sys.executable} -m pytest -q tests", agent="demo", plan=PLAN,
         oracle_block=ORACLE.format(python=sys.executable), force=True,
-        judge=JudgeChoice(False, "", "the demo is offline and scripted: no model is asked", "the demo is offline")))
+        judge=JudgeChoice(False, "the demo is offline and scripted: no model is asked", "the demo is offline")))
     repo = gitops.open_repo(path)
     gitops.commit_all(repo, "demo workspace: task, tests and exact reference outputs")
     return path

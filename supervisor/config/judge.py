@@ -8,6 +8,11 @@ from pydantic import Field, NonNegativeFloat, field_validator
 from supervisor.config.types import Duration, Section
 
 
+# What a run without a judge cannot see: said by init, check and the report alike.
+NO_JUDGE = ("only the oracle and the tests check the work, so a constant tuned to the references or a test rewritten "
+            "to pass goes unseen")
+
+
 class JudgeConfig(Section):
     enabled: bool = True
     # "api": the Anthropic SDK with ANTHROPIC_API_KEY; "agent": the claude CLI in a fresh tool-less session (a

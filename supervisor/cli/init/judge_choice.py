@@ -1,5 +1,6 @@
 """Whether `nightshift init` turns the judge on: at claims of done, when a judge can be reached from here (an
-Anthropic key for the API, or a Claude login or token with the `claude` CLI on PATH, as subscription users have).
+Anthropic key for the API, or a Claude login or token with the `claude` CLI on PATH, as subscription users have:
+agents/credentials.judge_reach, the rule `check` applies too).
 
 The judge is the check for what the oracle and the tests cannot see (a "calibrated" constant that hides a bug,
 a loosened tolerance in the solver, an edited test), so a run that could have one gets one. The choice and its
@@ -7,19 +8,17 @@ reason are written into nightshift.toml as a comment and said in init's summary;
 """
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 
-from supervisor.agents.credentials import find_credentials
+from supervisor.agents.credentials import find_credentials, judge_reach
+from supervisor.config.judge import NO_JUDGE
 
-OFF_WHY = ("no Anthropic key and no Claude login found here: only the oracle and the tests check the work; a "
-           "constant tuned to the references or a test rewritten to pass is seen only by a judge")
+OFF_WHY = f"no Anthropic key and no Claude login found here: {NO_JUDGE}"
 
 
 @dataclass(frozen=True)
 class JudgeChoice:
     on: bool
-    via: str   # "api" | "agent" | "" when off
     why: str   # the words for the summary
     short: str = "no Anthropic key or Claude login here"  # the words for nightshift.toml's comment, when off
 
@@ -35,16 +34,11 @@ class JudgeChoice:
                 "# when = \"claim\"\n")
 
     def summary(self) -> str:
-        if self.on:
-            return f"judge: on at claims of done ({self.why})"
-        return f"judge: off ({self.why})"
+        return f"judge: {'on at claims of done' if self.on else 'off'} ({self.why})"
 
 
-def choose_judge(claude_bin: str = "claude") -> JudgeChoice:
-    found = find_credentials()
-    if found.api:
-        return JudgeChoice(True, "api", f"the API, with {', '.join(n for n in found.variables)} set")
-    if found and shutil.which(claude_bin):
-        how = f"{', '.join(found.variables)} set" if found.variables else f"the Claude login in {found.login}"
-        return JudgeChoice(True, "agent", f"the claude CLI, with {how}")
-    return JudgeChoice(False, "", OFF_WHY)
+def choose_judge() -> JudgeChoice:
+    problem, way, with_what = judge_reach("auto", "claude")
+    if problem is None:
+        return JudgeChoice(True, f"{way}, with {with_what}")
+    return JudgeChoice(False, f"{problem}; {NO_JUDGE}" if find_credentials() else OFF_WHY)

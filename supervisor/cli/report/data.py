@@ -60,7 +60,7 @@ class Report:
     final: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
-    judge_configured: str = ""  # "" when unknown (no config); else how this run's config set the judge
+    judge_off: str | None = None  # why this run's config has no judge ("no [judge] ..."); None: on, or unknown
 
 
 def _config(run_dir: Path, missing: list[str]) -> Any:
@@ -95,8 +95,8 @@ def gather(run_dir: Path) -> Report:
         report.missing.append("no oracle configured: no accuracy timeline (tests and verdicts only)")
     if config is not None:
         judge = config.judge
-        report.judge_configured = ("off: no [judge] in this run's config" if judge is None else
-                                   "off: [judge] enabled = false" if not judge.enabled else f"on ({judge.when})")
+        report.judge_off = ("no [judge] in this run's config" if judge is None else
+                            "[judge] enabled = false" if not judge.enabled else None)
     report.timeline = _timeline(state, scan)
     report.start_gap = _start_gap(state)
     report.rows = _turn_rows(scan, run_dir) if report.per_turn else _shift_rows(state, scan)

@@ -10,6 +10,8 @@ from typing import Any
 
 from supervisor.cli.report.lanes import lanes_html
 from supervisor.cli.report.data import Report, Row
+from supervisor.cli.watch.outcome import judge_words
+from supervisor.config.judge import NO_JUDGE
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -47,14 +49,11 @@ def verdict_line(report: Report) -> tuple[str, str]:
 
 
 def trust_line(report: Report) -> str:
-    """What checked the last verdict beside the oracle and the tests: the judge, or plainly that none did."""
-    judge_ran = bool(report.final.get("judge") and report.final["judge"].get("available"))
-    if judge_ran:
-        return "Judge on the last verdict: ran (an independent model read the diff)"
-    if report.judge_configured.startswith("off"):
-        return (f"Judge on the last verdict: none ({report.judge_configured}): only the oracle and the tests checked "
-                "the work; a constant tuned to the references would go unseen")
-    return "Judge on the last verdict: did not run (it runs at a claim of done)"
+    """What checked the last verdict beside the oracle and the tests: the judge's words are `status`'s
+    (cli/watch/outcome.judge_words), and a run configured without one says so plainly."""
+    if report.judge_off:
+        return f"Judge on the last verdict: none ({report.judge_off}): {NO_JUDGE}"
+    return f"Judge on the last verdict: {judge_words(report.state)}"
 
 
 def _row(r: Row, per_turn: bool) -> str:

@@ -93,6 +93,19 @@ def verdict_commit(state: dict[str, Any]) -> str | None:
     return state.get("accepted_base")
 
 
+def judge_words(state: dict[str, Any]) -> str:
+    """What the judge did at the last verdict: ran (with its criteria), unavailable (held or not), did not run."""
+    verdict = state.get("last_verdict") or {}
+    judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None
+    if judge and judge.get("available"):
+        findings = judge.get("findings") or []
+        passes = sum(1 for f in findings if f.get("verdict") == "PASS")
+        return f"ran ({passes}/{len(findings)} criteria pass)"
+    if judge and pause_kind(state) == "judge":
+        return "unavailable: the run is held for a person (not a pass)"
+    return "unavailable (not counted as a pass)" if judge else "did not run"
+
+
 def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
     """One line: may I trust this run's answer? The verdict, its commit, the judge, refused rules, and (``heldout``
     False) that nothing is held out, so a memorised answer would pass."""
@@ -108,17 +121,7 @@ def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
                f"{'passed' if verdict.get('passed') else 'failed'}"
     else:
         head = f"not yet: last verdict at commit {sha} {'passed' if verdict.get('passed') else 'failed'}"
-    judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None
-    if judge and judge.get("available"):
-        findings = judge.get("findings") or []
-        passes = sum(1 for f in findings if f.get("verdict") == "PASS")
-        judged = f"judge ran ({passes}/{len(findings)} criteria pass)"
-    elif judge and pause_kind(state) == "judge":
-        judged = "judge unavailable: the run is held for a person (not a pass)"
-    elif judge:
-        judged = "judge unavailable (not counted as a pass)"
-    else:
-        judged = "judge did not run"
+    judged = f"judge {judge_words(state)}"
     refused = int(state.get("refusals") or 0)  # counted by the fold: no pass over the log
     rules = "no rule refused during the run" if not refused else \
         f"{refused} action{'s' if refused != 1 else ''} refused by the policy during the run (see `nightshift report`)"
