@@ -60,12 +60,14 @@ async def test_the_start_form_shows_markup_and_escapes_from_the_workspace_as_tex
 
 
 def test_the_events_tab_line_of_an_agents_claim_holds_no_escape_of_the_agents():
-    from tui.widgets.events_view import event_line
+    from tui.widgets.events_view import TYPE_STYLES, event_line
     event = {"seq": 7, "ts": "2026-11-26T10:00:00.000000Z", "type": "agent.stopped", "shift": 1,
              "data": {"reason": "exit", "claim": {"status": "done", "summary": EVIL}}}
     odd = {"seq": 8, "ts": "2026-11-26T10:00:01.000000Z", "type": "lane.\x1b[8mhidden", "data": {"x": "\x1b]0;t\x07"}}
     for line in (event_line(event), event_line(odd)):
         text = line.plain
         assert "\x1b" not in text and "\x07" not in text and "\r" not in text and "\n" not in text, text
-        assert not line.spans or all(span.style for span in line.spans)  # styles are ours, none parsed from text
+        assert {str(span.style) for span in line.spans} <= {"dim", *TYPE_STYLES.values()}  # ours, none parsed
     assert "\\x1b]52;c;" in event_line(event).plain
+    markup = {**event, "data": {"reason": "exit", "claim": {"status": "done", "summary": "[bold red]ok[/] [@click=app.quit]"}}}
+    assert "[bold red]ok[/] [@click=app.quit]" in event_line(markup).plain

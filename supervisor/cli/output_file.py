@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from supervisor.errors import UserError
+from supervisor.run.untrusted import kind_of
 
 STDOUT = "-"
 
@@ -23,11 +24,8 @@ def refuse_unless_replaceable(out: Path, flag: str = "-o") -> None:
     except OSError as exc:
         raise UserError(f"cannot write {out} ({exc.strerror or exc}); choose another path with {flag}") from None
     if not stat.S_ISREG(mode):
-        kind = ("a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else
-                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
-                "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        raise UserError(f"{out} is {kind}: nightshift writes only a new or a regular file there; choose another "
-                        f"path with {flag} (or {flag} - for standard output)")
+        raise UserError(f"{out} is {kind_of(mode)}: nightshift writes only a new or a regular file there; choose "
+                        f"another path with {flag} (or {flag} - for standard output)")
 
 
 def write_output(out: Path | str, data: bytes, flag: str = "-o") -> None:

@@ -10,10 +10,9 @@ def describe(event: dict[str, Any]) -> str | None:
     """The event's line, with everything in it shown as text (run/shown.py): one line, whatever the agent wrote,
     but for a verdict, whose failing checks' lines follow it indented."""
     line = _describe(event)
-    if line is None:
-        return None
-    return "\n    ".join(plain(part, one_line=True) for part in line.split("\n    ")) \
-        if event.get("type") == "verify.finished" else plain(line, one_line=True)
+    if line is None or event.get("type") == "verify.finished":  # its parts are made plain where they are joined
+        return line
+    return plain(line, one_line=True)
 
 
 def _describe(event: dict[str, Any]) -> str | None:

@@ -22,6 +22,11 @@ KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a cha
          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder"}
 
 
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` (an lstat's) is, in words, for one that is not a regular file."""
+    return "a symlink" if stat.S_ISLNK(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 class Untrusted(OSError):
     """A workspace path nightshift will not read; str() is the finding, naming the path and why."""
 

@@ -108,7 +108,7 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     count = None
     if results:
         regressed, named = judge(ratchet, results, cwd)
-    elif ratchet.kept or ratchet.goal:  # per-test results before, none now (a runner option switched JUnit off?): nothing is shown
+    elif ratchet.kept or ratchet.goal:  # per-test results before, none now (JUnit switched off?): nothing shown
         regressed = sorted(ratchet.kept | ratchet.goal)
         named = [f"vanished: all {len(regressed)} tests of the ratchet (the test command gave per-test results "
                  "before and none now: was its JUnit report switched off?)"]
@@ -218,9 +218,7 @@ def _not_a_file(ws: Path, name: str) -> str | None:
         return None
     if stat.S_ISREG(mode):
         return None
-    if stat.S_ISLNK(mode):
-        return f"a symlink (to {os.readlink(ws / name)})"
-    return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+    return f"a symlink (to {os.readlink(ws / name)})" if stat.S_ISLNK(mode) else untrusted.kind_of(mode)
 
 
 def check_conflicts(paths: list[str], workspace: Path, is_conflicted) -> Check:

@@ -27,14 +27,14 @@ def cmd_status(args) -> int:
             out["lanes_allocation"] = dict(zip(("core_hours", "gpu_hours"), lanes_spent(run)))
         print(json.dumps(out, default=str))
         return 0
-    line = lambda text: plain(text, one_line=True)  # noqa: E731 - what the agent wrote cannot pose as a line of ours
-    verdict = line((state["last_verdict"] or {}).get("summary", "-"))
+    one = lambda text: plain(text, one_line=True)  # noqa: E731 - what the agent wrote cannot pose as a line of ours
+    verdict = one((state["last_verdict"] or {}).get("summary", "-"))
     print(f"run {run.run_id}  [{state['status']}]  shift {state['shift']} turn {state['turn']}\n"
-          f"workspace  {state['workspace']}\ngoal       {line(state['goal'])}\n"
+          f"workspace  {state['workspace']}\ngoal       {one(state['goal'])}\n"
           f"supervisor {'alive' if sup['alive'] else 'not running'} (pid {sup.get('pid')} on {sup.get('host')})\n"
           f"verdict    {verdict}\ncost       ${state['cost_usd']:.4f}   last event {_age(state['last_event_ts'])} ago")
     if state.get("waiting_for"):
-        print(f"WAITING    for {line(state['waiting_for'])}: `nightshift approve {run.run_id}` or "
+        print(f"WAITING    for {one(state['waiting_for'])}: `nightshift approve {run.run_id}` or "
               f"`nightshift deny {run.run_id}`")
     if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
@@ -48,18 +48,18 @@ def cmd_status(args) -> int:
         print(f"lane {lane['lane']:<5} {lane['status']:10} err/tol {metric:>8}  ${lane['cost_usd']:.2f}  "
               f"{lane['approach'] or '(own choice)'}{'  WINNER' if lane['winner'] else ''}")
     if state["paused"]:
-        print(f"paused     {line(state['pause_reason'])}")
+        print(f"paused     {one(state['pause_reason'])}")
     if state.get("refusals"):
         last = (state.get("recent_refusals") or [{}])[-1]
         print(f"refused    {state['refusals']} tool call(s) by the run's policy"
-              + (f"; last: {plain(last.get('tool'))} {plain(last.get('input'), one_line=True)} ({last.get('rule')})"
+              + (f"; last: {one(last.get('tool'))} {one(last.get('input'))} ({last.get('rule')})"
                  if last else ""))
     if state["outcome"]:
-        print(f"finished   {state['outcome']}: {line(state['finish_reason'])}")
+        print(f"finished   {state['outcome']}: {one(state['finish_reason'])}")
     if crash:
-        print(f"crashed    {line(crash)}")
+        print(f"crashed    {one(crash)}")
     for warning in warnings:
-        print(f"warning    {line(warning)}")
+        print(f"warning    {one(warning)}")
     from supervisor.cli.watch.heldout import holds_out, status_lines
     from supervisor.cli.watch.outcome import trust_line
     for line in status_lines(run.root, state):
