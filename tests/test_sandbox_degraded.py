@@ -1,6 +1,7 @@
 """Issue 37 where the machine lacks a part of the sandbox (here: no libseccomp, as on a machine without it: the
 binding is made unimportable): `check` names the surface that stays open and why, a run with held-out comparisons
-is held unless `[policy] open_doors` accepts the door by name, and `verify-result --rerun` refuses likewise."""
+is held unless `[policy] open_doors` accepts the door by name (then check passes and the run starts), and
+`verify-result --rerun` refuses likewise."""
 from __future__ import annotations
 
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
@@ -23,10 +24,23 @@ def test_no_seccomp_is_named_and_held_out_runs_need_the_door_accepted(workspace,
     assert held_back.returncode != 0 and "Traceback" not in text
     assert "no seccomp filter" in text and 'open_doors = ["seccomp"]' in text, text[-3000:]
     assert "OPEN    mounts" in text or "OPEN    syscalls" in text, text[-3000:]  # the surfaces it leaves open
+    doctor = nightshift("doctor", cwd=workspace.path, env=env, timeout=300).stdout
+    assert "MISSING  held-out data" in doctor and 'open_doors = ["seccomp"]' in doctor, doctor[-3000:]
     toml = workspace.path / "nightshift.toml"
     toml.write_text(toml.read_text().replace("[policy]", '[policy]\nopen_doors = ["seccomp"]', 1)
                     if "[policy]" in toml.read_text() else toml.read_text() + '\n[policy]\nopen_doors = ["seccomp"]\n')
     accepted = nightshift("check", cwd=workspace.path, env=env, timeout=300)
-    assert 'open_doors = ["seccomp"]' not in accepted.stdout + accepted.stderr
+    text = accepted.stdout + accepted.stderr
+    assert 'open_doors = ["seccomp"]' not in text
+    # accepted by name: the surfaces it leaves open are shown, and nothing holds the run (check passes, run starts)
+    assert "left open by the missing seccomp part" in text, text[-3000:]
+    assert accepted.returncode == 0, text[-3000:]
+    started = nightshift("run", str(workspace.path), cwd=workspace.path, env=env, timeout=300)
+    runs = sorted((workspace.path / ".nightshift" / "runs").iterdir()) if started.returncode == 0 else []
+    for run in runs:
+        nightshift("stop", run.name, cwd=workspace.path)
+    assert started.returncode == 0 and runs, (started.stdout + started.stderr)[-3000:]
+    doctor = nightshift("doctor", cwd=workspace.path, env=env, timeout=300).stdout
+    assert "MISSING  held-out data" not in doctor and "MISSING  sandbox" not in doctor, doctor[-3000:]
     rerun = nightshift("verify-result", "HEAD", "--rerun", cwd=workspace.path, env=env)
     assert rerun.returncode == 2 and "--accept-open seccomp" in rerun.stderr and "Traceback" not in rerun.stderr

@@ -68,7 +68,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle, open_doors
+    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle, open_doors, start_problems
     from supervisor.sandbox.probe import bwrap_problem
 
     problem = bwrap_problem()
@@ -84,7 +84,9 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
              f"{problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
              + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
                 if fail_closed else ""))]
-    rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None), held)
+    if boundary is not None and problem is None:  # without a namespace the row above says it (and why runs stop)
+        rows += [(False, "held-out data", line) for line in start_problems(boundary)]
+    rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None))
     if config is not None and config.policy.claude_sandbox:
         second = sandbox_problem()
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
@@ -109,12 +111,12 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
-def surface_rows(boundary, held: bool) -> list[tuple[bool, str, str]]:
-    """The sandbox probed from inside the namespace the run will use: a row per surface (an open one is missing
-    where held-out answers are at stake and its door is not accepted by name)."""
+def surface_rows(boundary) -> list[tuple[bool, str, str]]:
+    """The sandbox probed from inside the namespace the run will use: a row per surface, shown, never missing in
+    itself (a part a run with held-out data cannot go without is start_problems' row)."""
     from supervisor.sandbox.survey import survey_lines
 
-    return [(line.startswith("closed") or not held, "sandbox", line) for line in survey_lines(boundary)]
+    return [(True, "sandbox", line) for line in survey_lines(boundary)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:

@@ -18,6 +18,10 @@ from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
 from supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
 from supervisor.sandbox.probe import namespace_problem, open_parts
 
+# The part of the sandbox that closes each surface the probes measure (survey.py): where the machine lacks that part,
+# the surface stays open, and accepting the part's door ([policy] open_doors) accepts the surface with it.
+SURFACE_DOORS = {"capabilities": "userns", "mounts": "seccomp", "TIOCSTI": "seccomp", "syscalls": "seccomp"}
+
 if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
     from supervisor.config.schema import Config
 
@@ -151,6 +155,12 @@ def start_problems(boundary: Boundary) -> list[str]:
     if boundary.mode == "required" and problem:
         out.append(f"[policy] sandbox = \"required\" but {problem}; fix that, or set sandbox = \"auto\"")
     return out
+
+
+def surface_door(boundary: Boundary, surface: str) -> str | None:
+    """The missing part (its door's name) that leaves ``surface`` open on this machine, or None."""
+    door = SURFACE_DOORS.get(surface)
+    return door if door in {name for name, _why in boundary.missing} else None
 
 
 def notes(boundary: Boundary) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.sandbox import hardening
-from supervisor.sandbox.boundary import Boundary
+from supervisor.sandbox.boundary import Boundary, surface_door
 from supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -116,11 +116,18 @@ def _shm_outside(surface: Surface, marker: str) -> Surface:
     return Surface(surface.name, True, surface.detail + "; gone when the process ended, never in the host's")
 
 
+def _line(boundary: Boundary, surface: Surface) -> str:
+    """The surface's line; an open one that a missing part leaves open names that part's door (whether a run may go
+    without it is start_problems' decision, not this line's)."""
+    door = None if surface.closed else surface_door(boundary, surface.name)
+    return surface.line() + (f" (left open by the missing {door} part)" if door else "")
+
+
 def survey_lines(boundary: Boundary) -> list[str]:
     """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn."""
-    lines = [s.line() for s in survey(boundary)]
+    lines = [_line(boundary, s) for s in survey(boundary)]
     if boundary.problem is None:
-        lines += [f"{s.line()} (interactive turn)" for s in survey(boundary, interactive=True)
+        lines += [f"{_line(boundary, s)} (interactive turn)" for s in survey(boundary, interactive=True)
                   if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
     for door, why in boundary.missing:
         lines.append(f"OPEN    sandbox part {door}: {why}")
