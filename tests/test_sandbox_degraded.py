@@ -44,3 +44,31 @@ def test_no_seccomp_is_named_and_held_out_runs_need_the_door_accepted(workspace,
     assert "MISSING  held-out data" not in doctor and "MISSING  sandbox" not in doctor, doctor[-3000:]
     rerun = nightshift("verify-result", "HEAD", "--rerun", cwd=workspace.path, env=env)
     assert rerun.returncode == 2 and "--accept-open seccomp" in rerun.stderr and "Traceback" not in rerun.stderr
+
+
+def test_a_kernel_without_the_landlock_scope_is_a_door_only_where_the_network_is_shared(tmp_path, monkeypatch):
+    """Kernels before 6.12 (RHEL 8/9) have no Landlock ABI 6: with the agent's network on, the machine's abstract
+    sockets stay reachable; a held-out run names that door and starts once [policy] open_doors accepts it."""
+    need_namespace()
+    from dataclasses import replace
+
+    from supervisor.config.policy import PolicyConfig
+    from supervisor.sandbox import landlock, probe
+    from supervisor.sandbox.boundary import Boundary, start_problems, surface_door
+
+    monkeypatch.setattr(landlock, "abi", lambda: 5)  # Landlock as Linux 6.7-6.11 has it: no scope
+    probe.hardening_parts.cache_clear()
+    try:
+        held = Boundary(workspace=tmp_path / "ws", mode="auto", hidden=(), references=(), links=(), read_only=(),
+                        heldout=(tmp_path / "held.dat",), network=True, command_network=False, unprotected_ok=False)
+        assert "landlock" in dict(held.missing) and "Linux 6.12" in dict(held.missing)["landlock"]
+        assert surface_door(held, "abstract sockets") == "landlock"
+        problems = start_problems(held)
+        assert len(problems) == 1 and 'open_doors = ["landlock"]' in problems[0], problems
+        assert start_problems(replace(held, open_doors=("landlock",))) == []
+        offline = replace(held, network=False)
+        assert "landlock" not in dict(offline.missing) and start_problems(offline) == []
+        assert "landlock" in dict(replace(offline, command_network=True).missing)
+        assert PolicyConfig(open_doors=["landlock"]).open_doors == ["landlock"]
+    finally:
+        probe.hardening_parts.cache_clear()

@@ -27,7 +27,8 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
     from supervisor.attest.check import check_result, workspace_of
     if rerun:  # the commit is a stranger's code: it runs only inside the whole sandbox, or with its doors accepted
         from supervisor.sandbox.probe import open_parts
-        refused = [(door, why) for door, why in open_parts("auto") if door not in accept_open]
+        # the oracle command runs without network there: the Landlock scope is no part of its sandbox
+        refused = [(door, why) for door, why in open_parts("auto", shared_network=False) if door not in accept_open]
         if refused:
             door, why = refused[0]
             print(f"nightshift: verify-result --rerun would run the commit's oracle command with the sandbox's "

@@ -131,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to look for held-out references by digest")
     s.add_argument("--dir", help="the clone to check against (default: the run's workspace, or here)")
     s.add_argument("--accept-open", action="append", default=[], metavar="DOOR",
-                   choices=["namespace", "userns", "seccomp"],
-                   help="--rerun where this machine lacks that part of the sandbox (namespace, userns, seccomp)")
+                   choices=["namespace", "userns", "seccomp", "landlock"],
+                   help="--rerun where this machine lacks that part of the sandbox (namespace, userns, seccomp, "
+                        "landlock)")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")
     s.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")

@@ -42,8 +42,9 @@ class PolicyConfig(Section):
     # Unix sockets of the user or the machine a process inside may reach (none by default; a Slurm run gets munge's).
     sockets: list[str] = Field(default_factory=list)
     # Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without, by
-    # name: "userns" (no user namespace), "seccomp" (no filter). Without, such a run is held before it starts.
-    open_doors: list[Literal["userns", "seccomp"]] = Field(default_factory=list)
+    # name: "userns" (no user namespace), "seccomp" (no filter), "landlock" (no abstract-socket scope: kernels before
+    # 6.12, a part only with the network on). Without, such a run is held before it starts.
+    open_doors: list[Literal["userns", "seccomp", "landlock"]] = Field(default_factory=list)
     # When something on the agent's screen waits for a human and nobody answers within wait_timeout:
     # "deny" answers no and the agent goes on; "wait" keeps waiting (the run says so everywhere).
     on_wait: Literal["deny", "wait"] = "deny"

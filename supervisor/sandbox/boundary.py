@@ -20,7 +20,8 @@ from supervisor.sandbox.probe import namespace_problem, open_parts
 
 # The part of the sandbox that closes each surface the probes measure (survey.py): where the machine lacks that part,
 # the surface stays open, and accepting the part's door ([policy] open_doors) accepts the surface with it.
-SURFACE_DOORS = {"capabilities": "userns", "mounts": "seccomp", "TIOCSTI": "seccomp", "syscalls": "seccomp"}
+SURFACE_DOORS = {"capabilities": "userns", "mounts": "seccomp", "TIOCSTI": "seccomp", "syscalls": "seccomp",
+                 "abstract sockets": "landlock"}
 
 if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
     from supervisor.config.schema import Config
@@ -51,7 +52,7 @@ class Boundary:
     @property
     def missing(self) -> list[tuple[str, str]]:
         """(door, why and the fix) for each part of the sandbox this machine does not give."""
-        return open_parts(self.mode)
+        return open_parts(self.mode, shared_network=self.network or self.command_network)
 
     @property
     def problem(self) -> str | None:
