@@ -32,6 +32,7 @@ def test_no_seccomp_is_named_and_held_out_runs_need_the_door_accepted(workspace,
     accepted = nightshift("check", cwd=workspace.path, env=env, timeout=300)
     text = accepted.stdout + accepted.stderr
     assert 'open_doors = ["seccomp"]' not in text
+    assert text.count("no seccomp filter") == 1, text[-3000:]  # the missing part said once, as a note
     # accepted by name: the surfaces it leaves open are shown, and nothing holds the run (check passes, run starts)
     assert "left open by the missing seccomp part" in text, text[-3000:]
     assert accepted.returncode == 0, text[-3000:]
@@ -72,3 +73,21 @@ def test_a_kernel_without_the_landlock_scope_is_a_door_only_where_the_network_is
         assert PolicyConfig(open_doors=["landlock"]).open_doors == ["landlock"]
     finally:
         probe.hardening_parts.cache_clear()
+
+
+def test_the_survey_runs_once_per_namespace_and_without_one_says_so_once(tmp_path, monkeypatch):
+    """`check` takes the boundary rows of doctor's boundary_checks and probes the surfaces itself: boundary_checks
+    must not run the survey (it ran four times a check); without a namespace the survey is one line, not ten."""
+    from supervisor.cli.doctor import boundary_checks
+    from supervisor.sandbox import survey as survey_module
+    from supervisor.sandbox.boundary import boundary_for_oracle
+
+    def counted(*args, **kwargs):
+        raise AssertionError("boundary_checks ran the survey")
+
+    monkeypatch.setattr(survey_module, "survey", counted)
+    (tmp_path / "nightshift.toml").write_text("")
+    assert boundary_checks(tmp_path)
+    monkeypatch.undo()
+    lines = survey_module.survey_lines(boundary_for_oracle(tmp_path, None, mode="off"))
+    assert lines == ['OPEN    every surface: no namespace ([policy] sandbox = "off")'], lines

@@ -45,6 +45,7 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
+    rows += surface_rows(_probed_boundary(workspace))
     from supervisor.cli.watch.cron import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
@@ -68,7 +69,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle, open_doors, start_problems
+    from supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
     from supervisor.sandbox.probe import bwrap_problem
 
     problem = bwrap_problem()
@@ -86,7 +87,6 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
                 if fail_closed else ""))]
     if boundary is not None and problem is None:  # without a namespace the row above says it (and why runs stop)
         rows += [(False, "held-out data", line) for line in start_problems(boundary)]
-    rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None))
     if config is not None and config.policy.claude_sandbox:
         second = sandbox_problem()
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
@@ -111,12 +111,26 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
+def _probed_boundary(workspace: Path):
+    """The boundary the run will use (the oracle's defaults where nightshift.toml is missing or does not load: its
+    error is boundary_checks' row)."""
+    from supervisor.config.schema import ConfigError, load_config
+    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle
+
+    try:
+        return boundary_for(Path(workspace), load_config(workspace))
+    except ConfigError:
+        return boundary_for_oracle(Path(workspace), None)
+
+
 def surface_rows(boundary) -> list[tuple[bool, str, str]]:
-    """The sandbox probed from inside the namespace the run will use: a row per surface, shown, never missing in
-    itself (a part a run with held-out data cannot go without is start_problems' row)."""
+    """The sandbox probed from inside the namespace the run will use: a row per surface and per part the machine
+    lacks, shown, never missing in itself (a part a run with held-out data cannot go without is start_problems'
+    row). Doctor's alone: check's preflight probes the surfaces once itself."""
     from supervisor.sandbox.survey import survey_lines
 
-    return [(True, "sandbox", line) for line in survey_lines(boundary)]
+    parts = [(True, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
+    return parts + [(True, "sandbox", line) for line in survey_lines(boundary)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:

@@ -124,11 +124,12 @@ def _line(boundary: Boundary, surface: Surface) -> str:
 
 
 def survey_lines(boundary: Boundary) -> list[str]:
-    """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn."""
+    """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn; one
+    line where no namespace can be made (every surface is open for that one reason, whose text says the fix). The
+    parts the machine lacks are the callers' lines (Boundary.missing), not repeated here."""
+    if boundary.problem is not None:
+        return [f"OPEN    every surface: no namespace ({boundary.problem})"]
     lines = [_line(boundary, s) for s in survey(boundary)]
-    if boundary.problem is None:
-        lines += [f"{_line(boundary, s)} (interactive turn)" for s in survey(boundary, interactive=True)
-                  if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
-    for door, why in boundary.missing:
-        lines.append(f"OPEN    sandbox part {door}: {why}")
+    lines += [f"{_line(boundary, s)} (interactive turn)" for s in survey(boundary, interactive=True)
+              if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
     return lines

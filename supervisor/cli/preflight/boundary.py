@@ -28,9 +28,9 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(FAIL, "boundary", problem)
     for note in notes(boundary) + open_doors(boundary, ctx.agent or ctx.config.agent.kind):
         yield Line(NOTE, "boundary", note)
-    if boundary.problem is None:
+    if boundary.problem is None:  # without a namespace, open_doors' notes above said it (and every surface is open)
         yield from _agent_probe(ctx, boundary)
-    yield from _surfaces(boundary)
+        yield from _surfaces(boundary)
     yield from _references_out_of_reach(ctx, boundary)
 
 
