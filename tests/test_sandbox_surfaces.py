@@ -187,6 +187,35 @@ def test_a_command_with_the_machines_network_cannot_reach_its_abstract_sockets(w
     assert "refused" in done.stdout and "own ok" in done.stdout, (done.stdout, done.stderr)
 
 
+def test_every_namespace_that_shares_the_network_runs_its_command_in_the_landlock_scope(tmp_path):
+    """The scope is bwrap_argv's (not each caller's: the preflight's agent probe once ran without it): a bare
+    namespace with the network, as any caller builds one, cannot reach the machine's abstract socket, which the same
+    probe reaches outside (the control)."""
+    need_namespace()
+    from supervisor.sandbox import landlock
+    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+    if landlock.abi() < landlock.SCOPED_ABI:
+        pytest.skip("this kernel has no Landlock scope (Linux 6.12+): the landlock door is open here")
+    name = f"ns37-any-{uuid.uuid4().hex[:8]}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("\0" + name)
+    listener.listen(4)
+    probe = ["python3", "-c", "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0' + %r)\n"
+             "    print('reached')\nexcept OSError:\n    print('refused')\n" % name]
+    ws, tmp = tmp_path / "ws", tmp_path / "tmp"
+    ws.mkdir()
+    tmp.mkdir()
+    try:
+        outside = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+        inside = subprocess.run(bwrap_argv(Namespace(workspace=ws, tmp=tmp, network=True)) + probe,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        listener.close()
+    assert outside.stdout.strip() == "reached", outside.stderr
+    assert inside.stdout.strip() == "refused", (inside.stdout, inside.stderr)
+
+
 def test_gpu_device_nodes_are_bound_into_the_private_dev(tmp_path):
     """No GPU on the test machine: a stand-in device node named like NVIDIA's (a null device, made for the test)
     shows the private /dev takes what matches /dev/nvidia* and nothing else of the host's."""

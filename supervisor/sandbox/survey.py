@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -16,9 +15,8 @@ from pathlib import Path
 
 from supervisor.sandbox import hardening
 from supervisor.sandbox.boundary import Boundary, surface_door
-from supervisor.sandbox.mounts import Namespace, bwrap_argv
+from supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 FIXES = {
     "capabilities": "a user namespace with --cap-drop ALL: allow unprivileged user namespaces, bubblewrap >= 0.8",
     "mounts": "install libseccomp (pip install pyseccomp) and allow user namespaces",
@@ -61,15 +59,9 @@ def plan(boundary: Boundary, session: bool) -> dict:
             "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
 
 
-def _module(name: str) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.{name} import main; "
-            "sys.exit(main(sys.argv[1:]))")
-    return [sys.executable, "-S", "-E", "-P", "-c", code]
-
-
-def inside_command(plan_file: str, scoped: bool = False) -> list[str]:
-    """The probes; ``scoped``: through the Landlock scope a turn with the machine's network runs in."""
-    return (_module("landlock") if scoped else []) + _module("surfaces") + [plan_file]
+def inside_command(plan_file: str) -> list[str]:
+    """The probes (after bwrap_argv, which scopes them as it scopes every process that shares the network)."""
+    return python_argv("supervisor.sandbox.surfaces", plan_file)
 
 
 def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0) -> list[Surface]:
@@ -88,7 +80,7 @@ def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0)
                        read_only=list(boundary.read_only) + list(boundary.references),
                        network=network, new_session=False,
                        deny_read=boundary.deny_read, sockets=boundary.sockets)
-        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json", scoped=network)
+        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json")
         # as commands are started (their own session: command.py), and as the wrapper starts an interactive turn
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                               start_new_session=not interactive)
