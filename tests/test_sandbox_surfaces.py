@@ -95,6 +95,22 @@ def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stra
         assert surface.closed, surface.line()
 
 
+def test_the_interactive_survey_measures_the_turns_own_namespace(workspace):  # noqa: F811
+    """The turn's line comes from turn_namespace, not a command's namespace with the network switched: with
+    [policy] claude_sandbox the turn lets Claude Code's bubblewrap make user namespaces (the survey says so), while
+    TIOCSTI and the mounts stay refused; a command's namespace never allows it."""
+    need_namespace()
+    from supervisor.sandbox.survey import survey
+
+    boundary = _boundary(workspace.path)
+    nested = {s.name: s for s in survey(boundary, interactive=True, nested=True)}
+    assert not nested["syscalls"].closed and "unshare(CLONE_NEWUSER)" in nested["syscalls"].detail, nested
+    assert nested["TIOCSTI"].closed and nested["mounts"].closed, nested
+    assert survey(boundary, interactive=True)[0].closed  # capabilities: the plain turn's user namespace
+    command = {s.name: s for s in survey(boundary)}
+    assert command["syscalls"].closed, command["syscalls"].line()
+
+
 def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_home):  # noqa: F811
     """[policy] sockets opens one socket by name (as munge's for a Slurm run); the others stay covered."""
     need_namespace()

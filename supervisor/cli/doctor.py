@@ -45,7 +45,7 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
-    rows += surface_rows(_probed_boundary(workspace))
+    rows += surface_rows(*_probed_boundary(workspace))
     from supervisor.cli.watch.cron import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
@@ -113,24 +113,25 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
 
 def _probed_boundary(workspace: Path):
     """The boundary the run will use (the oracle's defaults where nightshift.toml is missing or does not load: its
-    error is boundary_checks' row)."""
+    error is boundary_checks' row), and whether its turns run Claude Code's own sandbox inside."""
     from supervisor.config.schema import ConfigError, load_config
     from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle
 
     try:
-        return boundary_for(Path(workspace), load_config(workspace))
+        config = load_config(workspace)
     except ConfigError:
-        return boundary_for_oracle(Path(workspace), None)
+        return boundary_for_oracle(Path(workspace), None), False
+    return boundary_for(Path(workspace), config), config.policy.claude_sandbox and config.agent.kind == "claude"
 
 
-def surface_rows(boundary) -> list[tuple[bool, str, str]]:
+def surface_rows(boundary, nested: bool = False) -> list[tuple[bool, str, str]]:
     """The sandbox probed from inside the namespace the run will use: a row per surface and per part the machine
     lacks, shown, never missing in itself (a part a run with held-out data cannot go without is start_problems'
     row). Doctor's alone: check's preflight probes the surfaces once itself."""
     from supervisor.sandbox.survey import survey_lines
 
     parts = [(True, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
-    return parts + [(True, "sandbox", line) for line in survey_lines(boundary)]
+    return parts + [(True, "sandbox", line) for line in survey_lines(boundary, nested=nested)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:

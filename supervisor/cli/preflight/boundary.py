@@ -30,16 +30,17 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(NOTE, "boundary", note)
     if boundary.problem is None:  # without a namespace, open_doors' notes above said it (and every surface is open)
         yield from _agent_probe(ctx, boundary)
-        yield from _surfaces(boundary)
+        kind = ctx.agent or ctx.config.agent.kind
+        yield from _surfaces(boundary, nested=ctx.config.policy.claude_sandbox and kind == "claude")
     yield from _references_out_of_reach(ctx, boundary)
 
 
-def _surfaces(boundary) -> Iterable[Line]:
+def _surfaces(boundary, nested: bool) -> Iterable[Line]:
     """The sandbox's surfaces, probed inside the namespace the run's commands and turns get: a line each, OK or
     NOTE (whether a run may start without a part is start_problems' decision alone, said above as a FAIL)."""
     from supervisor.sandbox.survey import survey_lines
 
-    for line in survey_lines(boundary):
+    for line in survey_lines(boundary, nested=nested):
         yield Line(OK if line.startswith("closed") else NOTE, "sandbox", line)
 
 
