@@ -76,21 +76,22 @@ def device_argv() -> list[str]:
     return argv
 
 
-def host_sockets() -> list[Path]:
-    """Every unix socket path the host's kernel lists as bound (its network namespace's), that still exists as a
-    socket. Abstract sockets (``@name``) have no path: a namespace without network cannot reach them."""
+def _unix_names() -> set[str]:
+    """The names of the unix sockets the host's network namespace has bound (/proc/net/unix's last column): a path,
+    or ``@name`` for an abstract socket."""
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()[1:]
     except OSError:
-        return []
-    out = set()
-    for line in lines:
-        parts = line.split(None, 7)
-        if len(parts) == 8 and parts[7].startswith("/"):
-            out.add(parts[7])
+        return set()
+    return {parts[7] for parts in (line.split(None, 7) for line in lines) if len(parts) == 8}
+
+
+def host_sockets() -> list[Path]:
+    """Every unix socket path the host's kernel lists as bound (its network namespace's), that still exists as a
+    socket. Abstract sockets (``@name``) have no path: a namespace without network cannot reach them."""
     found = []
-    for text in sorted(out):
+    for text in sorted(name for name in _unix_names() if name.startswith("/")):
         try:
             if stat.S_ISSOCK(os.lstat(text).st_mode):
                 found.append(Path(text))
@@ -101,14 +102,7 @@ def host_sockets() -> list[Path]:
 
 def host_abstract_sockets() -> list[str]:
     """The names of the abstract sockets the host's network namespace has (without the leading @)."""
-    try:
-        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()[1:]
-    except OSError:
-        return []
-    names = {parts[7][1:] for parts in (line.split(None, 7) for line in lines)
-             if len(parts) == 8 and parts[7].startswith("@")}
-    return sorted(names)
+    return sorted(name[1:] for name in _unix_names() if name.startswith("@"))
 
 
 def socket_argv(visible, allowed: tuple[Path, ...] = ()) -> list[str]:

@@ -70,16 +70,22 @@ def mounts() -> tuple[bool, str]:
                                 f"remount / rw: {os.strerror(rm) if rm else 'worked'}"
 
 
-def sockets(paths: list[str]) -> tuple[bool, str]:
+def _reached(addresses: list[str]) -> list[str]:
+    """The unix socket addresses (a path, or NUL and an abstract name) a connect reaches from here."""
     reached = []
-    for path in paths:
+    for address in addresses:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(2)
             try:
-                s.connect(path)
-                reached.append(path)
+                s.connect(address)
+                reached.append(address)
             except OSError:
                 continue
+    return reached
+
+
+def sockets(paths: list[str]) -> tuple[bool, str]:
+    reached = _reached(paths)
     own = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".probe-{os.getpid()}.sock")
     try:  # the private /tmp keeps its own sockets working (forkserver, Manager, MPI)
         with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
@@ -99,15 +105,7 @@ def sockets(paths: list[str]) -> tuple[bool, str]:
 
 def abstract(names: list[str]) -> tuple[bool, str]:
     """The machine's abstract sockets (``@name``): out of reach through the network namespace or a Landlock scope."""
-    reached = []
-    for name in names:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2)
-            try:
-                s.connect("\0" + name)
-                reached.append("@" + name)
-            except OSError:
-                continue
+    reached = ["@" + address[1:] for address in _reached(["\0" + name for name in names])]
     if reached:
         return False, f"reached {len(reached)} of {len(names)}: {', '.join(reached[:5])}"
     return True, f"none of {len(names)} abstract sockets of the machine reachable"
