@@ -81,7 +81,7 @@ def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stra
     control = {s["surface"]: s for s in run(todo)}  # the same probes, unsandboxed: the doors are there
     (Path("/dev/shm") / todo["marker"]).unlink(missing_ok=True)
     for name in ("capabilities", "mounts", "unix sockets", "abstract sockets", "socket environment",
-                 "terminals and /dev", "syscalls", "credentials"):
+                 "terminals and /dev", "/dev/shm", "syscalls", "credentials"):
         assert not control[name]["closed"], (name, control[name])
     inside = {s.name: s for s in survey(boundary)}
     assert set(inside) >= set(control) | {"session"}
@@ -167,11 +167,12 @@ def test_claude_codes_own_sandbox_nests_and_hidden_data_stays_hidden(tmp_path):
     try:
         argv = bwrap_argv(Namespace(workspace=ws, tmp=tmp, hidden=[held], nested=True))
         inner = ("bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true && echo nested-ok; "
-                 f"unshare -U -r -m sh -c 'umount -l {held}; cat {held}/answers.dat; touch /usr/ns37-escaped'")
+                 f"unshare -U -r -m sh -c 'echo in-own-namespace; umount -l {held}; cat {held}/answers.dat; "
+                 "touch /usr/ns37-escaped'")
         done = subprocess.run(argv + ["bash", "-c", inner], capture_output=True, text=True, timeout=60)
     finally:
         shutil.rmtree(held, ignore_errors=True)
-    assert "nested-ok" in done.stdout, done.stderr
+    assert "nested-ok" in done.stdout and "in-own-namespace" in done.stdout, done.stderr  # the attempt ran
     assert "SECRET-ANSWERS" not in done.stdout and not Path("/usr/ns37-escaped").exists()
 
 

@@ -131,14 +131,21 @@ def terminals(host_ptys: list[str]) -> tuple[bool, str]:
         (f"; host devices visible: {', '.join(blocks[:5])}" if blocks else "; a private /dev")
 
 
-def shm(marker: str) -> tuple[bool, str]:
-    """Write a marker into /dev/shm: the outside checks it is not in the host's (and the tmpfs ends with us)."""
+def shm(marker: str, host_device: int | None) -> tuple[bool, str]:
+    """Is this /dev/shm the host's (the same filesystem as the one the outside saw: ``host_device``)? Then it is
+    open. Also writes a marker: the outside checks it is not in the host's (and the tmpfs ends with us)."""
+    try:
+        device = os.stat("/dev/shm").st_dev
+    except OSError as exc:
+        return True, f"no /dev/shm here ({exc})"
+    if host_device is not None and device == host_device:
+        return False, "the host's /dev/shm is shared: its files are readable and writable here"
     try:
         with open(os.path.join("/dev/shm", marker), "w") as fh:
             fh.write("inside")
-        return True, "written to the private /dev/shm"
+        return True, "a private /dev/shm (written to)"
     except OSError as exc:
-        return True, f"no /dev/shm to write ({exc})"
+        return True, f"a private /dev/shm, not writable ({exc})"
 
 
 def tiocsti() -> tuple[bool, str]:
@@ -205,7 +212,7 @@ def run(plan: dict) -> list[dict]:
               ("abstract sockets", lambda: abstract(plan.get("abstract", []))),
               ("socket environment", lambda: environment(plan.get("env", []))),
               ("terminals and /dev", lambda: terminals(plan.get("ptys", []))),
-              ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"))),
+              ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"), plan.get("shm_device"))),
               ("TIOCSTI", tiocsti), ("syscalls", syscalls),
               ("credentials", lambda: credentials(plan.get("credentials", [])))]
     if plan.get("session"):

@@ -59,8 +59,16 @@ def plan(boundary: Boundary, session: bool) -> dict:
         ptys = []
     return {"sockets": sockets, "abstract": hardening.host_abstract_sockets(), "env": list(hardening.SOCKET_ENV),
             "ptys": ptys,
-            "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "session": session,
+            "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "shm_device": _device("/dev/shm"),
+            "session": session,
             "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
+
+
+def _device(path: str) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
 def inside_command(plan_file: str) -> list[str]:
