@@ -254,3 +254,28 @@ def test_gpu_device_nodes_are_bound_into_the_private_dev(tmp_path):
         node.unlink()
     assert "gpu-ok" in done.stdout, done.stderr
     assert not any(name.startswith(("sd", "nvme", "vd", "mem", "port")) for name in done.stdout.split()), done.stdout
+
+
+def test_the_filter_file_costs_a_namespace_one_stat_and_the_nested_filter_allows_only_mounts_and_namespaces(
+        tmp_path, monkeypatch):
+    """Every namespace asks for the filter's file: it is written once per state folder and then neither re-read nor
+    its folder re-made (its name is its content's hash). The nested filter lets through exactly the mount family and
+    unshare/setns."""
+    from supervisor.sandbox import seccomp
+
+    if seccomp.seccomp_problem() is not None:
+        pytest.skip(seccomp.seccomp_problem())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    first = seccomp.program_file()
+    assert first is not None and first.read_bytes() == seccomp._compiled()[0]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the filter's file was read or its folder made again")
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    monkeypatch.setattr(seccomp, "make_private_dir", refused)
+    assert seccomp.program_file() == first
+    assert set(seccomp.REFUSED) - set(seccomp.NESTED_ALLOWED) == {
+        "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key", "bpf",
+        "userfaultfd", "perf_event_open"}
+    assert set(seccomp.NESTED_ALLOWED) < set(seccomp.REFUSED)
