@@ -91,3 +91,22 @@ def test_the_survey_runs_once_per_namespace_and_without_one_says_so_once(tmp_pat
     monkeypatch.undo()
     lines = survey_module.survey_lines(boundary_for_oracle(tmp_path, None, mode="off"))
     assert lines == ['OPEN    every surface: no namespace ([policy] sandbox = "off")'], lines
+
+
+def test_door_names_come_from_one_list_and_a_refused_rerun_names_every_open_door(monkeypatch, capsys):
+    from supervisor.cli.attest_verbs import verify_result_main
+    from supervisor.cli.main import build_parser
+    from supervisor.config.doors import DOORS, PART_DOORS
+    from supervisor.config.policy import PolicyConfig
+    from supervisor.sandbox import probe
+
+    assert PolicyConfig(open_doors=list(PART_DOORS)).open_doors == list(PART_DOORS)
+    parser = build_parser()
+    for door in DOORS:
+        assert parser.parse_args(["verify-result", "HEAD", "--accept-open", door]).accept_open == [door]
+    monkeypatch.setattr(probe, "open_parts", lambda mode, shared_network=True: [
+        ("userns", "no user namespace"), ("seccomp", "no seccomp filter"), ("landlock", "no Landlock scope")])
+    assert verify_result_main("HEAD", None, True, [], [], None, accept_open=["userns"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--accept-open seccomp --accept-open landlock" in err, err
+    assert "no seccomp filter" in err and "no Landlock scope" in err and "userns" not in err, err

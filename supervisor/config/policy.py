@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from supervisor.config.credential_places import CREDENTIAL_PLACES
+from supervisor.config.doors import PART_DOORS
 from supervisor.config.types import Duration, Section
 
 
@@ -44,7 +45,7 @@ class PolicyConfig(Section):
     # Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without, by
     # name: "userns" (no user namespace), "seccomp" (no filter), "landlock" (no abstract-socket scope: kernels before
     # 6.12, a part only with the network on). Without, such a run is held before it starts.
-    open_doors: list[Literal["userns", "seccomp", "landlock"]] = Field(default_factory=list)
+    open_doors: list[Literal[PART_DOORS]] = Field(default_factory=list)
     # When something on the agent's screen waits for a human and nobody answers within wait_timeout:
     # "deny" answers no and the agent goes on; "wait" keeps waiting (the run says so everywhere).
     on_wait: Literal["deny", "wait"] = "deny"
