@@ -89,8 +89,9 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
     heldout = [_path(ws, c.reference) for c in comps if c.heldout]
     hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
     hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
-    heldout += heldout_tests_hidden(config)  # fail closed and probed like the held-out references
-    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests_hidden(config)
+    heldout_tests = heldout_tests_hidden(config)
+    heldout += heldout_tests  # fail closed and probed like the held-out references
+    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests
     read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected], *git_controls(ws)]
     for pattern in config.policy.protect:
         read_only += [Path(p).resolve() for p in glob.glob(str(ws / pattern), recursive=True)]
@@ -114,7 +115,7 @@ def _sockets(config: Config) -> list[Path]:
 
 def heldout_tests_hidden(config: Config) -> list[Path]:
     """`init --holdout-tests` (issue #36): the private store of held-out tests and of the checkouts they run in."""
-    store = getattr(config.verify, "heldout_tests", "")
+    store = config.verify.heldout_tests
     return [Path(store).expanduser().resolve()] if store else []
 
 
