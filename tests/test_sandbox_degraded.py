@@ -110,3 +110,19 @@ def test_door_names_come_from_one_list_and_a_refused_rerun_names_every_open_door
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--accept-open seccomp --accept-open landlock" in err, err
     assert "no seccomp filter" in err and "no Landlock scope" in err and "userns" not in err, err
+
+
+def test_deny_read_and_sockets_take_absolute_paths_only_and_are_stripped():
+    """A relative deny_read entry ("foo") was taken relative to wherever the supervisor started: refused in one
+    line that names the key, as sockets are; surrounding spaces are not part of a path."""
+    import pytest
+
+    from supervisor.config.schema import ConfigError, parse_config
+
+    for key in ("deny_read", "sockets"):
+        with pytest.raises(ConfigError) as err:
+            parse_config(f'goal = "g"\n[policy]\n{key} = ["foo"]\n')
+        message = str(err.value)
+        assert f"policy.{key}" in message and "'foo'" in message and len(message.splitlines()) == 1, message
+    policy = parse_config('goal = "g"\n[policy]\ndeny_read = [" ~/.x "]\nsockets = [" /run/a.sock"]\n').policy
+    assert policy.deny_read == ["~/.x"] and policy.sockets == ["/run/a.sock"]

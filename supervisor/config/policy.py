@@ -60,13 +60,15 @@ class PolicyConfig(Section):
                                  f"there (e.g. \"~/.kube\"): {', '.join(CREDENTIAL_PLACES)}")
         return value
 
-    @field_validator("sockets")
+    @field_validator("sockets", "deny_read")
     @classmethod
-    def _sockets(cls, value: list[str]) -> list[str]:
+    def _absolute(cls, value: list[str], info) -> list[str]:
+        """A relative path would be taken relative to wherever the supervisor started: absolute or ~ only."""
+        example = "/run/munge/munge.socket.2" if info.field_name == "sockets" else "~/.config/mytool"
         for item in value:
             if not item.strip().startswith(("/", "~")):
-                raise ValueError(f"holds {item!r}: name a socket by its absolute path, e.g. \"/run/munge/munge.socket.2\"")
-        return value
+                raise ValueError(f"holds {item!r}: name it by its absolute path or from ~, e.g. \"{example}\"")
+        return [item.strip() for item in value]
 
     @field_validator("protect", "hide", "agent_state", "deny_read")
     @classmethod
