@@ -279,3 +279,31 @@ def test_the_filter_file_costs_a_namespace_one_stat_and_the_nested_filter_allows
         "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key", "bpf",
         "userfaultfd", "perf_event_open"}
     assert set(seccomp.NESTED_ALLOWED) < set(seccomp.REFUSED)
+
+
+def test_no_cover_for_a_host_socket_under_a_folder_that_is_new_inside(tmp_path):
+    """Each cover is a mount that fails the start if its socket went away meanwhile: none for sockets under the
+    private /dev (or /run/user's tmpfs), where the host's are not there anyway; one named in [policy] sockets is
+    bound in."""
+    need_namespace()
+    if os.getuid() != 0:
+        pytest.skip("a socket in /dev needs root (CI runs as root)")
+    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+
+    path = Path(f"/dev/ns37-{uuid.uuid4().hex[:8]}.sock")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(1)
+    ws, tmp = tmp_path / "ws", tmp_path / "tmp"
+    ws.mkdir()
+    tmp.mkdir()
+    try:
+        plain = bwrap_argv(Namespace(workspace=ws, tmp=tmp))
+        named = bwrap_argv(Namespace(workspace=ws, tmp=tmp, sockets=(path,)))
+        reach = ["python3", "-c", f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('in')"]
+        done = subprocess.run(named + reach, capture_output=True, text=True, timeout=60)
+    finally:
+        listener.close()
+        path.unlink(missing_ok=True)
+    assert str(path) not in plain, plain
+    assert done.stdout.strip() == "in", done.stderr

@@ -105,16 +105,26 @@ def host_abstract_sockets() -> list[str]:
     return sorted(name[1:] for name in _unix_names() if name.startswith("@"))
 
 
+# Folders that are new inside, whole (a tmpfs, bwrap's private /dev): no host socket under them needs a cover. Each
+# cover is a mount whose target must still exist when bwrap starts (a socket removed in between fails the start),
+# so the fewer, the better on a shared node.
+MASKED_WHOLE = (Path("/run/user"), Path("/dev"))
+
+
 def socket_argv(visible, allowed: tuple[Path, ...] = ()) -> list[str]:
     """/dev/null over every host socket ``visible(path)`` says is still in view, but the ``allowed`` ones."""
     argv = ["--tmpfs", "/run/user"] if os.path.isdir("/run/user") else []
     allowed_set = {Path(os.path.realpath(p)) for p in allowed}
+
+    def out_of_view(path: Path) -> bool:
+        return any(path.is_relative_to(folder) for folder in MASKED_WHOLE) or not visible(path)
+
     for path in host_sockets():
-        if path.is_relative_to("/run/user") or Path(os.path.realpath(path)) in allowed_set or not visible(path):
+        if Path(os.path.realpath(path)) in allowed_set or out_of_view(path):
             continue
         argv += ["--ro-bind", "/dev/null", str(path)]
-    for path in allowed:  # a named socket out of view (/run/user's tmpfs, the host's /tmp): bound in
-        if (Path(path).is_relative_to("/run/user") or not visible(Path(path))) and os.path.exists(path):
+    for path in allowed:  # a named socket out of view (/run/user's tmpfs, /dev, the host's /tmp): bound in
+        if out_of_view(Path(path)) and os.path.exists(path):
             argv += ["--bind", str(path), str(path)]
     return argv
 
