@@ -14,7 +14,6 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from supervisor.config.doors import DOORS  # noqa: F401 (the names a user accepts an open door by)
 from supervisor.sandbox import landlock
 from supervisor.sandbox.seccomp import seccomp_problem
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from supervisor.run.paths import RunPaths
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import SCAN
-from supervisor.sandbox.mounts import PACKAGE_ROOT, Namespace, bwrap_argv, python_argv  # noqa: F401 (tests)
+from supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
 
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
 HOOK_PORT = 8120  # the decision helper's HTTP door there (network off; with network on it is an ephemeral port)
