@@ -72,8 +72,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     from supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
     from supervisor.sandbox.probe import bwrap_problem
 
-    problem = bwrap_problem()
     boundary = boundary_for(Path(workspace), config) if config is not None else None
+    problem = boundary.problem if boundary is not None else bwrap_problem()  # [policy] sandbox = "off" says so too
     held = boundary is not None and bool(boundary.heldout)
     fail_closed = boundary is not None and (config.policy.sandbox == "required" or (held and not
                                                                                    boundary.unprotected_ok))
