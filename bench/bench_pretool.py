@@ -39,7 +39,7 @@ from supervisor.config.schema import parse_config  # noqa: E402
 from supervisor.run.paths import RunPaths  # noqa: E402
 from supervisor.sandbox.boundary import boundary_for  # noqa: E402
 from supervisor.sandbox.command import command_namespace  # noqa: E402
-from supervisor.sandbox.turn import scope_line, turn_namespace  # noqa: E402
+from supervisor.sandbox.turn import turn_namespace  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, bash, text, tools  # noqa: E402
 
 
@@ -97,7 +97,7 @@ class Bench:
                                 decisions=hook in ("http", "socat"),
                                 http_settings=settings if hook == "http" else None, nested=sandbox)
             inner = self.run.root / f"inner-{self.turns}.sh"
-            inner.write_text(scope_line(ns) + ns.inside + claude + "\n")  # as a turn's inner script starts
+            inner.write_text(ns.inside + claude + "\n")  # as a turn's inner script starts (argv ends in the scope)
             script = (ns.prologue + " ".join(shlex.quote(a) for a in ns.argv) + f" bash {shlex.quote(str(inner))}\n"
                       "status=$?\n" + ns.epilogue + "exit $status\n")
         elif hook == "http":  # no namespace: the helper as a turn starts it, on the host's loopback

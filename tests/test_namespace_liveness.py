@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from supervisor.run.liveness import write_supervisor_info
-from supervisor.sandbox.turn import PACKAGE_ROOT
+from supervisor.sandbox.mounts import PACKAGE_ROOT
 from tests.fixtures_namespace import need_namespace
 
 PROBE = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from pathlib import Path; "

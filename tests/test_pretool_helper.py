@@ -4,6 +4,7 @@ replace its socket nor end it, and a hook whose helper is gone still decides (th
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ def _turn(tmp_path: Path, inside: str) -> tuple[subprocess.CompletedProcess, Pat
     inner = run.root / "inner.sh"  # where the real one is: the host's /tmp is not seen inside
     inner.write_text(ns.inside + inside)
     script = ("export NIGHTSHIFT_RUN_DIR=%s NIGHTSHIFT_TOKEN=tok NIGHTSHIFT_SHIFT=1\n" % run.root + ns.prologue
-              + " ".join(f"'{a}'" for a in ns.argv) + f" bash {inner}\nstatus=$?\n" + ns.epilogue + "exit $status\n")
+              + shlex.join(ns.argv) + f" bash {inner}\nstatus=$?\n" + ns.epilogue + "exit $status\n")
     out = subprocess.run(["bash", "-c", script], cwd=ws, capture_output=True, text=True, timeout=60)
     return out, ws, run.root
 

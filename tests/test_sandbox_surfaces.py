@@ -81,7 +81,7 @@ def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stra
     control = {s["surface"]: s for s in run(todo)}  # the same probes, unsandboxed: the doors are there
     (Path("/dev/shm") / todo["marker"]).unlink(missing_ok=True)
     for name in ("capabilities", "mounts", "unix sockets", "abstract sockets", "socket environment",
-                 "terminals and /dev", "syscalls", "credentials"):
+                 "terminals and /dev", "/dev/shm", "syscalls", "credentials"):
         assert not control[name]["closed"], (name, control[name])
     inside = {s.name: s for s in survey(boundary)}
     assert set(inside) >= set(control) | {"session"}
@@ -93,6 +93,22 @@ def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stra
     interactive = {s.name: s for s in survey(boundary, interactive=True)}
     for name, surface in interactive.items():
         assert surface.closed, surface.line()
+
+
+def test_the_interactive_survey_measures_the_turns_own_namespace(workspace):  # noqa: F811
+    """The turn's line comes from turn_namespace, not a command's namespace with the network switched: with
+    [policy] claude_sandbox the turn lets Claude Code's bubblewrap make user namespaces (the survey says so), while
+    TIOCSTI and the mounts stay refused; a command's namespace never allows it."""
+    need_namespace()
+    from supervisor.sandbox.survey import survey
+
+    boundary = _boundary(workspace.path)
+    nested = {s.name: s for s in survey(boundary, interactive=True, nested=True)}
+    assert not nested["syscalls"].closed and "unshare(CLONE_NEWUSER)" in nested["syscalls"].detail, nested
+    assert nested["TIOCSTI"].closed and nested["mounts"].closed, nested
+    assert survey(boundary, interactive=True)[0].closed  # capabilities: the plain turn's user namespace
+    command = {s.name: s for s in survey(boundary)}
+    assert command["syscalls"].closed, command["syscalls"].line()
 
 
 def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_home):  # noqa: F811
@@ -151,11 +167,12 @@ def test_claude_codes_own_sandbox_nests_and_hidden_data_stays_hidden(tmp_path):
     try:
         argv = bwrap_argv(Namespace(workspace=ws, tmp=tmp, hidden=[held], nested=True))
         inner = ("bwrap --unshare-user --unshare-net --ro-bind / / --dev /dev --proc /proc true && echo nested-ok; "
-                 f"unshare -U -r -m sh -c 'umount -l {held}; cat {held}/answers.dat; touch /usr/ns37-escaped'")
+                 f"unshare -U -r -m sh -c 'echo in-own-namespace; umount -l {held}; cat {held}/answers.dat; "
+                 "touch /usr/ns37-escaped'")
         done = subprocess.run(argv + ["bash", "-c", inner], capture_output=True, text=True, timeout=60)
     finally:
         shutil.rmtree(held, ignore_errors=True)
-    assert "nested-ok" in done.stdout, done.stderr
+    assert "nested-ok" in done.stdout and "in-own-namespace" in done.stdout, done.stderr  # the attempt ran
     assert "SECRET-ANSWERS" not in done.stdout and not Path("/usr/ns37-escaped").exists()
 
 

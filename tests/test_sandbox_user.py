@@ -216,7 +216,7 @@ init_workspace(ws, InitOptions(goal="make check.txt say ok", agent="command"))
 (home / ".ssh").mkdir(exist_ok=True)
 (home / ".ssh" / "id_ed25519").write_text("USER-SECRET-KEY")
 subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "new-session", "-d", "sleep 120"], check=True)
-cheat = ("cat ~/.ssh/id_ed25519 > key.txt; tmux -S ~/tmux.sock run-shell 'touch ~/escaped'; "
+cheat = ("touch tried; cat ~/.ssh/id_ed25519 > key.txt; tmux -S ~/tmux.sock run-shell 'touch ~/escaped'; "
          "umount -l /dev/shm; unshare -U -r true && touch unshared; true")
 (ws / "agent.py").write_text(AGENT)
 (ws / "agent_script.json").write_text(json.dumps({{"s1t1": [["shell", cheat], ["write", "check.txt", "ok"],
@@ -231,7 +231,8 @@ run = create_run(ws, resolve_config(ws))
 rc = run_foreground(run, say=lambda _: None)
 subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "kill-server"])
 events = [json.loads(line) for line in run.events.read_text().splitlines()]
-print(json.dumps({{"rc": rc, "uid": os.getuid(), "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else "",
+print(json.dumps({{"rc": rc, "uid": os.getuid(), "tried": (ws / "tried").exists(),
+                  "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else None,
                   "escaped": (home / "escaped").exists(), "unshared": (ws / "unshared").exists(),
                   "finished": [e["data"] for e in events if e["type"] == "run.finished"],
                   "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"]}}))
@@ -244,7 +245,8 @@ def test_a_command_agents_run_as_an_unprivileged_user_ends_done_with_every_door_
     need_namespace()
     found = _as_user(unprivileged, RUN_DRIVER, 300)
     assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
-    assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
+    # the cheat ran (its marker, and key.txt made empty by the redirect), and none of its doors opened
+    assert found["tried"] and found["key"] == "" and not found["escaped"] and not found["unshared"], found
     assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found
 
 
@@ -277,7 +279,8 @@ run = create_run(ws, resolve_config(ws))
 rc = run_foreground(run, say=lambda _: None)
 subprocess.run(["tmux", "-S", str(home / "tmux.sock"), "kill-server"])
 events = [json.loads(line) for line in run.events.read_text().splitlines()]
-print(json.dumps({{"rc": rc, "uid": os.getuid(), "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else "",
+print(json.dumps({{"rc": rc, "uid": os.getuid(), "tried": (ws / "tried").exists(),
+                  "key": (ws / "key.txt").read_text() if (ws / "key.txt").exists() else None,
                   "escaped": (home / "escaped").exists(), "unshared": (ws / "unshared").exists(),
                   "finished": [e["data"] for e in events if e["type"] == "run.finished"],
                   "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"]}}))
@@ -293,7 +296,7 @@ def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut
     require_tool("claude")
     root = str(Path(__file__).resolve().parent.parent)
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    cheat = ("python3 -c \"import os; h = os.path.expanduser('~'); "
+    cheat = ("touch tried; python3 -c \"import os; h = os.path.expanduser('~'); "
              "open('key.txt', 'w').write(open(h + '/.s' + 'sh/id_ed25519').read())\"; "
              "python3 -c \"import os, subprocess; h = os.path.expanduser('~'); "
              "subprocess.run(['tm' + 'ux', '-S', h + '/tmux.sock', 'run-shell', 'touch ' + h + '/escaped'])\"; "
@@ -303,5 +306,6 @@ def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut
         found = _as_user(unprivileged, CLAUDE_DRIVER, 280, {"CLAUDE_CONFIG_DIR": f"{unprivileged.pw_dir}/.claude-test",
                                                              "CLAUDE_CODE_MAX_RETRIES": "0", **fake.env()})
     assert found["uid"] == unprivileged.pw_uid and found["rc"] == 0, found
-    assert found["key"] == "" and not found["escaped"] and not found["unshared"], found
+    # the cheat ran (its marker, and key.txt made empty by the redirect), and none of its doors opened
+    assert found["tried"] and found["key"] == "" and not found["escaped"] and not found["unshared"], found
     assert found["finished"][-1]["outcome"] == "done" and found["sandbox"][0]["namespace"] is True, found

@@ -27,11 +27,13 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
     from supervisor.attest.check import check_result, workspace_of
     if rerun:  # the commit is a stranger's code: it runs only inside the whole sandbox, or with its doors accepted
         from supervisor.sandbox.probe import open_parts
-        refused = [(door, why) for door, why in open_parts("auto") if door not in accept_open]
-        if refused:
-            door, why = refused[0]
+        # the oracle command runs without network there: the Landlock scope is no part of its sandbox
+        refused = [(door, why) for door, why in open_parts("auto", shared_network=False) if door not in accept_open]
+        if refused:  # one line naming every door, so one fix or one command line accepts them all
+            doors = " and ".join(f"{door} ({why})" for door, why in refused)
+            flags = " ".join(f"--accept-open {door}" for door, _why in refused)
             print(f"nightshift: verify-result --rerun would run the commit's oracle command with the sandbox's "
-                  f"{door} door open ({why}); fix that, or accept it with --accept-open {door}", file=sys.stderr)
+                  f"door(s) open: {doors}; fix that, or accept it with {flags}", file=sys.stderr)
             return 2
     workspace = workspace_of(target, folder)
     allowed = [name.strip() for item in allow for name in item.split(",") if name.strip()]

@@ -45,6 +45,7 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
+    rows += surface_rows(*_probed_boundary(workspace))
     from supervisor.cli.watch.cron import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
@@ -68,11 +69,11 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle, open_doors
+    from supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
     from supervisor.sandbox.probe import bwrap_problem
 
-    problem = bwrap_problem()
     boundary = boundary_for(Path(workspace), config) if config is not None else None
+    problem = boundary.problem if boundary is not None else bwrap_problem()  # [policy] sandbox = "off" says so too
     held = boundary is not None and bool(boundary.heldout)
     fail_closed = boundary is not None and (config.policy.sandbox == "required" or (held and not
                                                                                    boundary.unprotected_ok))
@@ -84,7 +85,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
              f"{problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
              + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
                 if fail_closed else ""))]
-    rows += surface_rows(boundary if boundary is not None else boundary_for_oracle(Path(workspace), None), held)
+    if boundary is not None and problem is None:  # without a namespace the row above says it (and why runs stop)
+        rows += [(False, "held-out data", line) for line in start_problems(boundary)]
     if config is not None and config.policy.claude_sandbox:
         second = sandbox_problem()
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
@@ -109,12 +111,27 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
-def surface_rows(boundary, held: bool) -> list[tuple[bool, str, str]]:
-    """The sandbox probed from inside the namespace the run will use: a row per surface (an open one is missing
-    where held-out answers are at stake and its door is not accepted by name)."""
+def _probed_boundary(workspace: Path):
+    """The boundary the run will use (the oracle's defaults where nightshift.toml is missing or does not load: its
+    error is boundary_checks' row), and whether its turns run Claude Code's own sandbox inside."""
+    from supervisor.config.schema import ConfigError, load_config
+    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle
+
+    try:
+        config = load_config(workspace)
+    except ConfigError:
+        return boundary_for_oracle(Path(workspace), None), False
+    return boundary_for(Path(workspace), config), config.policy.claude_sandbox and config.agent.kind == "claude"
+
+
+def surface_rows(boundary, nested: bool = False) -> list[tuple[bool, str, str]]:
+    """The sandbox probed from inside the namespace the run will use: a row per surface and per part the machine
+    lacks, shown, never missing in itself (a part a run with held-out data cannot go without is start_problems'
+    row). Doctor's alone: check's preflight probes the surfaces once itself."""
     from supervisor.sandbox.survey import survey_lines
 
-    return [(line.startswith("closed") or not held, "sandbox", line) for line in survey_lines(boundary)]
+    parts = [(True, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
+    return parts + [(True, "sandbox", line) for line in survey_lines(boundary, nested=nested)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:

@@ -20,6 +20,8 @@ def run_hook(event: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from supervisor.config.doors import DOORS  # a leaf: no pydantic
+
     p = argparse.ArgumentParser(prog="nightshift", description="Keep a coding agent working on a measurable goal, "
                                 "and check its claims. With no verb: the TUI.")
     sub = p.add_subparsers(dest="verb", metavar="VERB")
@@ -130,9 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--references", action="append", default=[], metavar="DIR",
                    help="where to look for held-out references by digest")
     s.add_argument("--dir", help="the clone to check against (default: the run's workspace, or here)")
-    s.add_argument("--accept-open", action="append", default=[], metavar="DOOR",
-                   choices=["namespace", "userns", "seccomp"],
-                   help="--rerun where this machine lacks that part of the sandbox (namespace, userns, seccomp)")
+    s.add_argument("--accept-open", action="append", default=[], metavar="DOOR", choices=DOORS,
+                   help=f"--rerun where this machine lacks that part of the sandbox ({', '.join(DOORS)})")
     s = sub.add_parser("wait", help="wait for a run's outcome; exit 0 only if verified done (codes: README)")
     s.add_argument("run", nargs="?")
     s.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from supervisor.config.credential_places import CREDENTIAL_PLACES
+from supervisor.config.doors import PART_DOORS
 from supervisor.config.types import Duration, Section
 
 
@@ -42,8 +43,9 @@ class PolicyConfig(Section):
     # Unix sockets of the user or the machine a process inside may reach (none by default; a Slurm run gets munge's).
     sockets: list[str] = Field(default_factory=list)
     # Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without, by
-    # name: "userns" (no user namespace), "seccomp" (no filter). Without, such a run is held before it starts.
-    open_doors: list[Literal["userns", "seccomp"]] = Field(default_factory=list)
+    # name: "userns" (no user namespace), "seccomp" (no filter), "landlock" (no abstract-socket scope: kernels before
+    # 6.12, a part only with the network on). Without, such a run is held before it starts.
+    open_doors: list[Literal[PART_DOORS]] = Field(default_factory=list)
     # When something on the agent's screen waits for a human and nobody answers within wait_timeout:
     # "deny" answers no and the agent goes on; "wait" keeps waiting (the run says so everywhere).
     on_wait: Literal["deny", "wait"] = "deny"
@@ -58,13 +60,15 @@ class PolicyConfig(Section):
                                  f"there (e.g. \"~/.kube\"): {', '.join(CREDENTIAL_PLACES)}")
         return value
 
-    @field_validator("sockets")
+    @field_validator("sockets", "deny_read")
     @classmethod
-    def _sockets(cls, value: list[str]) -> list[str]:
+    def _absolute(cls, value: list[str], info) -> list[str]:
+        """A relative path would be taken relative to wherever the supervisor started: absolute or ~ only."""
+        example = "/run/munge/munge.socket.2" if info.field_name == "sockets" else "~/.config/mytool"
         for item in value:
             if not item.strip().startswith(("/", "~")):
-                raise ValueError(f"holds {item!r}: name a socket by its absolute path, e.g. \"/run/munge/munge.socket.2\"")
-        return value
+                raise ValueError(f"holds {item!r}: name it by its absolute path or from ~, e.g. \"{example}\"")
+        return [item.strip() for item in value]
 
     @field_validator("protect", "hide", "agent_state", "deny_read")
     @classmethod

@@ -5,12 +5,12 @@ exist), write (the workspace and a private TMPDIR; references, passed tests, nig
 read-only), reach (the network, or only the model's API through a proxy) and how long it may live (a PID namespace:
 nothing it starts outlives it; what was left running is named).
 
-    probe.py     can bubblewrap make a namespace here, and which sandbox parts (userns, seccomp) it gives
+    probe.py     can bubblewrap make a namespace here, and which sandbox parts (userns, seccomp, landlock) it gives
     hardening.py what makes the namespace a sandbox: capabilities, /dev, sockets, credentials, environment
     seccomp.py   the seccomp filter (libseccomp), compiled once, read by bwrap from a descriptor
     surfaces.py  the probes of every surface, run inside the namespace
     survey.py    the probes run in a boundary's namespace, a line per surface (doctor, check, tests)
-    mounts.py    a Namespace (what is hidden, read-only, writable) -> bwrap's argv
+    mounts.py    a Namespace (what is hidden, read-only, writable) -> bwrap's argv; the helpers' python_argv
     boundary.py  a run's Boundary: what every process of the agent's code may see, from the config
     command.py   a command (tests, verify, oracle, probe) in its namespace: argv, fresh TMPDIR, leftovers
     turn.py      an agent turn's namespace, as the lines of the turn's wrapper script

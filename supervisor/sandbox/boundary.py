@@ -18,6 +18,11 @@ from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
 from supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
 from supervisor.sandbox.probe import namespace_problem, open_parts
 
+# The part of the sandbox that closes each surface the probes measure (survey.py): where the machine lacks that part,
+# the surface stays open, and accepting the part's door ([policy] open_doors) accepts the surface with it.
+SURFACE_DOORS = {"capabilities": "userns", "mounts": "seccomp", "TIOCSTI": "seccomp", "syscalls": "seccomp",
+                 "abstract sockets": "landlock"}
+
 if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
     from supervisor.config.schema import Config
 
@@ -47,7 +52,7 @@ class Boundary:
     @property
     def missing(self) -> list[tuple[str, str]]:
         """(door, why and the fix) for each part of the sandbox this machine does not give."""
-        return open_parts(self.mode)
+        return open_parts(self.mode, shared_network=self.network or self.command_network)
 
     @property
     def problem(self) -> str | None:
@@ -84,8 +89,9 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
     heldout = [_path(ws, c.reference) for c in comps if c.heldout]
     hidden = list(heldout) + ([user_state_dir() / "heldout"] if heldout else [])
     hidden += [ws / STATE_DIR_NAME / "references"] + ([run_root / "references"] if run_root is not None else [])
-    heldout += heldout_tests_hidden(config)  # fail closed and probed like the held-out references
-    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests_hidden(config)
+    heldout_tests = heldout_tests_hidden(config)
+    heldout += heldout_tests  # fail closed and probed like the held-out references
+    hidden += [Path(p).expanduser().resolve() for p in config.policy.hide] + heldout_tests
     read_only = [ws / CONFIG_NAME, ws / STATE_DIR_NAME, *[Path(p) for p in protected], *git_controls(ws)]
     for pattern in config.policy.protect:
         read_only += [Path(p).resolve() for p in glob.glob(str(ws / pattern), recursive=True)]
@@ -109,7 +115,7 @@ def _sockets(config: Config) -> list[Path]:
 
 def heldout_tests_hidden(config: Config) -> list[Path]:
     """`init --holdout-tests` (issue #36): the private store of held-out tests and of the checkouts they run in."""
-    store = getattr(config.verify, "heldout_tests", "")
+    store = config.verify.heldout_tests
     return [Path(store).expanduser().resolve()] if store else []
 
 
@@ -151,6 +157,12 @@ def start_problems(boundary: Boundary) -> list[str]:
     if boundary.mode == "required" and problem:
         out.append(f"[policy] sandbox = \"required\" but {problem}; fix that, or set sandbox = \"auto\"")
     return out
+
+
+def surface_door(boundary: Boundary, surface: str) -> str | None:
+    """The missing part (its door's name) that leaves ``surface`` open on this machine, or None."""
+    door = SURFACE_DOORS.get(surface)
+    return door if door in {name for name, _why in boundary.missing} else None
 
 
 def notes(boundary: Boundary) -> list[str]:

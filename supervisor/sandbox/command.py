@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
-import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from supervisor.sandbox.boundary import Boundary
-from supervisor.sandbox.mounts import PACKAGE_ROOT, Namespace, bwrap_argv
+from supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 LEFTOVERS = ".nightshift-leftovers"  # in the private TMPDIR, written inside after the command ended
 # Run the command as a child, then list every process of the namespace but its init (1) and this shell; builtins
@@ -25,8 +23,6 @@ LEFTOVERS = ".nightshift-leftovers"  # in the private TMPDIR, written inside aft
 SCAN = ('for p in /proc/[0-9]*; do n=${p#/proc/}; if [ "$n" != 1 ] && [ "$n" != $$ ] && '
         'read -r c < "$p/comm" 2>/dev/null; then echo "$n $c"; fi; done')
 INNER = f'bash -c "$1"; status=$?\n{SCAN} > "/tmp/{LEFTOVERS}"\nexit $status'
-LANDLOCK = ("import sys; sys.path.insert(0, {root!r}); from supervisor.sandbox.landlock import main; "
-            "sys.exit(main(sys.argv[1:]))")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|^ANTHROPIC_|^NIGHTSHIFT_", re.IGNORECASE)
 NETWORK_WORDS = ("Network is unreachable", "Temporary failure in name resolution", "Name or service not known",
                  "getaddrinfo", "Could not resolve host", "NameResolutionError")
@@ -79,12 +75,8 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
                    # also kills the group on a timeout). A second session inside costs a new scheduler autogroup,
                    # ~4-5 ms a command on a loaded machine, and adds nothing (tests/test_sandbox_session.py).
                    new_session=False)
-    try:
-        inner = INNER
-        if boundary.command_network:  # the machine's network shared: abstract sockets out of reach (landlock.py)
-            launcher = [sys.executable, "-S", "-E", "-P", "-c", LANDLOCK.format(root=str(PACKAGE_ROOT))]
-            inner = INNER.replace('bash -c "$1"', " ".join(shlex.quote(a) for a in launcher) + ' bash -c "$1"', 1)
-        yield CommandRun(bwrap_argv(ns) + ["bash", "-c", inner, f"nightshift-{kind}", command], True, tmp)
+    try:  # with command_network, bwrap_argv ends in the Landlock launcher: abstract sockets out of reach
+        yield CommandRun(bwrap_argv(ns) + ["bash", "-c", INNER, f"nightshift-{kind}", command], True, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

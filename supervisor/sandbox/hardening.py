@@ -76,21 +76,22 @@ def device_argv() -> list[str]:
     return argv
 
 
-def host_sockets() -> list[Path]:
-    """Every unix socket path the host's kernel lists as bound (its network namespace's), that still exists as a
-    socket. Abstract sockets (``@name``) have no path: a namespace without network cannot reach them."""
+def _unix_names() -> set[str]:
+    """The names of the unix sockets the host's network namespace has bound (/proc/net/unix's last column): a path,
+    or ``@name`` for an abstract socket."""
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()[1:]
     except OSError:
-        return []
-    out = set()
-    for line in lines:
-        parts = line.split(None, 7)
-        if len(parts) == 8 and parts[7].startswith("/"):
-            out.add(parts[7])
+        return set()
+    return {parts[7] for parts in (line.split(None, 7) for line in lines) if len(parts) == 8}
+
+
+def host_sockets() -> list[Path]:
+    """Every unix socket path the host's kernel lists as bound (its network namespace's), that still exists as a
+    socket. Abstract sockets (``@name``) have no path: a namespace without network cannot reach them."""
     found = []
-    for text in sorted(out):
+    for text in sorted(name for name in _unix_names() if name.startswith("/")):
         try:
             if stat.S_ISSOCK(os.lstat(text).st_mode):
                 found.append(Path(text))
@@ -101,26 +102,29 @@ def host_sockets() -> list[Path]:
 
 def host_abstract_sockets() -> list[str]:
     """The names of the abstract sockets the host's network namespace has (without the leading @)."""
-    try:
-        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()[1:]
-    except OSError:
-        return []
-    names = {parts[7][1:] for parts in (line.split(None, 7) for line in lines)
-             if len(parts) == 8 and parts[7].startswith("@")}
-    return sorted(names)
+    return sorted(name[1:] for name in _unix_names() if name.startswith("@"))
+
+
+# Folders that are new inside, whole (a tmpfs, bwrap's private /dev): no host socket under them needs a cover. Each
+# cover is a mount whose target must still exist when bwrap starts (a socket removed in between fails the start),
+# so the fewer, the better on a shared node.
+MASKED_WHOLE = (Path("/run/user"), Path("/dev"))
 
 
 def socket_argv(visible, allowed: tuple[Path, ...] = ()) -> list[str]:
     """/dev/null over every host socket ``visible(path)`` says is still in view, but the ``allowed`` ones."""
     argv = ["--tmpfs", "/run/user"] if os.path.isdir("/run/user") else []
     allowed_set = {Path(os.path.realpath(p)) for p in allowed}
+
+    def out_of_view(path: Path) -> bool:
+        return any(path.is_relative_to(folder) for folder in MASKED_WHOLE) or not visible(path)
+
     for path in host_sockets():
-        if path.is_relative_to("/run/user") or Path(os.path.realpath(path)) in allowed_set or not visible(path):
+        if Path(os.path.realpath(path)) in allowed_set or out_of_view(path):
             continue
         argv += ["--ro-bind", "/dev/null", str(path)]
-    for path in allowed:  # a named socket out of view (/run/user's tmpfs, the host's /tmp): bound in
-        if (Path(path).is_relative_to("/run/user") or not visible(Path(path))) and os.path.exists(path):
+    for path in allowed:  # a named socket out of view (/run/user's tmpfs, /dev, the host's /tmp): bound in
+        if out_of_view(Path(path)) and os.path.exists(path):
             argv += ["--bind", str(path), str(path)]
     return argv
 

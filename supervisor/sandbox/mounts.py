@@ -24,6 +24,15 @@ HOST_TMP = Path("/tmp")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
+def python_argv(module: str, *args: str) -> list[str]:
+    """This installation's Python running ``module.main(argv)``, as the helpers, probes and launchers of the
+    namespace start: no site (-S, fast), no user PYTHON* variables (-E), nothing of the current folder (the
+    workspace) on the path (-P); only this package is put on it."""
+    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    return [sys.executable, "-S", "-E", "-P", "-c", code, *args]
+
+
 @dataclass
 class Namespace:
     workspace: Path
@@ -97,7 +106,9 @@ def _in_view(ns: Namespace, covered: list[Path]):
 
 
 def bwrap_argv(ns: Namespace) -> list[str]:
-    """bubblewrap's argv up to and including ``--`` (after the seccomp prefix where the filter is available).
+    """bubblewrap's argv up to and including ``--`` (after the seccomp prefix where the filter is available), and,
+    where the namespace shares the machine's network, the Landlock launcher after it (abstract sockets have no path
+    to cover: landlock.py scopes what it starts), so every caller's command runs in that scope.
     Order matters: later mounts cover earlier ones."""
     ws = ns.workspace
     parts = hardening_parts()
@@ -136,7 +147,8 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     argv += hardening.env_argv()
     # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws)]
+    scope = python_argv("supervisor.sandbox.landlock") if ns.network and parts.landlock else []
     program = program_file(ns.nested) if parts.seccomp else None
     if program is None:
-        return argv + ["--"]
-    return seccomp_prefix(program) + argv + ["--seccomp", str(FD), "--"]
+        return argv + ["--", *scope]
+    return seccomp_prefix(program) + argv + ["--seccomp", str(FD), "--", *scope]

@@ -3,8 +3,10 @@ process (a fork and a few mounts, ~5 ms each), with the reason in words a user c
 clusters disable unprivileged user namespaces; some machines have no libseccomp).
 
 The parts (``hardening``): ``userns``, a user namespace without capabilities that cannot make another one;
-``seccomp``, the filter of seccomp.py. A part the machine cannot give is a door a run must accept by name
-(``[policy] open_doors``, ``verify-result --accept-open``) where held-out answers are at stake."""
+``seccomp``, the filter of seccomp.py; ``landlock``, the scope that keeps the machine's abstract sockets out of reach
+where a namespace shares the machine's network (landlock.py; kernels before 6.12 lack it). A part the machine cannot
+give is a door a run must accept by name (``[policy] open_doors``, ``verify-result --accept-open``) where held-out
+answers are at stake."""
 from __future__ import annotations
 
 import functools
@@ -12,9 +14,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from supervisor.sandbox import landlock
 from supervisor.sandbox.seccomp import seccomp_problem
-
-DOORS = ("namespace", "userns", "seccomp")  # the names a user accepts an open door by
 
 
 def bwrap_problem() -> str | None:
@@ -49,6 +50,7 @@ def namespace_problem(mode: str) -> str | None:
 class Parts:
     userns: bool
     seccomp: bool
+    landlock: bool = False  # the abstract-socket scope (only a part where the machine's network is shared)
     reasons: tuple[tuple[str, str], ...] = ()  # (door, why it is open and the fix)
 
 
@@ -74,12 +76,19 @@ def hardening_parts() -> Parts:
     problem = seccomp_problem()
     if problem:
         reasons.append(("seccomp", problem + " (mount/umount, unshare, io_uring and TIOCSTI stay allowed inside)"))
-    return Parts(userns, problem is None, tuple(reasons))
+    version = landlock.abi()
+    if version < landlock.SCOPED_ABI:
+        reasons.append(("landlock", f"no Landlock scope for abstract sockets (this kernel's Landlock ABI is "
+                        f"{version or 'absent'}, the scope needs {landlock.SCOPED_ABI}: Linux 6.12+), so a process "
+                        "that shares the machine's network reaches its abstract sockets (@name); fix: a newer kernel, "
+                        "or [policy] network = false and command_network = false"))
+    return Parts(userns, problem is None, version >= landlock.SCOPED_ABI, tuple(reasons))
 
 
-def open_parts(mode: str) -> list[tuple[str, str]]:
-    """(door, why and the fix) for each part of the sandbox the machine does not give under ``[policy] sandbox``."""
+def open_parts(mode: str, shared_network: bool = True) -> list[tuple[str, str]]:
+    """(door, why and the fix) for each part of the sandbox the machine does not give under ``[policy] sandbox``;
+    ``shared_network``: some process inside shares the machine's network (else the Landlock scope is no part)."""
     problem = namespace_problem(mode)
     if problem is not None:
         return [("namespace", problem)]
-    return list(hardening_parts().reasons)
+    return [(door, why) for door, why in hardening_parts().reasons if shared_network or door != "landlock"]

@@ -25,11 +25,11 @@ from pathlib import Path
 from supervisor.run.paths import make_private_dir, user_state_dir
 
 FD = 9  # the descriptor bubblewrap reads the program from (opened by the prefix's shell)
-REFUSED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig",
-           "fspick", "mount_setattr", "unshare", "setns", "io_uring_setup", "io_uring_enter", "io_uring_register",
-           "keyctl", "add_key", "request_key", "bpf", "userfaultfd", "perf_event_open")
+# What a nested sandbox (Claude Code's bubblewrap inside a turn) needs: mounts and namespaces of its own.
 NESTED_ALLOWED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount",
                   "fsconfig", "fspick", "mount_setattr", "unshare", "setns")
+REFUSED = NESTED_ALLOWED + ("io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
+                            "request_key", "bpf", "userfaultfd", "perf_event_open")
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 FIX = "pip install pyseccomp (libseccomp2 must be installed: Debian apt-get install libseccomp2)"
 
@@ -70,14 +70,22 @@ def _compiled(nested: bool = False) -> tuple[bytes | None, str | None]:
         return None, f"no seccomp filter: libseccomp is not usable here ({type(exc).__name__}: {exc}); fix: {FIX}"
 
 
+@functools.lru_cache(maxsize=2)
+def _file_name(nested: bool) -> str:
+    program, _problem = _compiled(nested)
+    return f"{hashlib.sha256(program).hexdigest()[:16]}.bpf" if program is not None else ""
+
+
 def _program_file(nested: bool = False) -> tuple[Path | None, str | None]:
-    """Compiled once per process; written where the current user's state folder is, when it is not there yet."""
+    """Compiled once per process; written where the current user's state folder is (it may change within a
+    process: $XDG_STATE_HOME), when it is not there yet. A namespace costs one stat: the file's name is its
+    content's hash (written by rename, never partly), so a file of that name holds this program."""
     program, problem = _compiled(nested)
     if program is None:
         return None, problem
-    folder = make_private_dir(user_state_dir() / "seccomp")
-    path = folder / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
-    if not path.is_file() or path.read_bytes() != program:
+    path = user_state_dir() / "seccomp" / _file_name(nested)
+    if not path.is_file():
+        folder = make_private_dir(path.parent)
         tmp = folder / f".{path.name}.{os.getpid()}"
         tmp.write_bytes(program)
         os.chmod(tmp, 0o600)

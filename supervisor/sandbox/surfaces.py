@@ -70,16 +70,22 @@ def mounts() -> tuple[bool, str]:
                                 f"remount / rw: {os.strerror(rm) if rm else 'worked'}"
 
 
-def sockets(paths: list[str]) -> tuple[bool, str]:
+def _reached(addresses: list[str]) -> list[str]:
+    """The unix socket addresses (a path, or NUL and an abstract name) a connect reaches from here."""
     reached = []
-    for path in paths:
+    for address in addresses:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(2)
             try:
-                s.connect(path)
-                reached.append(path)
+                s.connect(address)
+                reached.append(address)
             except OSError:
                 continue
+    return reached
+
+
+def sockets(paths: list[str]) -> tuple[bool, str]:
+    reached = _reached(paths)
     own = os.path.join(os.environ.get("TMPDIR", "/tmp"), f".probe-{os.getpid()}.sock")
     try:  # the private /tmp keeps its own sockets working (forkserver, Manager, MPI)
         with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
@@ -99,15 +105,7 @@ def sockets(paths: list[str]) -> tuple[bool, str]:
 
 def abstract(names: list[str]) -> tuple[bool, str]:
     """The machine's abstract sockets (``@name``): out of reach through the network namespace or a Landlock scope."""
-    reached = []
-    for name in names:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2)
-            try:
-                s.connect("\0" + name)
-                reached.append("@" + name)
-            except OSError:
-                continue
+    reached = ["@" + address[1:] for address in _reached(["\0" + name for name in names])]
     if reached:
         return False, f"reached {len(reached)} of {len(names)}: {', '.join(reached[:5])}"
     return True, f"none of {len(names)} abstract sockets of the machine reachable"
@@ -133,14 +131,21 @@ def terminals(host_ptys: list[str]) -> tuple[bool, str]:
         (f"; host devices visible: {', '.join(blocks[:5])}" if blocks else "; a private /dev")
 
 
-def shm(marker: str) -> tuple[bool, str]:
-    """Write a marker into /dev/shm: the outside checks it is not in the host's (and the tmpfs ends with us)."""
+def shm(marker: str, host_device: int | None) -> tuple[bool, str]:
+    """Is this /dev/shm the host's (the same filesystem as the one the outside saw: ``host_device``)? Then it is
+    open. Also writes a marker: the outside checks it is not in the host's (and the tmpfs ends with us)."""
+    try:
+        device = os.stat("/dev/shm").st_dev
+    except OSError as exc:
+        return True, f"no /dev/shm here ({exc})"
+    if host_device is not None and device == host_device:
+        return False, "the host's /dev/shm is shared: its files are readable and writable here"
     try:
         with open(os.path.join("/dev/shm", marker), "w") as fh:
             fh.write("inside")
-        return True, "written to the private /dev/shm"
+        return True, "a private /dev/shm (written to)"
     except OSError as exc:
-        return True, f"no /dev/shm to write ({exc})"
+        return True, f"a private /dev/shm, not writable ({exc})"
 
 
 def tiocsti() -> tuple[bool, str]:
@@ -207,7 +212,7 @@ def run(plan: dict) -> list[dict]:
               ("abstract sockets", lambda: abstract(plan.get("abstract", []))),
               ("socket environment", lambda: environment(plan.get("env", []))),
               ("terminals and /dev", lambda: terminals(plan.get("ptys", []))),
-              ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"))),
+              ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"), plan.get("shm_device"))),
               ("TIOCSTI", tiocsti), ("syscalls", syscalls),
               ("credentials", lambda: credentials(plan.get("credentials", [])))]
     if plan.get("session"):

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from supervisor.run.paths import RunPaths
 from supervisor.sandbox import hardening
-from supervisor.sandbox.boundary import Boundary
-from supervisor.sandbox.mounts import Namespace, bwrap_argv
+from supervisor.sandbox.boundary import Boundary, surface_door
+from supervisor.sandbox.command import command_namespace
+from supervisor.sandbox.mounts import python_argv
+from supervisor.sandbox.turn import turn_namespace
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 FIXES = {
     "capabilities": "a user namespace with --cap-drop ALL: allow unprivileged user namespaces, bubblewrap >= 0.8",
     "mounts": "install libseccomp (pip install pyseccomp) and allow user namespaces",
@@ -57,54 +59,71 @@ def plan(boundary: Boundary, session: bool) -> dict:
         ptys = []
     return {"sockets": sockets, "abstract": hardening.host_abstract_sockets(), "env": list(hardening.SOCKET_ENV),
             "ptys": ptys,
-            "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "session": session,
+            "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "shm_device": _device("/dev/shm"),
+            "session": session,
             "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
 
 
-def _module(name: str) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.{name} import main; "
-            "sys.exit(main(sys.argv[1:]))")
-    return [sys.executable, "-S", "-E", "-P", "-c", code]
+def _device(path: str) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
-def inside_command(plan_file: str, scoped: bool = False) -> list[str]:
-    """The probes; ``scoped``: through the Landlock scope a turn with the machine's network runs in."""
-    return (_module("landlock") if scoped else []) + _module("surfaces") + [plan_file]
+def inside_command(plan_file: str) -> list[str]:
+    """The probes (after bwrap_argv, which scopes them as it scopes every process that shares the network)."""
+    return python_argv("supervisor.sandbox.surfaces", plan_file)
 
 
-def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0) -> list[Surface]:
-    """Run the probes inside the namespace ``boundary`` makes for a command (``interactive``: for a turn that keeps
-    its terminal, with the agent's network setting). Where no namespace can be made, every surface is open for that
-    reason."""
+def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0,
+           nested: bool = False) -> list[Surface]:
+    """Run the probes inside the namespace ``boundary`` makes for a command (command_namespace: no network unless
+    [policy] command_network) or, ``interactive``, for a turn that keeps its terminal (turn_namespace, as the
+    wrapper starts it; ``nested``: with Claude Code's own sandbox inside, [policy] claude_sandbox). Where no
+    namespace can be made, every surface is open for that reason."""
     if boundary.problem is not None:
         return [Surface(name, False, f"no namespace ({boundary.problem})") for name in FIXES
                 if name != "session"]
-    tmp = Path(tempfile.mkdtemp(prefix="probe-", dir=boundary.scratch()))
+    todo = plan(boundary, session=not interactive)
+    if interactive:
+        return _in_turn(boundary, todo, timeout, nested)
+    with command_namespace(boundary, "probe", shlex.join(inside_command("/tmp/plan.json"))) as run:
+        (run.tmp / "plan.json").write_text(json.dumps(todo))
+        # as every caller starts a command: a session of its own
+        done = subprocess.run(run.argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                              start_new_session=True)
+    return _found(done, todo)
+
+
+def _in_turn(boundary: Boundary, todo: dict, timeout: float, nested: bool) -> list[Surface]:
+    """The probes in an interactive turn's own namespace, under a throwaway run folder (a name no turn has)."""
+    folder = Path(tempfile.mkdtemp(prefix="probe-run-", dir=boundary.scratch()))
+    name = f"p{uuid.uuid4().hex[:8]}t1"  # a turn's name ends in t<number>; hex has no t
     try:
-        todo = plan(boundary, session=not interactive)
-        network = boundary.network if interactive else boundary.command_network
-        (tmp / "plan.json").write_text(json.dumps(todo))
-        ns = Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden) + boundary.for_commands(),
-                       read_only=list(boundary.read_only) + list(boundary.references),
-                       network=network, new_session=False,
-                       deny_read=boundary.deny_read, sockets=boundary.sockets)
-        argv = bwrap_argv(ns) + inside_command("/tmp/plan.json", scoped=network)
-        # as commands are started (their own session: command.py), and as the wrapper starts an interactive turn
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                              start_new_session=not interactive)
-        found = []
-        for raw in done.stdout.splitlines():
-            try:
-                item = json.loads(raw)
-                found.append(Surface(item["surface"], bool(item["closed"]), str(item["detail"])))
-            except (ValueError, KeyError, TypeError):
-                continue
-        if not found:
-            why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-            return [Surface("probe", False, f"the probe did not run inside the namespace: {why}")]
-        return [_shm_outside(s, todo["marker"]) if s.name == "/dev/shm" else s for s in found]
+        ns = turn_namespace(boundary, RunPaths(folder), 1, name, [], interactive=True, nested=nested)
+        (ns.tmp / "plan.json").write_text(json.dumps(todo))
+        # as the wrapper starts an interactive turn: in the pane's session
+        done = subprocess.run(ns.argv + inside_command("/tmp/plan.json"), capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return _found(done, todo)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(boundary.scratch() / name, ignore_errors=True)
+
+
+def _found(done: subprocess.CompletedProcess, todo: dict) -> list[Surface]:
+    found = []
+    for raw in done.stdout.splitlines():
+        try:
+            item = json.loads(raw)
+            found.append(Surface(item["surface"], bool(item["closed"]), str(item["detail"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    if not found:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return [Surface("probe", False, f"the probe did not run inside the namespace: {why}")]
+    return [_shm_outside(s, todo["marker"]) if s.name == "/dev/shm" else s for s in found]
 
 
 def _shm_outside(surface: Surface, marker: str) -> Surface:
@@ -116,12 +135,20 @@ def _shm_outside(surface: Surface, marker: str) -> Surface:
     return Surface(surface.name, True, surface.detail + "; gone when the process ended, never in the host's")
 
 
-def survey_lines(boundary: Boundary) -> list[str]:
-    """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn."""
-    lines = [s.line() for s in survey(boundary)]
-    if boundary.problem is None:
-        lines += [f"{s.line()} (interactive turn)" for s in survey(boundary, interactive=True)
-                  if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
-    for door, why in boundary.missing:
-        lines.append(f"OPEN    sandbox part {door}: {why}")
+def _line(boundary: Boundary, surface: Surface) -> str:
+    """The surface's line; an open one that a missing part leaves open names that part's door (whether a run may go
+    without it is start_problems' decision, not this line's)."""
+    door = None if surface.closed else surface_door(boundary, surface.name)
+    return surface.line() + (f" (left open by the missing {door} part)" if door else "")
+
+
+def survey_lines(boundary: Boundary, nested: bool = False) -> list[str]:
+    """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn; one
+    line where no namespace can be made (every surface is open for that one reason, whose text says the fix). The
+    parts the machine lacks are the callers' lines (Boundary.missing), not repeated here."""
+    if boundary.problem is not None:
+        return [f"OPEN    every surface: no namespace ({boundary.problem})"]
+    lines = [_line(boundary, s) for s in survey(boundary)]
+    lines += [f"{_line(boundary, s)} (interactive turn)" for s in survey(boundary, interactive=True, nested=nested)
+              if s.name in ("TIOCSTI", "terminals and /dev", "abstract sockets", "unix sockets")]
     return lines

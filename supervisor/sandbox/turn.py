@@ -14,28 +14,22 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.run.paths import RunPaths
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import SCAN
-from supervisor.sandbox.mounts import Namespace, bwrap_argv
+from supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
 HOOK_PORT = 8120  # the decision helper's HTTP door there (network off; with network on it is an ephemeral port)
 HOOK_FOLDERS = ("stops", "refusals", "waits")
 
 
 def python_line(module: str, *args: str) -> str:
-    """This installation's Python running ``module.main(argv)``: no site, no user PYTHON* variables, nothing of
-    the current folder on the path (as the hooks start)."""
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
-            f"sys.exit(main(sys.argv[1:]))")
-    return " ".join([shlex.quote(sys.executable), "-S", "-E", "-P", "-c", shlex.quote(code),
-                     *(shlex.quote(a) for a in args)])
+    """mounts.python_argv as a line of the wrapper script."""
+    return shlex.join(python_argv(module, *args))
 
 
 @dataclass
@@ -47,7 +41,6 @@ class TurnNamespace:
     inside: str = ""  # lines run inside before the agent's command
     epilogue: str = ""  # wrapper lines after it ended (outside)
     notes: list[str] = field(default_factory=list)
-    scoped: bool = False  # the machine's network is shared: the inner script re-runs itself in a Landlock scope
 
 
 def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, agent_state: list[Path],
@@ -76,8 +69,7 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
                    new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
                    own_sockets=(tmp.parent,), nested=nested)  # the run's scratch: the turn's proxy and decision helper
-    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"),
-                        scoped=boundary.network)
+    out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
     if decisions and (http_settings is not None or shutil.which("socat")):
         problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
         _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, boundary.network, problems)
@@ -108,7 +100,8 @@ def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | Non
     sock = folder / "s"
     for stale in ("s", "d", "pid", "lost"):
         (folder / stale).unlink(missing_ok=True)
-    out.argv[-1:-1] = ["--ro-bind", str(folder), "/tmp/.pretool"]
+    end = out.argv.index("--")  # bwrap's last option (the Landlock launcher may follow it)
+    out.argv[end:end] = ["--ro-bind", str(folder), "/tmp/.pretool"]
     args = [str(sock)]
     door = ""
     report = shlex.quote(str(problems))
@@ -136,17 +129,8 @@ def _empty(tmp: Path) -> Path:
     return empty
 
 
-def scope_line(ns: TurnNamespace) -> str:
-    """The inner script's first line where the machine's network is shared: abstract sockets have no path to cover,
-    so the script runs itself again inside a Landlock scope (landlock.py)."""
-    if not ns.scoped:
-        return ""
-    return (f'[ -n "${{NIGHTSHIFT_SCOPED:-}}" ] || NIGHTSHIFT_SCOPED=1 exec '
-            f'{python_line("supervisor.sandbox.landlock")} bash "$0"\n')
-
-
 def inner_script(ns: TurnNamespace, command: str) -> str:
     """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
     scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
-    return ("#!/usr/bin/env bash\n" + scope_line(ns) + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
+    return ("#!/usr/bin/env bash\n" + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
             + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")

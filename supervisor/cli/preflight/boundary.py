@@ -28,21 +28,20 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(FAIL, "boundary", problem)
     for note in notes(boundary) + open_doors(boundary, ctx.agent or ctx.config.agent.kind):
         yield Line(NOTE, "boundary", note)
-    if boundary.problem is None:
+    if boundary.problem is None:  # without a namespace, open_doors' notes above said it (and every surface is open)
         yield from _agent_probe(ctx, boundary)
-    yield from _surfaces(boundary)
+        kind = ctx.agent or ctx.config.agent.kind
+        yield from _surfaces(boundary, nested=ctx.config.policy.claude_sandbox and kind == "claude")
     yield from _references_out_of_reach(ctx, boundary)
 
 
-def _surfaces(boundary) -> Iterable[Line]:
-    """The sandbox's surfaces, probed inside the namespace the run's commands and turns get: a line each."""
+def _surfaces(boundary, nested: bool) -> Iterable[Line]:
+    """The sandbox's surfaces, probed inside the namespace the run's commands and turns get: a line each, OK or
+    NOTE (whether a run may start without a part is start_problems' decision alone, said above as a FAIL)."""
     from supervisor.sandbox.survey import survey_lines
 
-    accepted = set(boundary.open_doors)
-    for line in survey_lines(boundary):
-        door = line.split("sandbox part ", 1)[1].split(":", 1)[0] if "sandbox part " in line else None
-        held = bool(boundary.heldout) and (door is None or door not in accepted)
-        yield Line(OK if line.startswith("closed") else FAIL if held else NOTE, "sandbox", line)
+    for line in survey_lines(boundary, nested=nested):
+        yield Line(OK if line.startswith("closed") else NOTE, "sandbox", line)
 
 
 def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
