@@ -23,7 +23,8 @@ from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.field_compare import field_entry
 from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
                                          restore_references)
-from supervisor.verify.oracle.copies import copy_check, exact_notes, not_out_of_reach, reference_files, start_scan
+from supervisor.verify.oracle.copies import (INSTEAD, copy_check, exact_notes, not_out_of_reach, reference_files,
+                                             reference_inodes, start_scan)
 from supervisor.verify.oracle.embedded import Scan
 from supervisor.verify.oracle.kept import kept_copies, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
@@ -96,7 +97,10 @@ def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
             path.unlink()
 
 
-def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None) -> dict:
+def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None,
+         references: dict[tuple[int, int], str] | None = None) -> dict:
+    """One comparison's entry. ``references``: copies.reference_inodes (a candidate that is a reference file is
+    refused)."""
     entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
                    "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
                    "range": list(comp.range) if comp.range else None, "error": None}
@@ -106,7 +110,7 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
         try:
             path, part = _reference_path(comp, workspace, store)
             with contextlib.ExitStack() as stack:
-                found = field_entry(comp, path, part, *_candidate(comp, workspace, stack), scan)
+                found = field_entry(comp, path, part, *_candidate(comp, workspace, stack, references), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -122,7 +126,7 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     # a candidate's error is still the one reported first.
     with ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            cand_reading = pool.submit(_read_candidate, comp, workspace)
+            cand_reading = pool.submit(_read_candidate, comp, workspace, references)
             ref_reading = pool.submit(_read_reference, comp, workspace, store)
             cand = cand_reading.result()
             side = "reference"
@@ -139,19 +143,27 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     return entry
 
 
-def _read_candidate(comp: CompareConfig, workspace: Path):
+def _read_candidate(comp: CompareConfig, workspace: Path, references: dict[tuple[int, int], str] | None = None):
     with contextlib.ExitStack() as stack:
-        return read_table(*_candidate(comp, workspace, stack))
+        return read_table(*_candidate(comp, workspace, stack, references))
 
 
-def _candidate(comp: CompareConfig, workspace: Path, stack: contextlib.ExitStack) -> tuple[Path, str | None]:
+def _candidate(comp: CompareConfig, workspace: Path, stack: contextlib.ExitStack,
+               references: dict[tuple[int, int], str] | None = None) -> tuple[Path, str | None]:
     """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device, and opened
     once: the readers read the file checked here (pinned while ``stack`` lasts), never a link the agent's
-    processes swap in meanwhile."""
+    processes swap in meanwhile. A candidate that is a reference file (a link to it inside the workspace, a hard
+    link: ``references`` by (st_dev, st_ino)) is a copy, refused."""
     cand_path, cand_part = split_part(comp.candidate)
     path = resolve(workspace, cand_path)
     try:
-        return stack.enter_context(untrusted.pinned(workspace, path)), cand_part
+        opened = stack.enter_context(untrusted.pinned(workspace, path))
+        st = os.stat(opened)  # the file opened, not what the name points to now
+        same = (references or {}).get((st.st_dev, st.st_ino))
+        if same is not None:
+            raise OracleInputError(f"{comp.candidate} is {same} itself (a link to it): a copy of a reference, not "
+                                   f"the solver's output; {INSTEAD}", "candidate", "copy of a reference")
+        return opened, cand_part
     except untrusted.Untrusted as exc:  # a dangling link too: named, not "missing"
         raise OracleInputError(str(exc), "candidate", "untrusted file") from None
     except FileNotFoundError:
@@ -245,6 +257,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     except OSError as exc:
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
     refs = reference_files(cfg, workspace, store)
+    inodes = reference_inodes(cfg, refs)
     kept = kept_copies(cfg, workspace, refs, base, window(workspace, store))  # what the command could copy from
     if command:
         began = time.time_ns()
@@ -253,7 +266,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
             window(workspace, store, began, time.time_ns())
     started = time.monotonic()
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
-    results = [_one(comp, workspace, store, scan) for comp in entries]
+    results = [_one(comp, workspace, store, scan, inodes) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)

@@ -60,6 +60,19 @@ def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> d
     return out
 
 
+def reference_inodes(cfg: OracleConfig, refs: dict[str, Path]) -> dict[tuple[int, int], str]:
+    """{(st_dev, st_ino): the reference's label} of every reference file: a candidate that is one of them (a link
+    to it) reads the reference's own bytes, so it is refused (check._candidate)."""
+    found = {}
+    for comp in cfg.compare:
+        try:
+            st = os.stat(refs[comp.name])
+        except (KeyError, OSError):
+            continue  # a missing reference is the comparison's finding
+        found[(st.st_dev, st.st_ino)] = "a held-out reference" if comp.heldout else split_part(comp.reference)[0]
+    return found
+
+
 def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str) -> str | None:
     """Why the candidates may not have been computed with every reference out of reach (None: they were): then an
     exact match may still be a copy. ``sealed``: how the command ran (seal.Seal.how)."""

@@ -113,14 +113,17 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", side, "h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, LinkRefused, field_axes, hard_node
 
     handle = stack.enter_context(h5py.File(path, "r"))
-    if part and part not in handle:
+    try:
+        node = hard_node(handle, part)  # a link to another file's dataset (a reference's) is not followed
+    except KeyError:
         have = [k for k in _datasets(handle)][:12]
         raise OracleInputError(f"{path}: no dataset {part!r} (it has {have}); the file must hold it", side,
-                               "missing field")
-    node = handle[part] if part else handle
+                               "missing field") from None
+    except LinkRefused as exc:
+        raise OracleInputError(f"{path}:{part or '/'}: {exc}", side, "untrusted file") from None
     if not isinstance(node, h5py.Dataset) or node.dtype.names or node.ndim < 2:
         return None
     layout = GroupLayout(node.parent)
