@@ -142,6 +142,10 @@ class FirstRows:
         self.source, self.rows = source, rows
 
     def __getitem__(self, key):
+        if key is Ellipsis or isinstance(key, tuple) and not key:  # "all of it" ([()], [...]): the rows that are data
+            return self.source[:self.rows]
+        if isinstance(key, tuple) and key[0] is Ellipsis:  # [..., j]: the rows that are data, then the rest
+            key = (slice(None), *key)
         first = key[0] if isinstance(key, tuple) and key else key
         if isinstance(first, slice):
             lo, hi, step = first.indices(self.rows)
