@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -28,14 +29,17 @@ CONTAINERS = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
 TEXT_TABLES = (".dat", ".txt", ".csv", ".tsv", ".out", ".tab", ".asc", "")  # read as tables when sized like one
 BLOCK = 1 << 22  # elements hashed at a time
 MAX_ELEMENTS = 1 << 28  # a dataset larger than this (2 GiB of float64) is not hashed
-_LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # (path, size, mtime) -> {dataset: shape}
-_HASHED: dict[tuple, tuple[str, int]] = {}  # (path, size, mtime, dataset) -> (digest, distinct values)
-_TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: (path, size, mtime) -> its datasets
+_LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # _key -> {dataset: shape}
+_HASHED: dict[tuple, tuple[str, int]] = {}  # (*_key, dataset) -> (digest, distinct values)
+_TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: _key -> its datasets
 
 
 def _key(path: Path) -> tuple:
-    st = path.stat()
-    return str(path), st.st_size, st.st_mtime_ns
+    """What a file's cached listing and digests are kept under: its inode, size and times (as stash.digests). A
+    workspace file is pinned (untrusted.pinned), so this is the stat of the very file opened; the mtime alone can be
+    set back by its writer, the ctime cannot."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @contextlib.contextmanager
