@@ -236,10 +236,13 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
 
 
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None, full: bool = True,
-               boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None) -> OracleOutcome:
+               boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None,
+               in_turn: bool = False, heldout_left_out: int = 0) -> OracleOutcome:
     """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
-    ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for the user's own
-    `nightshift compare` outside a run, which shows everything. ``base``: the run's first commit (kept.py)."""
+    ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for `nightshift
+    compare`, which shows everything it reads. ``base``: the run's first commit (kept.py). ``in_turn``: the agent's
+    own compare inside its turn (copies.not_out_of_reach); ``heldout_left_out``: held-out comparisons the caller
+    took out of ``cfg`` (evaluated at a claim of done), still counted as the exam that proves the answers."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -272,7 +275,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
     seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    reach = not_out_of_reach(cfg, result is not None, seal.how)  # None: an exact match was computed, not copied
+    reach = not_out_of_reach(cfg, result is not None, seal.how, in_turn)  # None: an exact match was not copied
     copies = copy_check(entries, results, scan, refs, reach, kept)
     problems += copies.findings
     seal_notes += copies.notes
@@ -287,7 +290,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
     exact = [] if reach is not None or problems else \
-        exact_notes(shown, results, exam is None or record is not None, sum(c.heldout for c in cfg.compare))
+        exact_notes(shown, results, exam is None or record is not None,
+                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace")
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"
