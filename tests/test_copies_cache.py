@@ -29,3 +29,22 @@ def test_a_container_rewritten_with_its_mtime_set_back_is_hashed_again(tmp_path)
     findings, _ = dataset_copies(tmp_path, ["cache/init.npy"], references)
     assert len(findings) == 1 and findings[0].startswith("cache/init.npy holds the values of reference/ref.npy"), \
         findings
+
+
+def test_a_table_reference_is_parsed_once_while_it_stays_the_same(tmp_path, monkeypatch):
+    from supervisor.verify.oracle import stash_data
+
+    ref = tmp_path / "ref.dat"
+    np.savetxt(ref, np.column_stack([np.arange(300.0), np.sin(np.arange(300.0)) + 2.0]), fmt="%.17g",
+               header="x y")
+    np.save(tmp_path / "profile.npy", np.cos(np.arange(300.0)))  # a 1-D input: the table's columns are compared
+    parsed = []
+    real = stash_data.read_table
+    monkeypatch.setattr(stash_data, "read_table", lambda *a: parsed.append(a) or real(*a))
+    references = [("reference/ref.dat", ref, None, False, None)]
+    for _ in range(3):  # three verdicts
+        assert dataset_copies(tmp_path, ["profile.npy"], references) == ([], [])
+    assert len(parsed) == 1, parsed
+    np.save(tmp_path / "profile.npy", np.sin(np.arange(300.0)) + 2.0)  # now a copy of its column: still found
+    findings, _ = dataset_copies(tmp_path, ["profile.npy"], references)
+    assert findings and findings[0].startswith("profile.npy holds the values of reference/ref.dat (column"), findings

@@ -32,6 +32,8 @@ MAX_ELEMENTS = 1 << 28  # a dataset larger than this (2 GiB of float64) is not h
 _LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # _key -> {dataset: shape}
 _HASHED: dict[tuple, tuple[str, int]] = {}  # (*_key, dataset) -> (digest, distinct values)
 _TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: _key -> its datasets
+_REFERENCE_TABLES: dict[tuple, list[tuple[str, tuple[int, ...], str, int]]] = {}  # (*_key, part, x) ->
+# [(dataset, shape, digest, distinct)] of a table reference: parsed once while it stays the same, not every verdict
 
 
 def _key(path: Path) -> tuple:
@@ -153,6 +155,18 @@ def _array_digest(values: np.ndarray) -> tuple[str, int]:
     return sha.hexdigest(), distinct_count([values])
 
 
+def _table_digests(path: Path, part: str | None, x: object) -> list[tuple[str, tuple[int, ...], str, int]]:
+    """[(dataset, shape, digest, distinct)] of a table reference's datasets (_table_arrays), kept while the file
+    stays the same: a 20 MB reference is parsed once, not at every verdict a 1-D or 2-D input is in the workspace."""
+    key = (*_key(path), part, repr(x))
+    if key not in _REFERENCE_TABLES:
+        if len(_REFERENCE_TABLES) > 256:
+            _REFERENCE_TABLES.clear()
+        _REFERENCE_TABLES[key] = [(name, tuple(values.shape), *_array_digest(values))
+                                  for name, values in _table_arrays(read_table(path, part), x).items()]
+    return _REFERENCE_TABLES[key]
+
+
 def dataset_copies(root: Path, containers: list[str], references: list[tuple[str, Path, str | None, bool, object]]
                    ) -> tuple[list[str], list[str]]:
     """(findings, notes): each dataset of the workspace's ``containers`` (workspace-relative paths) that holds the
@@ -179,10 +193,10 @@ def dataset_copies(root: Path, containers: list[str], references: list[tuple[str
                         where = f"{label}:{name}" if name and not secret else label
                         found.setdefault(shape, []).append((where, *_digest(path, name)))
             elif any(len(s) <= 2 for s in mine):
-                for name, values in _table_arrays(read_table(path, part), x).items():
-                    if values.shape in mine:
+                for name, shape, digest, distinct in _table_digests(path, part, x):
+                    if shape in mine:
                         where = f"{label} ({name})" if name and not secret else label
-                        found.setdefault(values.shape, []).append((where, *_array_digest(values)))
+                        found.setdefault(shape, []).append((where, digest, distinct))
         except Exception:  # noqa: BLE001 - an unreadable reference is the comparison's finding, not this scan's
             continue
     findings, named = [], set()
