@@ -48,3 +48,12 @@ def test_a_table_reference_is_parsed_once_while_it_stays_the_same(tmp_path, monk
     np.save(tmp_path / "profile.npy", np.sin(np.arange(300.0)) + 2.0)  # now a copy of its column: still found
     findings, _ = dataset_copies(tmp_path, ["profile.npy"], references)
     assert findings and findings[0].startswith("profile.npy holds the values of reference/ref.dat (column"), findings
+
+
+def test_a_column_of_a_table_without_a_header_is_compared_too(tmp_path):
+    ref = tmp_path / "ref.dat"  # no header: its columns have no names
+    np.savetxt(ref, np.column_stack([np.arange(300.0), np.sin(np.arange(300.0)) + 2.0]), fmt="%.17g")
+    np.save(tmp_path / "profile.npy", np.sin(np.arange(300.0)) + 2.0)
+    findings, _ = dataset_copies(tmp_path, ["profile.npy"], [("reference/ref.dat", ref, None, False, None)])
+    assert findings and findings[0].startswith("profile.npy holds the values of reference/ref.dat (column 1)"), \
+        findings

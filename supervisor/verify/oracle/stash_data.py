@@ -142,7 +142,7 @@ def _table_arrays(table, x: str | int | None = None) -> dict[str, np.ndarray]:
     solver is given)."""
     found = {"": np.column_stack(table.columns)} if table.columns else {}
     for n, column in enumerate(table.columns):
-        if not is_axis(column) and x not in (n, str(n), table.names[n]):
+        if not is_axis(column) and (x is None or x not in (n, str(n), table.names[n])):  # an unnamed column: None
             found[f"column {table.names[n] or n}"] = np.asarray(column, dtype=np.float64)
     return found
 
