@@ -26,7 +26,7 @@ from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, 
 from supervisor.verify.oracle.copies import (INSTEAD, copy_check, exact_notes, not_out_of_reach, reference_files,
                                              reference_inodes, start_scan)
 from supervisor.verify.oracle.embedded import Scan
-from supervisor.verify.oracle.kept import kept_copies, window
+from supervisor.verify.oracle.kept import kept_copies, remember_window, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
 from supervisor.verify.oracle.readers import read_table, split_part
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
@@ -261,12 +261,12 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
-    kept = kept_copies(cfg, workspace, refs, base, window(workspace, store))  # what the command could copy from
+    kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from
     if command:
         began = time.time_ns()
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
         if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
-            window(workspace, store, began, time.time_ns())
+            remember_window(store, began, time.time_ns())
     started = time.monotonic()
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
     results = [_one(comp, workspace, store, scan, inodes) for comp in entries]

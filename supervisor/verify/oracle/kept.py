@@ -12,7 +12,6 @@ back), so it is not a finding.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from supervisor.verify.oracle.committed import committed_copies
+from supervisor.verify.oracle.integrity import _read_json, _write_json
 from supervisor.verify.oracle.readers import split_part
 from supervisor.verify.oracle.stash import digests, stashed_copies, walk
 from supervisor.verify.oracle.stash_data import CONTAINERS, TEXT_TABLES, dataset_copies
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` ma
 
 HELD_OUT = "a held-out reference"
 WINDOW = "oracle-window.json"  # in the run's reference store: the last sealed command's (start, end) in ns
-_WINDOWS: dict[str, tuple[int, int]] = {}  # workspace -> the same, for verdicts without a store
 
 
 @dataclass
@@ -69,20 +68,23 @@ def _like_a_table(rel: str, size: int, table_sizes: list[int]) -> bool:
     return _suffix(rel) in TEXT_TABLES and any(s / 4 <= size <= 4 * s for s in table_sizes)
 
 
-def window(workspace: Path, store: Path | None, began: int | None = None, ended: int | None = None
-           ) -> tuple[int, int] | None:
-    """The last oracle command run in the namespace, as (start, end) ns; with ``began`` and ``ended``: remember
-    this one (in the run's store where there is one, so a supervisor started again knows it)."""
-    path = Path(store) / WINDOW if store is not None else None
-    if began is not None and ended is not None:
-        _WINDOWS[str(workspace)] = (began, ended)
-        if path is not None and path.parent.is_dir():
-            path.write_text(json.dumps([began, ended]))
-        return began, ended
+def window(store: Path | None) -> tuple[int, int] | None:
+    """The last oracle command run in the namespace, as (start, end) ns, from the run's store (None: none known;
+    without a store, `nightshift compare`, one process a call, nothing is kept)."""
+    found = _read_json(Path(store) / WINDOW) if store is not None else None
+    if isinstance(found, list) and len(found) == 2:  # as an earlier version wrote it
+        found = {"began": found[0], "ended": found[1]}
     try:
-        return tuple(json.loads(path.read_text())) if path is not None else _WINDOWS.get(str(workspace))
-    except (OSError, ValueError):
-        return _WINDOWS.get(str(workspace))
+        return int(found["began"]), int(found["ended"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def remember_window(store: Path | None, began: int, ended: int) -> None:
+    """Keep this sealed command's window in the run's store (atomic, private), for the next verdict, in this
+    process or a supervisor started again."""
+    if store is not None and Path(store).is_dir():
+        _write_json(Path(store) / WINDOW, {"began": began, "ended": ended})
 
 
 def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None,
