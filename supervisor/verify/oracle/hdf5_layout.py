@@ -181,7 +181,8 @@ def field_axes(dataset, layout: GroupLayout | None = None) -> Axes:
             scale = dim[0]
             dims[axis] = dims[axis] or scale.attrs.get("NAME", b"").decode("utf-8", "replace").split("\0")[0] or \
                 scale.name.rsplit("/", 1)[-1]
-            length = data_rows(scale) if scale.shape else 0  # a scale of another group: its group's length
+            here = layout if scale.parent == layout.group and _key(scale) in layout.rows else None  # read once
+            length = data_rows(scale, here) if scale.shape else 0  # a scale of another group: its group's length
             if scale.ndim == 1 and length == shape[axis]:
                 coords[axis], sources[axis] = np.asarray(scale[:length], dtype=float), scale.name
             else:
