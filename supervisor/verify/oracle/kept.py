@@ -45,16 +45,6 @@ def _inside(workspace: Path, path: Path) -> str | None:
         return None
 
 
-def _stats(files: dict[Path, str]) -> list[tuple[Path, object]]:
-    found = []
-    for path in files:
-        try:
-            found.append((path, path.stat()))
-        except OSError:
-            continue
-    return found
-
-
 def _suffix(rel: str) -> str:
     """The suffix of a workspace-relative path, lower case (pathlib's is a tenth of the scan at 5,000 files)."""
     name = rel.rpartition("/")[2]
@@ -111,16 +101,18 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
         tree.files = {rel: st for rel, st in tree.files.items() if not computed[0] <= st.st_ctime_ns <= computed[1]}
     sizes = {st.st_size for rel, st in tree.files.items() if rel not in skip}
     sums = []  # a reference is hashed only when a file of its size is here, or git history is to be searched
+    tables = []  # the sizes of the text references (a table printed again is near one of them)
     for path, label in files.items():
         try:
             st = path.stat()
+            if path.suffix.lower() not in CONTAINERS:
+                tables.append(st.st_size)
             if st.st_size in sizes or base:
                 sums.append((label, st.st_size, *digests(path, st, workspace if _inside(workspace, path) else None)))
         except OSError:
             continue  # a missing reference is the comparison's finding
-    stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
-    named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
-    tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
+    stashed, notes, named = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums],
+                                           skip)
     left = skip | named
     lo, hi = (min(tables) / 4, max(tables) * 4) if tables else (1, 0)  # a size no text table of ours is near
     containers = [rel for rel, st in tree.files.items() if rel not in left and (
