@@ -95,14 +95,20 @@ def _npz(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -
     return found
 
 
+def npy_header(handle) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) of the .npy stream ``handle`` (at its start), read from its header only; the
+    one reader of it (npz_shapes, peek.py, stash_data.py). Format 3.0 (utf-8 names) reads like 2.0 here."""
+    version = np.lib.format.read_magic(handle)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(handle)
+
+
 def npz_shapes(archive) -> dict[str, tuple[int, ...]]:
-    """The members' shapes, read from their headers (peek.py reads them the same way)."""
+    """The members' shapes, read from their headers."""
     shapes = {}
     for key in archive.files:
         with archive.zip.open(key + ".npy") as handle:
-            version = np.lib.format.read_magic(handle)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read(handle)
+            shape, _, dtype = npy_header(handle)
         shapes[key] = tuple(shape) if not (dtype.names and len(shape) >= 2) else tuple(shape[:1])
     return shapes
 

@@ -133,11 +133,10 @@ def _header_words(line: str, delimiter: str | None) -> list[str]:
 
 def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """(the first rows, the full shape) of one member of an .npz, read from its header and a few bytes only."""
+    from supervisor.verify.oracle.field import npy_header
+
     with archive.open(name) as handle:
-        version = np.lib.format.read_magic(handle)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-            np.lib.format.read_array_header_2_0  # 3.0 (utf-8 names) reads like 2.0 here
-        shape, fortran, dtype = read_header(handle)
+        shape, fortran, dtype = npy_header(handle)
         if dtype.hasobject:
             raise OracleInputError(f"{name}: holds Python objects, not numbers", kind="not numeric")
         rows = min(shape[0], SAMPLE_ROWS) if shape else 1
