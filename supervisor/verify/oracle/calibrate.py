@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables, point_tolerance
+from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
+from supervisor.verify.oracle.pointwise import point_tolerance
 from supervisor.verify.oracle.report import x_label
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table

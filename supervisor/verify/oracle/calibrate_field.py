@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
-from supervisor.verify.oracle.compare import _tolerances, point_tolerance
+from supervisor.verify.oracle.compare import _tolerances
+from supervisor.verify.oracle.pointwise import point_tolerance
 from supervisor.verify.oracle.field import Field, open_field
 from supervisor.verify.oracle.field_compare import _scale_of, compare_fields
 from supervisor.verify.oracle.table import OracleInputError

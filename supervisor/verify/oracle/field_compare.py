@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _nan_to_inf, _over, _percentiles, _tolerances, point_ratios
+from supervisor.verify.oracle.compare import _tolerances
+from supervisor.verify.oracle.pointwise import _nan_to_inf, _over, _percentiles, point_ratios
 from supervisor.verify.oracle.pointwise import first_nonfinite, values_at
 from supervisor.verify.oracle.evidence import distinct_count
 from supervisor.verify.oracle.field import Field, location, open_field

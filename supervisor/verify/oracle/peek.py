@@ -18,7 +18,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
-from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, monotonic, sibling_coordinate
+from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
@@ -255,12 +255,7 @@ def _walk(group):
             yield from _walk(value)
 
 
-def looks_monotonic(values: np.ndarray) -> bool:
-    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column (layout.py's rule)."""
-    return monotonic(values)
-
-
-__all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]
+__all__ = ["DataSet", "SAMPLE_ROWS", "peek_file"]
 
 
 def _is_float(text: str) -> bool:
