@@ -58,3 +58,27 @@ def test_a_fields_group_is_laid_out_once_however_many_scales_it_has(tmp_path, mo
     with open_field(path, "/data", "candidate") as found:
         assert found.dims == ["t", "x", "y"] and all(c is not None for c in found.coords), found
     assert made == ["/"], made
+
+
+def test_a_reference_with_no_scale_is_named_for_what_it_is():
+    """One sentence for init and the calibration alike, and "zero everywhere" only of what is: a reference with no
+    finite value has nothing to compare, and tolerance = "both" with an atol set needs another mode, not an atol."""
+    from supervisor.cli.init.derived_atol import Derived
+    from supervisor.cli.init.scales import Scale
+    from supervisor.verify.oracle.calibrate import zero_tolerance
+
+    nan = np.full(20, np.nan)
+    zeros = np.zeros(20)
+    said = zero_tolerance("u", nan, "point", "sum")
+    assert said.startswith("u: the reference has no finite value") and "zero everywhere" not in said, said
+    assert Derived("", "reference/u.npy", 1e-6, Scale(0.0, 0, 20)).needs_atol() == \
+        "reference/u.npy" + said.removeprefix("u: the reference")
+    zero = zero_tolerance("u", zeros, "point", "sum")
+    assert zero.startswith("u: the reference is zero everywhere") and "needs an absolute tolerance" in zero, zero
+    assert Derived("", "reference/u.npy", 1e-6, Scale(0.0, 20, 20)).needs_atol() == \
+        "reference/u.npy" + zero.removeprefix("u: the reference")
+    both = zero_tolerance("u", zeros, "point", "both")
+    assert "needs an absolute tolerance" not in both and 'use tolerance = "sum" or "either"' in both, both
+    assert zero_tolerance("u", np.arange(1.0, 21.0), "element", "both").endswith(
+        "the tolerance is zero at every element (tolerance = \"both\" takes the smaller of rtol x |reference| and "
+        "atol, and atol = 0): any difference at all fails; set atol")

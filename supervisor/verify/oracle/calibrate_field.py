@@ -51,7 +51,7 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     tol = point_tolerance(np.abs(flat) if fixed is None else np.full(flat.shape, fixed), rtol, atol, cfg.tolerance)
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
     if not len(usable):
-        found.problems.append(zero_tolerance(cfg.name, flat, "element"))
+        found.problems.append(zero_tolerance(cfg.name, flat, "element", cfg.tolerance))
         return found
     at = int(usable[len(usable) // 2])
     moved = flat.copy()
