@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.run import untrusted
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.field_compare import field_entry
-from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
-                                         restore_references)
-from supervisor.verify.oracle.copies import (INSTEAD, copy_check, exact_notes, not_out_of_reach, reference_files,
+from supervisor.verify.oracle.integrity import _write_json, resolve, restore_references
+from supervisor.verify.oracle.copies import (copy_check, exact_notes, not_out_of_reach, reference_files,
                                              reference_inodes, start_scan)
 from supervisor.verify.oracle.embedded import Scan
 from supervisor.verify.oracle.kept import kept_copies, remember_window, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
-from supervisor.verify.oracle.readers import read_table, split_part
+from supervisor.verify.oracle.readers import split_part
+from supervisor.verify.oracle.sides import opened_candidate, read_candidate, read_reference, reference_path
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
@@ -108,9 +107,9 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
         entry["reference"] = comp.reference
     if not comp.columns and comp.x is None:
         try:
-            path, part = _reference_path(comp, workspace, store)
+            path, part = reference_path(comp, workspace, store)
             with contextlib.ExitStack() as stack:
-                found = field_entry(comp, path, part, *_candidate(comp, workspace, stack, references), scan)
+                found = field_entry(comp, path, part, *opened_candidate(comp, workspace, stack, references), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -126,8 +125,8 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     # a candidate's error is still the one reported first.
     with ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            cand_reading = pool.submit(_read_candidate, comp, workspace, references)
-            ref_reading = pool.submit(_read_reference, comp, workspace, store)
+            cand_reading = pool.submit(read_candidate, comp, workspace, references)
+            ref_reading = pool.submit(read_reference, comp, workspace, store)
             cand = cand_reading.result()
             side = "reference"
             path, ref = ref_reading.result()
@@ -141,52 +140,6 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
             entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
                          error_kind="internal error")
     return entry
-
-
-def _read_candidate(comp: CompareConfig, workspace: Path, references: dict[tuple[int, int], str] | None = None):
-    with contextlib.ExitStack() as stack:
-        return read_table(*_candidate(comp, workspace, stack, references))
-
-
-def _candidate(comp: CompareConfig, workspace: Path, stack: contextlib.ExitStack,
-               references: dict[tuple[int, int], str] | None = None) -> tuple[Path, str | None]:
-    """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device, and opened
-    once: the readers read the file checked here (pinned while ``stack`` lasts), never a link the agent's
-    processes swap in meanwhile. A candidate that is a reference file (a link to it inside the workspace, a hard
-    link: ``references`` by (st_dev, st_ino)) is a copy, refused."""
-    cand_path, cand_part = split_part(comp.candidate)
-    path = resolve(workspace, cand_path)
-    try:
-        opened = stack.enter_context(untrusted.pinned(workspace, path))
-        st = os.stat(opened)  # the file opened, not what the name points to now
-        same = (references or {}).get((st.st_dev, st.st_ino))
-        if same is not None:
-            raise OracleInputError(f"{comp.candidate} is {same} itself (a link to it): a copy of a reference, not "
-                                   f"the solver's output; {INSTEAD}", "candidate", "copy of a reference")
-        return opened, cand_part
-    except untrusted.Untrusted as exc:  # a dangling link too: named, not "missing"
-        raise OracleInputError(str(exc), "candidate", "untrusted file") from None
-    except FileNotFoundError:
-        raise OracleInputError(f"{path}: no such file", "candidate", "missing file") from None
-    except OSError as exc:  # a file where a folder of the path should be
-        raise OracleInputError(f"{path}: cannot be opened ({exc})", "candidate", "missing file") from None
-
-
-def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:
-    """(the file the reference is read from, the part in it): a held-out one from the run's private store."""
-    ref_path, ref_part = split_part(comp.reference)
-    path = resolve(workspace, ref_path)
-    if comp.heldout:
-        path, problem = heldout_reference(store, comp.name, path)
-        if problem:
-            raise OracleInputError(problem, "reference", "missing file")
-    return path, ref_part
-
-
-def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
-    """(the file the reference was read from, its table)."""
-    path, ref_part = _reference_path(comp, workspace, store)
-    return path, read_table(path, ref_part)
 
 
 def _moved_aside(command: str, workspace: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,

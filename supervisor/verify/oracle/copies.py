@@ -61,7 +61,7 @@ def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> d
 
 def reference_inodes(cfg: OracleConfig, refs: dict[str, Path]) -> dict[tuple[int, int], str]:
     """{(st_dev, st_ino): the reference's label} of every reference file: a candidate that is one of them (a link
-    to it) reads the reference's own bytes, so it is refused (check._candidate)."""
+    to it) reads the reference's own bytes, so it is refused (sides.opened_candidate)."""
     found = {}
     for comp in cfg.compare:
         try:

@@ -142,7 +142,7 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
 def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_path: Path, cand_part: str | None,
                 scan: Scan | None) -> dict | None:
     """What a comparison of an N-d reference adds to its entry (one field over all its elements); None when the
-    reference is a table. ``cand_path``: the candidate as the oracle checked and opened it (check._candidate: a
+    reference is a table. ``cand_path``: the candidate as the oracle checked and opened it (sides.opened_candidate: a
     missing one never gets here). Raises OracleInputError, one line, for anything that cannot be compared."""
     with open_field(ref_path, ref_part, "reference") as ref:
         if ref is None:
