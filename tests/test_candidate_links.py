@@ -106,3 +106,17 @@ def test_values_kept_in_other_files_are_not_read(ws):
     for part in ("/data", "/t", None):
         with pytest.raises(OracleInputError, match="keeps its values in other files"):
             read_table(cand, part)
+
+
+def test_a_stale_candidate_that_is_a_link_is_removed_itself_never_its_target(ws):
+    from supervisor.verify.oracle.check import _clean_candidates
+
+    (ws / "reference" / "cl.dat").write_text("1 2\n")
+    (ws / "solver.py").write_text("print('the solver')\n")
+    os.symlink("../reference/cl.dat", ws / "out" / "cl.dat")
+    os.symlink("../solver.py", ws / "out" / "tt.dat")
+    entries = [CompareConfig(name=n, candidate=f"out/{n}.dat", reference="reference/cl.dat", rtol=1e-6)
+               for n in ("cl", "tt")]
+    _clean_candidates(entries, ws)
+    assert not os.path.lexists(ws / "out" / "cl.dat") and not os.path.lexists(ws / "out" / "tt.dat")
+    assert (ws / "reference" / "cl.dat").read_text() == "1 2\n" and (ws / "solver.py").exists()

@@ -87,11 +87,17 @@ def _command_problem(result: dict | None, timeout: float) -> str | None:
 
 
 def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
-    """Remove the candidates (inside the workspace only, never a reference) so only fresh output is compared."""
+    """Remove the candidates (inside the workspace only, never a reference) so only fresh output is compared. A
+    candidate that is a link is removed itself, never the file it names (a reference, the solver's own source)."""
     root = workspace.resolve()
     references = {resolve(workspace, split_part(c.reference)[0]).resolve() for c in entries}
     for comp in entries:
-        path = resolve(workspace, split_part(comp.candidate)[0]).resolve()
+        named = resolve(workspace, split_part(comp.candidate)[0])
+        if named.is_symlink():
+            if named.parent.resolve().is_relative_to(root):
+                named.unlink()
+            continue
+        path = named.resolve()
         if path.is_file() and path.is_relative_to(root) and path not in references:
             path.unlink()
 
