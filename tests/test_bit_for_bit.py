@@ -151,3 +151,46 @@ def test_a_kept_copy_of_the_reference_never_ends_done(workspace, tmp_path, keep,
     pushback = run.turn_file(1, 2, "prompt.md").read_text()
     assert finding in pushback, pushback
     assert "matched reference/result.dat bit for bit" not in pushback
+
+
+LINKED = ("import os\nos.makedirs('out', exist_ok=True)\n"
+          "if not os.path.lexists('out/result.dat'):\n"
+          "    os.symlink('../reference/result.dat', 'out/result.dat')  # no bytes copied: the reference itself\n")
+EXTERNAL = ("import os, h5py\nos.makedirs('out', exist_ok=True)\n"
+            "with h5py.File('out/final.h5', 'w') as f:\n"
+            "    f['data'] = h5py.ExternalLink(os.path.abspath('reference/final.h5'), '/data')\n")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("how", ["symlink", "external-link"])
+def test_a_candidate_that_is_a_link_to_the_reference_never_ends_done(workspace, tmp_path, how):
+    """In the namespace the solver cannot read the reference, but it can name it: a candidate that is a link to the
+    reference file (or an HDF5 dataset that is an ExternalLink to the reference's) would be read by the supervisor
+    as the reference's own bytes, a perfect "bit for bit" match. It is refused, and the push-back says so."""
+    need_bwrap()
+    ws = workspace.path
+    (ws / "reference").mkdir()
+    if how == "symlink":
+        (ws / "reference" / "result.dat").write_text(made_by(SOLVER)["result"])
+        solver, block = LINKED, oracle_block(None)
+    else:
+        import h5py
+        import numpy as np
+        with h5py.File(ws / "reference" / "final.h5", "w") as f:
+            f["data"] = np.random.default_rng(7).random((40, 6, 5))
+        solver = EXTERNAL
+        block = (f'\n[oracle]\ncommand = "{sys.executable} solver.py"\n[[oracle.compare]]\nname = "final"\n'
+                 'candidate = "out/final.h5:/data"\nreference = "reference/final.h5:/data"\nrtol = 1e-6\n')
+    (ws / "solver.py").write_text("raise SystemExit('not written yet')\n")
+    script = {"default": [["write", "solver.py", solver], ["write", "check.txt", "ok"],
+                          ["claim", "done", "outputs identical to the reference"]]}
+    workspace.configure(script, backend="local", pushbacks=1, max_shifts=2, extra=block)
+    run = workspace.create_run()
+    run_until_it_rests(workspace, run)
+    assert "done" not in finished(workspace, run)
+    verdicts = [e["data"] for e in workspace.events(run) if e["type"] == "verify.finished"]
+    assert verdicts and not any(v["passed"] for v in verdicts)
+    said = json.dumps(reports(run)[-1])
+    assert ("is reference/result.dat itself (a link to it)" if how == "symlink" else "is an external link: not followed") \
+        in said, said
+    assert "bit for bit" not in said

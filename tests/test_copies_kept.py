@@ -191,3 +191,23 @@ def test_the_walk_says_what_it_did_not_scan(tmp_path):
     assert len(found.files) < 12 and found.unscanned == [
         "the copy scan stopped after 10 files and folders (a workspace that large: move data the solver does not "
         "need out of it)"]
+
+
+def test_a_copy_is_named_once_whatever_its_file_name_says(tmp_path):
+    """The copies found by their bytes are passed on by path, not recovered from the finding's words: a copy whose
+    name reads like a finding is still one finding, not a second one from the dataset scan."""
+    from supervisor.config.oracle import OracleConfig
+    from supervisor.verify.oracle.copies import reference_files
+    from supervisor.verify.oracle.kept import kept_copies
+
+    ws = tmp_path / "ws"
+    (ws / "reference").mkdir(parents=True)
+    table = "".join(f"{i} {i * 0.123456789:.17g} {i ** 0.5:.17g}\n" for i in range(300))
+    (ws / "reference" / "result.dat").write_text(table)
+    odd = ws / "x holds the same bytes as y.dat"
+    odd.write_text(table)
+    cfg = OracleConfig.model_validate({"compare": [{"name": "result", "candidate": "out/result.dat",
+                                                     "reference": "reference/result.dat"}]})
+    found = kept_copies(cfg, ws, reference_files(cfg, ws, None), None)
+    assert len(found.findings) == 1 and found.findings[0].startswith(
+        "x holds the same bytes as y.dat holds the same bytes as reference/result.dat"), found.findings

@@ -42,10 +42,6 @@ def compare_fast(argv: list[str]) -> int:
     return compare_main(Path(args.dir), as_json=args.json, full=not args.fast, columns=args.columns)
 
 
-IN_TURN_EXACT = ("matched bit for bit here; whether it was computed with the references out of reach is decided at "
-                 "your stop, where the verdict runs the oracle command with no reference in reach")
-
-
 def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = False) -> int:
     from supervisor.config.oracle_view import cached_oracle, keep_oracle
     from supervisor.verify.oracle.check import run_oracle
@@ -65,20 +61,17 @@ def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = Fal
     # Inside a run (the agent's turn) a held-out comparison says only that it is evaluated at a claim of done;
     # the user's own compare, outside a run, shows everything.
     inside = bool(os.environ.get("NIGHTSHIFT_RUN_DIR") or os.environ.get("NIGHTSHIFT_NAMESPACE"))
+    in_turn = bool(os.environ.get("NIGHTSHIFT_NAMESPACE"))  # the agent's turn: its stop's verdict decides an exact match
     later = [c.name for c in oracle.compare if c.heldout] if inside else []
     if later:  # not even read here (the namespace hides them): each is named with when it is evaluated
         oracle = oracle.model_copy(update={"compare": [c for c in oracle.compare if not c.heldout]})
     with tempfile.TemporaryDirectory(prefix="nightshift-compare-") as tmp:
-        outcome = run_oracle(oracle, Path(workspace).resolve(), Path(tmp), None, full=full)
+        outcome = run_oracle(oracle, Path(workspace).resolve(), Path(tmp), None, full=full, in_turn=in_turn,
+                             heldout_left_out=len(later))
         report = dict(outcome.report)
         report["comparisons"] = report["comparisons"] + [
             {"name": name, "heldout": True, "result": AT_CLAIM, "passed": None} for name in later]
         report["summary"] += f" ({len(later)} held-out: {AT_CLAIM})" if later else ""
-        if inside and report.get("exact") and report.get("sealed") != "namespace":  # the agent's look, in its turn
-            report["exact"] = [IN_TURN_EXACT]
-        elif later and report.get("exact"):  # the exam this compare left out is still what proves the answers
-            from supervisor.verify.oracle.copies import exam_note
-            report["exact"][-1] = exam_note(len(later), evaluated=False, passed=False)
         if report.get("command"):  # the temporary logs vanish with this process: keep their tail only
             report["command"] = {k: v for k, v in report["command"].items() if k not in ("stdout", "stderr")}
     if as_json:

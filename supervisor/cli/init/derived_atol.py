@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from supervisor.cli.init.goal_words import short_name
 from supervisor.cli.init.scales import Scale, column_scales, field_scale
+from supervisor.verify.oracle.calibrate import no_scale
 from supervisor.verify.oracle.readers import split_part
 
 if TYPE_CHECKING:
@@ -57,9 +58,7 @@ class Derived:
                "absolute tolerance"
 
     def needs_atol(self) -> str:
-        return (f"{self.label} is zero everywhere: a relative tolerance compares nothing there, so it needs an "
-                "absolute tolerance; state one in the goal (e.g. \"1e-12 absolute\") and run init again, or write "
-                "atol for it in nightshift.toml")
+        return no_scale(self.label, self.scale.values)  # the calibration's words (nightshift check) too
 
 
 def tolerance_of(survey: Survey, comp: Comparison, field: str | None) -> Tolerance:

@@ -16,7 +16,8 @@ import numpy as np
 
 from supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
 from supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
-from supervisor.verify.oracle.peek import DataSet, looks_monotonic, peek_file
+from supervisor.verify.oracle.layout import monotonic
+from supervisor.verify.oracle.peek import DataSet, peek_file
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.table import OracleInputError
 
@@ -57,16 +58,16 @@ class Survey:
 def pick_x(names: list[str | None], columns) -> int | None:
     """The x column: a monotonic column, preferring a usual grid name, then any named one (a pandas index, an
     unnamed 0, 1, 2, ... column, is the row number, not the grid), else the first monotonic one."""
-    monotonic = [i for i, c in enumerate(columns) if looks_monotonic(c)]
-    if not monotonic or len(columns) < 2:
+    grids = [i for i, c in enumerate(columns) if monotonic(c)]
+    if not grids or len(columns) < 2:
         return None
     for wanted in X_NAMES:
-        for i in monotonic:
+        for i in grids:
             name = names[i]
             if name is not None and re.split(r"[\s(/\[]", name.strip(), maxsplit=1)[0] == wanted:
                 return i
-    named = [i for i in monotonic if names[i] is not None]
-    return named[0] if named else monotonic[0]
+    named = [i for i in grids if names[i] is not None]
+    return named[0] if named else grids[0]
 
 
 def pandas_index(names: list[str | None], columns) -> bool:

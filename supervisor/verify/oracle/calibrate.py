@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables, point_tolerance
+from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
+from supervisor.verify.oracle.pointwise import point_tolerance
 from supervisor.verify.oracle.report import x_label
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
@@ -77,7 +78,7 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
         tol = _tolerance_at(cfg, key, name, ref, values)
         usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))
         if len(usable) == 0:
-            found.problems.append(zero_tolerance(f"{cfg.name} {name}", values[inside], "point"))
+            found.problems.append(zero_tolerance(f"{cfg.name} {name}", values[inside], "point", cfg.tolerance))
             continue
         at = int(usable[len(usable) // 2])
         moved = values.copy()
@@ -89,17 +90,34 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     return found
 
 
-def zero_tolerance(what: str, values: np.ndarray, unit: str) -> str:
-    """The one line for a comparison nothing but an exact match can pass: a reference that is zero everywhere with
-    no absolute tolerance (init derives none from it: how close to zero is zero is the user's word), or tolerance =
-    "both" with atol = 0."""
+def no_scale(subject: str, finite: int) -> str:
+    """The one sentence for a data set with no scale to compare relatively to (init's NEEDS atol and the
+    calibration's refusal alike): ``finite`` values of it are finite, and every one of them is zero."""
+    if not finite:
+        return (f"{subject} has no finite value (every one is NaN or inf): nothing can be compared there; check the "
+                "reference file (and the range)")
+    return (f"{subject} is zero everywhere: a relative tolerance compares nothing there and any difference at all "
+            "fails, so it needs an absolute tolerance; state one in the goal (e.g. \"1e-12 absolute\") and run "
+            "`nightshift init` again, or write atol for it in nightshift.toml")
+
+
+def zero_tolerance(what: str, values: np.ndarray, unit: str, mode: str) -> str:
+    """The one line for a comparison nothing but an exact match can pass (no point has a tolerance above zero):
+    a reference with no finite value; tolerance = "both" (the smaller of rtol x |reference| and atol) with atol =
+    0, or on a reference that is zero everywhere; a reference zero everywhere with no absolute tolerance (init
+    derives none from it: how close to zero is zero is the user's word); rtol and atol both 0."""
     finite = values[np.isfinite(values)]
-    if not np.any(finite):
-        return (f"{what}: the reference is zero everywhere, so a relative tolerance compares nothing and any "
-                "difference at all fails; it needs an absolute tolerance: state one in the goal (e.g. \"1e-12 "
-                "absolute\") and run `nightshift init` again, or write atol for it in nightshift.toml")
-    return (f"{what}: the tolerance is zero at every {unit} (tolerance = \"both\" with atol = 0): any difference "
-            "at all fails; set atol")
+    if not finite.size:
+        return no_scale(f"{what}: the reference", 0)
+    zero = not np.any(finite)
+    if mode == "both":
+        why, fix = ("the reference is zero everywhere", "use tolerance = \"sum\" or \"either\" with an atol") if zero \
+            else ("atol = 0", "set atol")
+        return (f"{what}: the tolerance is zero at every {unit} (tolerance = \"both\" takes the smaller of rtol x "
+                f"|reference| and atol, and {why}): any difference at all fails; {fix}")
+    if zero:
+        return no_scale(f"{what}: the reference", int(finite.size))
+    return f"{what}: the tolerance is zero at every {unit} (rtol and atol are 0): any difference at all fails; set atol"
 
 
 def _column_result(result: dict, name: str, index: int) -> dict:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
-from supervisor.verify.oracle.compare import _tolerances, point_tolerance
+from supervisor.verify.oracle.compare import _tolerances
+from supervisor.verify.oracle.pointwise import point_tolerance
 from supervisor.verify.oracle.field import Field, open_field
 from supervisor.verify.oracle.field_compare import _scale_of, compare_fields
 from supervisor.verify.oracle.table import OracleInputError
@@ -50,7 +51,7 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     tol = point_tolerance(np.abs(flat) if fixed is None else np.full(flat.shape, fixed), rtol, atol, cfg.tolerance)
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
     if not len(usable):
-        found.problems.append(zero_tolerance(cfg.name, flat, "element"))
+        found.problems.append(zero_tolerance(cfg.name, flat, "element", cfg.tolerance))
         return found
     at = int(usable[len(usable) // 2])
     moved = flat.copy()

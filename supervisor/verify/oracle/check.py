@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.run import untrusted
 from supervisor.verify.oracle.compare import compare_tables
 from supervisor.verify.oracle.field_compare import field_entry
-from supervisor.verify.oracle.integrity import (_write_json, heldout_reference, resolve,
-                                         restore_references)
-from supervisor.verify.oracle.copies import copy_check, exact_notes, not_out_of_reach, reference_files, start_scan
+from supervisor.verify.oracle.integrity import _write_json, resolve, restore_references
+from supervisor.verify.oracle.copies import (copy_check, exact_notes, not_out_of_reach, reference_files,
+                                             reference_inodes, start_scan)
 from supervisor.verify.oracle.embedded import Scan
-from supervisor.verify.oracle.kept import kept_copies, window
+from supervisor.verify.oracle.kept import kept_copies, remember_window, window
 from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
-from supervisor.verify.oracle.readers import read_table, split_part
+from supervisor.verify.oracle.readers import split_part
+from supervisor.verify.oracle.sides import opened_candidate, read_candidate, read_reference, reference_path
 from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
 from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line
@@ -87,16 +87,25 @@ def _command_problem(result: dict | None, timeout: float) -> str | None:
 
 
 def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
-    """Remove the candidates (inside the workspace only, never a reference) so only fresh output is compared."""
+    """Remove the candidates (inside the workspace only, never a reference) so only fresh output is compared. A
+    candidate that is a link is removed itself, never the file it names (a reference, the solver's own source)."""
     root = workspace.resolve()
     references = {resolve(workspace, split_part(c.reference)[0]).resolve() for c in entries}
     for comp in entries:
-        path = resolve(workspace, split_part(comp.candidate)[0]).resolve()
+        named = resolve(workspace, split_part(comp.candidate)[0])
+        if named.is_symlink():
+            if named.parent.resolve().is_relative_to(root):
+                named.unlink()
+            continue
+        path = named.resolve()
         if path.is_file() and path.is_relative_to(root) and path not in references:
             path.unlink()
 
 
-def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None) -> dict:
+def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None,
+         references: dict[tuple[int, int], str] | None = None) -> dict:
+    """One comparison's entry. ``references``: copies.reference_inodes (a candidate that is a reference file is
+    refused)."""
     entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
                    "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
                    "range": list(comp.range) if comp.range else None, "error": None}
@@ -104,9 +113,9 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
         entry["reference"] = comp.reference
     if not comp.columns and comp.x is None:
         try:
-            path, part = _reference_path(comp, workspace, store)
+            path, part = reference_path(comp, workspace, store)
             with contextlib.ExitStack() as stack:
-                found = field_entry(comp, path, part, *_candidate(comp, workspace, stack), scan)
+                found = field_entry(comp, path, part, *opened_candidate(comp, workspace, stack, references), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -122,8 +131,8 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     # a candidate's error is still the one reported first.
     with ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            cand_reading = pool.submit(_read_candidate, comp, workspace)
-            ref_reading = pool.submit(_read_reference, comp, workspace, store)
+            cand_reading = pool.submit(read_candidate, comp, workspace, references)
+            ref_reading = pool.submit(read_reference, comp, workspace, store)
             cand = cand_reading.result()
             side = "reference"
             path, ref = ref_reading.result()
@@ -137,44 +146,6 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
             entry.update(error=f"could not compare: {type(exc).__name__}: {exc}", error_side=side,
                          error_kind="internal error")
     return entry
-
-
-def _read_candidate(comp: CompareConfig, workspace: Path):
-    with contextlib.ExitStack() as stack:
-        return read_table(*_candidate(comp, workspace, stack))
-
-
-def _candidate(comp: CompareConfig, workspace: Path, stack: contextlib.ExitStack) -> tuple[Path, str | None]:
-    """The candidate's file and part: written by the agent's code, so no link out, no FIFO, no device, and opened
-    once: the readers read the file checked here (pinned while ``stack`` lasts), never a link the agent's
-    processes swap in meanwhile."""
-    cand_path, cand_part = split_part(comp.candidate)
-    path = resolve(workspace, cand_path)
-    try:
-        return stack.enter_context(untrusted.pinned(workspace, path)), cand_part
-    except untrusted.Untrusted as exc:  # a dangling link too: named, not "missing"
-        raise OracleInputError(str(exc), "candidate", "untrusted file") from None
-    except FileNotFoundError:
-        raise OracleInputError(f"{path}: no such file", "candidate", "missing file") from None
-    except OSError as exc:  # a file where a folder of the path should be
-        raise OracleInputError(f"{path}: cannot be opened ({exc})", "candidate", "missing file") from None
-
-
-def _reference_path(comp: CompareConfig, workspace: Path, store: Path | None) -> tuple[Path, str | None]:
-    """(the file the reference is read from, the part in it): a held-out one from the run's private store."""
-    ref_path, ref_part = split_part(comp.reference)
-    path = resolve(workspace, ref_path)
-    if comp.heldout:
-        path, problem = heldout_reference(store, comp.name, path)
-        if problem:
-            raise OracleInputError(problem, "reference", "missing file")
-    return path, ref_part
-
-
-def _read_reference(comp: CompareConfig, workspace: Path, store: Path | None):
-    """(the file the reference was read from, its table)."""
-    path, ref_part = _reference_path(comp, workspace, store)
-    return path, read_table(path, ref_part)
 
 
 def _moved_aside(command: str, workspace: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,
@@ -224,10 +195,13 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
 
 
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None, full: bool = True,
-               boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None) -> OracleOutcome:
+               boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None,
+               in_turn: bool = False, heldout_left_out: int = 0) -> OracleOutcome:
     """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
-    ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for the user's own
-    `nightshift compare` outside a run, which shows everything. ``base``: the run's first commit (kept.py)."""
+    ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for `nightshift
+    compare`, which shows everything it reads. ``base``: the run's first commit (kept.py). ``in_turn``: the agent's
+    own compare inside its turn (copies.not_out_of_reach); ``heldout_left_out``: held-out comparisons the caller
+    took out of ``cfg`` (evaluated at a claim of done), still counted as the exam that proves the answers."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -245,21 +219,22 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     except OSError as exc:
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
     refs = reference_files(cfg, workspace, store)
-    kept = kept_copies(cfg, workspace, refs, base, window(workspace, store))  # what the command could copy from
+    inodes = reference_inodes(cfg, refs)
+    kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from
     if command:
         began = time.time_ns()
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
         if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
-            window(workspace, store, began, time.time_ns())
+            remember_window(store, began, time.time_ns())
     started = time.monotonic()
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
-    results = [_one(comp, workspace, store, scan) for comp in entries]
+    results = [_one(comp, workspace, store, scan, inodes) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []
     seal_notes = seal.notes + seal.warnings + [n for n in [leftover_line("oracle", seal.leftovers)] if n]
-    reach = not_out_of_reach(cfg, result is not None, seal.how)  # None: an exact match was computed, not copied
+    reach = not_out_of_reach(cfg, result is not None, seal.how, in_turn)  # None: an exact match was not copied
     copies = copy_check(entries, results, scan, refs, reach, kept)
     problems += copies.findings
     seal_notes += copies.notes
@@ -274,7 +249,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     summary = summary_line(shown, [f"{len(tampered)} reference(s) restored after tampering"] * bool(tampered)
                            + [p for p in problems if p not in tampered])
     exact = [] if reach is not None or problems else \
-        exact_notes(shown, results, exam is None or record is not None, sum(c.heldout for c in cfg.compare))
+        exact_notes(shown, results, exam is None or record is not None,
+                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace")
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"

@@ -1,5 +1,6 @@
 """A reference kept in git: a file the agent committed during the run (any commit from the run's base to HEAD, in
-its latest stash, or taken back but still in the reflog; also one deleted again in a later commit) whose blob
+its latest stash (its own: a fleet lane does not answer for another lane's), or taken back but still in the reflog;
+also one deleted again in a later commit) whose blob
 equals a reference's. The oracle
 command can read git's store as well as the work tree, so a copy that lives only in history is still a copy.
 
@@ -20,13 +21,13 @@ REFLOG_ENTRIES = 200  # the newest moves of HEAD looked at (a run's own; older o
 def committed_blobs(workspace: Path, base: str, wanted: set[str]) -> tuple[list[tuple[str, str]], str | None]:
     """([(blob id, path)] of ``wanted`` blobs added or changed by the commits after ``base``, a note when git could
     not list them). The listing is parsed only where a wanted id occurs in it (a run of honest commits: never)."""
-    revs = ["HEAD"]
-    if run_git(workspace, "rev-parse", "--verify", "-q", "refs/stash").returncode == 0:
-        revs.append("refs/stash")  # a stash is commits too: "git stash" is a place to keep a file out of sight
     # A commit taken back (reset, amend) is still in git's store, and this work tree's HEAD reflog still names it
     # (HEAD's only: a fleet's other lanes share the branches' reflogs, and their commits are not this agent's).
     taken_back = run_git(workspace, "reflog", "show", "-n", str(REFLOG_ENTRIES), "--format=%H", "HEAD")
-    revs += sorted(set(taken_back.stdout.split())) if taken_back.returncode == 0 else []
+    visited = set(taken_back.stdout.split()) if taken_back.returncode == 0 else set()
+    revs = ["HEAD", *sorted(visited)]
+    if _own_stash(workspace, visited):
+        revs.append("refs/stash")  # a stash is commits too: "git stash" is a place to keep a file out of sight
     out = run_git(workspace, "log", "-m", "--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H",
                   *revs, "--not", base, "--", text=False)
     if out.returncode != 0:
@@ -44,6 +45,19 @@ def committed_blobs(workspace: Path, base: str, wanted: set[str]) -> tuple[list[
             path = out.stdout[path_at:out.stdout.find(b"\0", path_at)]
             found.append((blob, path.decode("utf-8", "replace")))
     return found, None
+
+
+def _own_stash(workspace: Path, visited: set[str]) -> bool:
+    """There is a latest stash and it is this work tree's. refs/stash is shared by every worktree of a repository
+    (a fleet's lanes): in a lane, a stash counts only when it was made on a commit this lane's HEAD was at (its
+    first parent is in ``visited``, HEAD's reflog), so another lane's stash is no finding here."""
+    stash = run_git(workspace, "rev-parse", "--verify", "-q", "refs/stash^1")
+    if stash.returncode != 0:
+        return False
+    dirs = run_git(workspace, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    lines = dirs.stdout.split("\n") if dirs.returncode == 0 else []
+    lane = len(lines) >= 2 and Path(lines[0]).resolve() != Path(lines[1]).resolve()
+    return not lane or stash.stdout.strip() in visited
 
 
 def committed_copies(workspace: Path, base: str | None, references: list[tuple[str, str]],

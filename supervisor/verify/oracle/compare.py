@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from supervisor.verify.oracle.evidence import table_distinct
-# the pointwise rule lives in pointwise.py; calibrate.py and field_compare.py import it from here too
-from supervisor.verify.oracle.pointwise import (_nan_to_inf, _nonfinite, _over, _percentiles, point_ratios,  # noqa: F401
-                                                first_nonfinite, point_tolerance, values_at)
+from supervisor.verify.oracle.pointwise import (_nan_to_inf, _nonfinite, _over, _percentiles, first_nonfinite,
+                                                point_ratios, values_at)
 from supervisor.verify.oracle.scale import scale_values
 from supervisor.verify.oracle.table import OracleInputError, Table
 

@@ -13,7 +13,6 @@ still refused (``exact_refusals``), saying why. Each finding says what to do ins
 from __future__ import annotations
 
 import os
-
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,14 +59,28 @@ def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> d
     return out
 
 
-def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str) -> str | None:
+def reference_inodes(cfg: OracleConfig, refs: dict[str, Path]) -> dict[tuple[int, int], str]:
+    """{(st_dev, st_ino): the reference's label} of every reference file: a candidate that is one of them (a link
+    to it) reads the reference's own bytes, so it is refused (sides.opened_candidate)."""
+    found = {}
+    for comp in cfg.compare:
+        try:
+            st = os.stat(refs[comp.name])
+        except (KeyError, OSError):
+            continue  # a missing reference is the comparison's finding
+        found[(st.st_dev, st.st_ino)] = "a held-out reference" if comp.heldout else split_part(comp.reference)[0]
+    return found
+
+
+def not_out_of_reach(cfg: OracleConfig, ran: bool, sealed: str, in_turn: bool = False) -> str | None:
     """Why the candidates may not have been computed with every reference out of reach (None: they were): then an
-    exact match may still be a copy. ``sealed``: how the command ran (seal.Seal.how)."""
+    exact match may still be a copy. ``sealed``: how the command ran (seal.Seal.how); ``in_turn``: the agent's own
+    `nightshift compare` inside its turn's namespace, where no namespace nests: the verdict at its stop, where the
+    command runs with no reference in reach, decides (exact_notes says so), so nothing is refused here."""
     if not ran:
         return "no oracle command ran, so nothing shows it was computed (set [oracle] command to what writes it)"
-    if sealed != "namespace" and os.environ.get("NIGHTSHIFT_NAMESPACE"):
-        return None  # the agent's own `compare` in its turn (no namespace nests there): the verdict at its stop,
-        # where the command runs with no reference in reach, decides; `compare` says so (cli/oracle_verbs.py)
+    if sealed != "namespace" and in_turn:
+        return None
     if sealed != "namespace":
         how = "moved out of the workspace" if sealed == "moved" else "readable"
         return (f"the oracle command ran without nightshift's namespace (the references were {how}, not absent), so "
@@ -110,18 +123,26 @@ def exact_refusals(entries: list[CompareConfig], results: list[dict], reach: str
     return findings
 
 
-def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int) -> list[str]:
+IN_TURN_EXACT = ("matched bit for bit here; whether it was computed with the references out of reach is decided at "
+                 "your stop, where the verdict runs the oracle command with no reference in reach")
+
+
+def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int,
+                in_turn: bool = False) -> list[str]:
     """What the report, the verdict and `nightshift compare` say about exact agreement computed with the references
     out of reach: each visible comparison that matched bit for bit, and what proves the answers were computed
     (the held-out exam: passed, still to come, or missing). ``shown``: the entries as the agent sees them (a
     held-out one carries only its word, so no figure of it is told here); ``evaluated``: the held-out comparisons
-    were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none).
-    Marks each such entry ``exact``."""
+    were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none, the
+    agent's own compare leaves them out); ``in_turn``: the agent's own look in its turn, where the command did not
+    run sealed (IN_TURN_EXACT: its stop decides). Marks each such entry ``exact``."""
     exact = [e for e in shown if "result" not in e and not e.get("error") and e.get("ratio") == 0]
     if not exact:
         return []
     for entry in exact:
         entry["exact"] = True  # the report's comparison says it too (`nightshift compare` marks it)
+    if in_turn:
+        return [IN_TURN_EXACT]
     lines = [f"{e['name']}: matched {e.get('reference', 'its reference')} bit for bit (every compared value "
              "equal), computed by the oracle command with the references out of reach" for e in exact]
     held = [e for e in results if e.get("heldout")]

@@ -95,14 +95,20 @@ def _npz(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) -
     return found
 
 
+def npy_header(handle) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) of the .npy stream ``handle`` (at its start), read from its header only; the
+    one reader of it (npz_shapes, peek.py, stash_data.py). Format 3.0 (utf-8 names) reads like 2.0 here."""
+    version = np.lib.format.read_magic(handle)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(handle)
+
+
 def npz_shapes(archive) -> dict[str, tuple[int, ...]]:
-    """The members' shapes, read from their headers (peek.py reads them the same way)."""
+    """The members' shapes, read from their headers."""
     shapes = {}
     for key in archive.files:
         with archive.zip.open(key + ".npy") as handle:
-            version = np.lib.format.read_magic(handle)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read(handle)
+            shape, _, dtype = npy_header(handle)
         shapes[key] = tuple(shape) if not (dtype.names and len(shape) >= 2) else tuple(shape[:1])
     return shapes
 
@@ -113,14 +119,17 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", side, "h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
+    from supervisor.verify.oracle.hdf5_layout import GroupLayout, LinkRefused, field_axes, hard_node
 
     handle = stack.enter_context(h5py.File(path, "r"))
-    if part and part not in handle:
+    try:
+        node = hard_node(handle, part)  # a link to another file's dataset (a reference's) is not followed
+    except KeyError:
         have = [k for k in _datasets(handle)][:12]
         raise OracleInputError(f"{path}: no dataset {part!r} (it has {have}); the file must hold it", side,
-                               "missing field")
-    node = handle[part] if part else handle
+                               "missing field") from None
+    except LinkRefused as exc:
+        raise OracleInputError(f"{path}:{part or '/'}: {exc}", side, "untrusted file") from None
     if not isinstance(node, h5py.Dataset) or node.dtype.names or node.ndim < 2:
         return None
     layout = GroupLayout(node.parent)
@@ -139,6 +148,10 @@ class FirstRows:
         self.source, self.rows = source, rows
 
     def __getitem__(self, key):
+        if key is Ellipsis or isinstance(key, tuple) and not key:  # "all of it" ([()], [...]): the rows that are data
+            return self.source[:self.rows]
+        if isinstance(key, tuple) and key[0] is Ellipsis:  # [..., j]: the rows that are data, then the rest
+            key = (slice(None), *key)
         first = key[0] if isinstance(key, tuple) and key else key
         if isinstance(first, slice):
             lo, hi, step = first.indices(self.rows)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _nan_to_inf, _over, _percentiles, _tolerances, point_ratios
+from supervisor.verify.oracle.compare import _tolerances
+from supervisor.verify.oracle.pointwise import _nan_to_inf, _over, _percentiles, point_ratios
 from supervisor.verify.oracle.pointwise import first_nonfinite, values_at
 from supervisor.verify.oracle.evidence import distinct_count
 from supervisor.verify.oracle.field import Field, location, open_field
@@ -73,8 +74,8 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
     fixed = _scale_of(cfg, scale, ref)
     total = ref.size
     rel_all = np.empty(total, dtype=np.float32)  # for the median and p95: half the field, not all of it
-    worst = i_abs = i_rel = failing = nonfinite = nan = 0
-    first_bad = None  # the first element where the candidate is NaN or inf
+    worst = i_abs = i_rel = failing = nonfinite = where_finite = nan = 0
+    first_bad = None  # the first element where the candidate is NaN or inf and the reference is finite
     ratio_at = abs_at = rel_at = -math.inf
     rel_worst = math.nan
     only_rtol = atol == 0 and rtol > 0 and cfg.tolerance in ("sum", "either")
@@ -88,9 +89,10 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
             if not np.isfinite(c.sum()):
                 bad = ~np.isfinite(c)
                 nonfinite += int(bad.sum())
-                isnan = np.isnan(c)
-                nan += int(isnan.sum())
-                if first_bad is None:
+                nan += int(np.isnan(c).sum())
+                bad &= np.isfinite(r)  # as compare.py counts them: an inf the reference holds too is no fault here
+                where_finite += int(bad.sum())
+                if first_bad is None and where_finite:
                     first_bad = lo + int(np.flatnonzero(bad)[0])
             diff = np.subtract(c, r, out=c)  # c is not needed after this
             np.abs(diff, out=diff)
@@ -129,7 +131,7 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
              "index_worst": list(_index(ref, worst)), "coords_worst": _coords(ref, worst),
              "max_rel": rel_at, "x_max_rel": float(i_rel), "row_max_rel": i_rel, "where_max_rel": _at(ref, i_rel),
              "rel_worst": rel_worst, "passed": failing == 0}
-    found.update(_quoted(cand, ref, worst, first_bad, nonfinite), nan=nan)
+    found.update(_quoted(cand, ref, worst, first_bad, where_finite), nan=nan)
     found["median_rel"], found["p95_rel"] = _percentiles(rel_all)
     del rel_all
     if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
@@ -140,7 +142,7 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
 def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_path: Path, cand_part: str | None,
                 scan: Scan | None) -> dict | None:
     """What a comparison of an N-d reference adds to its entry (one field over all its elements); None when the
-    reference is a table. ``cand_path``: the candidate as the oracle checked and opened it (check._candidate: a
+    reference is a table. ``cand_path``: the candidate as the oracle checked and opened it (sides.opened_candidate: a
     missing one never gets here). Raises OracleInputError, one line, for anything that cannot be compared."""
     with open_field(ref_path, ref_part, "reference") as ref:
         if ref is None:
@@ -191,7 +193,8 @@ def _coords(found: Field, flat: int) -> dict[str, float]:
 
 
 def _quoted(cand: Field, ref: Field, worst: int, first_bad: int | None, nonfinite: int) -> dict:
-    """The values a failing line quotes: at the worst element, and at the first NaN or inf of the candidate."""
+    """The values a failing line quotes: at the worst element, and at the first NaN or inf of the candidate where
+    the reference is finite (``nonfinite``: how many such)."""
     found = values_at(cand.source, ref.source, _index(ref, worst))
     if first_bad is not None:
         found.update(first_nonfinite(cand.source, ref.source, _index(ref, first_bad), nonfinite),

@@ -39,7 +39,7 @@ class GroupLayout:
 
     def __init__(self, group):
         self.group = group
-        members = {k: v for k, v in _hard_members(group) if _is_dataset(v)}
+        members = {k: v for k, v in hard_members(group) if _is_dataset(v)}
         self.datasets = {k: v for k, v in members.items() if not is_scale(v)}
         self.stated = length_value(_attr(group, LENGTH_ATTRIBUTE))
         sets = [v for v in members.values() if v.shape]
@@ -94,7 +94,7 @@ class GroupLayout:
         return table_members(columns, set(self.coordinates().values()))
 
 
-def _hard_members(group):
+def hard_members(group):
     """(name, node) of the group's own members: a soft or external link is not followed (an external one would open
     another file the candidate names), so it is no part of the layout."""
     import h5py
@@ -105,6 +105,39 @@ def _hard_members(group):
                 yield key, group[key]
         except (KeyError, OSError, TypeError, ValueError):  # a member h5py cannot open is no part either
             continue
+
+
+def hard_node(handle, part: str | None):
+    """The node at ``part`` (None: the root group) reached through hard links only: a soft or external link on the
+    way would open what the file names (a reference's dataset, by an ExternalLink), so it is refused. KeyError:
+    no such member; LinkRefused: a link, or a dataset whose values are stored in other files."""
+    import h5py
+
+    node = handle
+    for name in [p for p in (part or "").split("/") if p]:
+        if not isinstance(node, h5py.Group):
+            raise KeyError(name)
+        try:
+            info = node.id.links.get_info(name.encode("utf-8"))
+        except (KeyError, RuntimeError):  # h5py says "name doesn't exist" either way
+            raise KeyError(name) from None
+        if info.type != h5py.h5l.TYPE_HARD:
+            kind = "an external link" if info.type == h5py.h5l.TYPE_EXTERNAL else "a soft link"
+            raise LinkRefused(f"{name} is {kind}: not followed; write the data itself into the file")
+        node = node[name]
+    refuse_outside_storage(node)
+    return node
+
+
+def refuse_outside_storage(node) -> None:
+    """LinkRefused for a dataset whose values live in other files (virtual, or external raw storage)."""
+    if _is_dataset(node) and (getattr(node, "is_virtual", False) or getattr(node, "external", None)):
+        raise LinkRefused(f"{node.name} keeps its values in other files (a virtual or external dataset): not read; "
+                          "write the values into the file itself")
+
+
+class LinkRefused(ValueError):
+    """A part of an HDF5 file nightshift will not read: reached through a link, or stored in other files."""
 
 
 def _label(node) -> str:
@@ -148,7 +181,8 @@ def field_axes(dataset, layout: GroupLayout | None = None) -> Axes:
             scale = dim[0]
             dims[axis] = dims[axis] or scale.attrs.get("NAME", b"").decode("utf-8", "replace").split("\0")[0] or \
                 scale.name.rsplit("/", 1)[-1]
-            length = data_rows(scale) if scale.shape else 0  # a scale of another group: its group's length
+            here = layout if scale.parent == layout.group and _key(scale) in layout.rows else None  # read once
+            length = data_rows(scale, here) if scale.shape else 0  # a scale of another group: its group's length
             if scale.ndim == 1 and length == shape[axis]:
                 coords[axis], sources[axis] = np.asarray(scale[:length], dtype=float), scale.name
             else:
@@ -200,4 +234,5 @@ def _attribute_texts(dataset) -> list[object]:
         node = node.parent
 
 
-__all__ = ["GroupLayout", "data_rows", "field_axes", "is_scale", "stated_rows"]
+__all__ = ["GroupLayout", "LinkRefused", "data_rows", "field_axes", "hard_members", "hard_node", "is_scale",
+           "refuse_outside_storage", "stated_rows"]

@@ -12,7 +12,6 @@ back), so it is not a finding.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from supervisor.verify.oracle.committed import committed_copies
+from supervisor.verify.oracle.integrity import _read_json, _write_json
 from supervisor.verify.oracle.readers import split_part
 from supervisor.verify.oracle.stash import digests, stashed_copies, walk
 from supervisor.verify.oracle.stash_data import CONTAINERS, TEXT_TABLES, dataset_copies
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` ma
 
 HELD_OUT = "a held-out reference"
 WINDOW = "oracle-window.json"  # in the run's reference store: the last sealed command's (start, end) in ns
-_WINDOWS: dict[str, tuple[int, int]] = {}  # workspace -> the same, for verdicts without a store
 
 
 @dataclass
@@ -46,16 +45,6 @@ def _inside(workspace: Path, path: Path) -> str | None:
         return None
 
 
-def _stats(files: dict[Path, str]) -> list[tuple[Path, object]]:
-    found = []
-    for path in files:
-        try:
-            found.append((path, path.stat()))
-        except OSError:
-            continue
-    return found
-
-
 def _suffix(rel: str) -> str:
     """The suffix of a workspace-relative path, lower case (pathlib's is a tenth of the scan at 5,000 files)."""
     name = rel.rpartition("/")[2]
@@ -69,20 +58,23 @@ def _like_a_table(rel: str, size: int, table_sizes: list[int]) -> bool:
     return _suffix(rel) in TEXT_TABLES and any(s / 4 <= size <= 4 * s for s in table_sizes)
 
 
-def window(workspace: Path, store: Path | None, began: int | None = None, ended: int | None = None
-           ) -> tuple[int, int] | None:
-    """The last oracle command run in the namespace, as (start, end) ns; with ``began`` and ``ended``: remember
-    this one (in the run's store where there is one, so a supervisor started again knows it)."""
-    path = Path(store) / WINDOW if store is not None else None
-    if began is not None and ended is not None:
-        _WINDOWS[str(workspace)] = (began, ended)
-        if path is not None and path.parent.is_dir():
-            path.write_text(json.dumps([began, ended]))
-        return began, ended
+def window(store: Path | None) -> tuple[int, int] | None:
+    """The last oracle command run in the namespace, as (start, end) ns, from the run's store (None: none known;
+    without a store, `nightshift compare`, one process a call, nothing is kept)."""
+    found = _read_json(Path(store) / WINDOW) if store is not None else None
+    if isinstance(found, list) and len(found) == 2:  # as an earlier version wrote it
+        found = {"began": found[0], "ended": found[1]}
     try:
-        return tuple(json.loads(path.read_text())) if path is not None else _WINDOWS.get(str(workspace))
-    except (OSError, ValueError):
-        return _WINDOWS.get(str(workspace))
+        return int(found["began"]), int(found["ended"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def remember_window(store: Path | None, began: int, ended: int) -> None:
+    """Keep this sealed command's window in the run's store (atomic, private), for the next verdict, in this
+    process or a supervisor started again."""
+    if store is not None and Path(store).is_dir():
+        _write_json(Path(store) / WINDOW, {"began": began, "ended": ended})
 
 
 def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base: str | None,
@@ -109,16 +101,18 @@ def kept_copies(cfg: OracleConfig, workspace: Path, refs: dict[str, Path], base:
         tree.files = {rel: st for rel, st in tree.files.items() if not computed[0] <= st.st_ctime_ns <= computed[1]}
     sizes = {st.st_size for rel, st in tree.files.items() if rel not in skip}
     sums = []  # a reference is hashed only when a file of its size is here, or git history is to be searched
+    tables = []  # the sizes of the text references (a table printed again is near one of them)
     for path, label in files.items():
         try:
             st = path.stat()
+            if path.suffix.lower() not in CONTAINERS:
+                tables.append(st.st_size)
             if st.st_size in sizes or base:
                 sums.append((label, st.st_size, *digests(path, st, workspace if _inside(workspace, path) else None)))
         except OSError:
             continue  # a missing reference is the comparison's finding
-    stashed, notes = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums], skip)
-    named = {line.split(" holds the same bytes as ", 1)[0] for line in stashed}
-    tables = [st.st_size for path, st in _stats(files) if path.suffix.lower() not in CONTAINERS]
+    stashed, notes, named = stashed_copies(workspace, tree, [(label, size, sha) for label, size, sha, _ in sums],
+                                           skip)
     left = skip | named
     lo, hi = (min(tables) / 4, max(tables) * 4) if tables else (1, 0)  # a size no text table of ours is near
     containers = [rel for rel, st in tree.files.items() if rel not in left and (

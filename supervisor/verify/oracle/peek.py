@@ -18,7 +18,7 @@ import numpy as np
 
 from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
-from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, monotonic, sibling_coordinate
+from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, sibling_coordinate
 from supervisor.verify.oracle.pointers import absent_content
 from supervisor.verify.oracle.readers import read_table
 from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
@@ -133,11 +133,10 @@ def _header_words(line: str, delimiter: str | None) -> list[str]:
 
 def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """(the first rows, the full shape) of one member of an .npz, read from its header and a few bytes only."""
+    from supervisor.verify.oracle.field import npy_header
+
     with archive.open(name) as handle:
-        version = np.lib.format.read_magic(handle)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-            np.lib.format.read_array_header_2_0  # 3.0 (utf-8 names) reads like 2.0 here
-        shape, fortran, dtype = read_header(handle)
+        shape, fortran, dtype = npy_header(handle)
         if dtype.hasobject:
             raise OracleInputError(f"{name}: holds Python objects, not numbers", kind="not numeric")
         rows = min(shape[0], SAMPLE_ROWS) if shape else 1
@@ -256,12 +255,7 @@ def _walk(group):
             yield from _walk(value)
 
 
-def looks_monotonic(values: np.ndarray) -> bool:
-    """Strictly increasing or decreasing and finite: a grid (an x column), not a value column (layout.py's rule)."""
-    return monotonic(values)
-
-
-__all__ = ["DataSet", "SAMPLE_ROWS", "looks_monotonic", "peek_file"]
+__all__ = ["DataSet", "SAMPLE_ROWS", "peek_file"]
 
 
 def _is_float(text: str) -> bool:

@@ -104,15 +104,21 @@ def _read_hdf5(path: Path, part: str | None) -> Table:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", kind="h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import GroupLayout, data_rows
+    from supervisor.verify.oracle.hdf5_layout import (GroupLayout, LinkRefused, data_rows, hard_members, hard_node,
+                                                      refuse_outside_storage)
 
     with h5py.File(path, "r") as handle:
-        node = handle[part] if part else handle
         where = f"{path}:{part}" if part else str(path)
-        if isinstance(node, h5py.Dataset):
-            return table_from_array(where, node[()] if not node.shape else node[:data_rows(node)])
-        layout = GroupLayout(node)
-        keys = _columns_or_all(layout.table(), [k for k, v in node.items() if isinstance(v, h5py.Dataset)])
+        try:  # through hard links only, and no values kept in other files (a reference's, by a link)
+            node = hard_node(handle, part)
+            if isinstance(node, h5py.Dataset):
+                return table_from_array(where, node[()] if not node.shape else node[:data_rows(node)])
+            layout = GroupLayout(node)
+            keys = _columns_or_all(layout.table(), [k for k, v in hard_members(node) if isinstance(v, h5py.Dataset)])
+            for key in keys:
+                refuse_outside_storage(node[key])
+        except LinkRefused as exc:
+            raise OracleInputError(f"{where}: {exc}", kind="untrusted file") from None
         members = {k: node[k][()] if not node[k].shape else node[k][:data_rows(node[k], layout)] for k in keys}
         if not members:
             raise OracleInputError(f"{where}: no datasets here; name one as '{path}:/group/dataset'",

@@ -92,13 +92,13 @@ def walk(root: Path, limit: int = MAX_ENTRIES) -> Walk:
 
 
 def stashed_copies(root: Path, found: Walk, references: list[tuple[str, int, str]],
-                   skip: set[str]) -> tuple[list[str], list[str]]:
-    """(findings, notes): each file of the walk, but those in ``skip`` (workspace-relative: the references, the
-    candidates), whose bytes equal a reference's. ``references``: [(label, size, sha256)]."""
+                   skip: set[str]) -> tuple[list[str], list[str], set[str]]:
+    """(findings, notes, the paths found): each file of the walk, but those in ``skip`` (workspace-relative: the
+    references, the candidates), whose bytes equal a reference's. ``references``: [(label, size, sha256)]."""
     by_size: dict[int, list[tuple[str, str]]] = {}
     for label, size, sha in references:
         by_size.setdefault(size, []).append((label, sha))
-    findings, notes, hashed = [], list(found.unscanned), 0
+    findings, notes, hashed, named = [], list(found.unscanned), 0, set()
     for rel, st in sorted((r, st) for r, st in found.files.items() if st.st_size in by_size and r not in skip):
         same = by_size[st.st_size]
         if hashed + st.st_size > MAX_HASH_BYTES:
@@ -112,8 +112,9 @@ def stashed_copies(root: Path, found: Walk, references: list[tuple[str, int, str
         hashed += st.st_size
         for label, ref_sha in same:
             if sha == ref_sha:
+                named.add(rel)
                 findings.append(f"{rel} holds the same bytes as {label}: a copy of a reference kept in the "
                                 f"workspace, which the solver can read in place of computing; delete it and "
                                 f"compute the output (if the solver writes it, compare it in [[oracle.compare]])")
                 break
-    return findings, notes
+    return findings, notes, named

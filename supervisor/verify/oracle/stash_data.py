@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -22,20 +23,26 @@ import numpy as np
 
 from supervisor.run import untrusted
 from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT, distinct_count, is_axis
+from supervisor.verify.oracle.field import npy_header
 from supervisor.verify.oracle.readers import read_table
 
 CONTAINERS = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
 TEXT_TABLES = (".dat", ".txt", ".csv", ".tsv", ".out", ".tab", ".asc", "")  # read as tables when sized like one
 BLOCK = 1 << 22  # elements hashed at a time
 MAX_ELEMENTS = 1 << 28  # a dataset larger than this (2 GiB of float64) is not hashed
-_LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # (path, size, mtime) -> {dataset: shape}
-_HASHED: dict[tuple, tuple[str, int]] = {}  # (path, size, mtime, dataset) -> (digest, distinct values)
-_TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: (path, size, mtime) -> its datasets
+_LISTED: dict[tuple, dict[str, tuple[int, ...]]] = {}  # _key -> {dataset: shape}
+_HASHED: dict[tuple, tuple[str, int]] = {}  # (*_key, dataset) -> (digest, distinct values)
+_TEXT: dict[tuple, dict[str, np.ndarray]] = {}  # the last text table parsed: _key -> its datasets
+_REFERENCE_TABLES: dict[tuple, list[tuple[str, tuple[int, ...], str, int]]] = {}  # (*_key, part, x) ->
+# [(dataset, shape, digest, distinct)] of a table reference: parsed once while it stays the same, not every verdict
 
 
 def _key(path: Path) -> tuple:
-    st = path.stat()
-    return str(path), st.st_size, st.st_mtime_ns
+    """What a file's cached listing and digests are kept under: its inode, size and times (as stash.digests). A
+    workspace file is pinned (untrusted.pinned), so this is the stat of the very file opened; the mtime alone can be
+    set back by its writer, the ctime cannot."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @contextlib.contextmanager
@@ -74,22 +81,14 @@ class _Lazy:
 
     def __init__(self, archive, name: str):
         self.archive, self.name = archive, name
-        self.shape, self.dtype = _npz_header(archive, name)
+        with archive.zip.open(f"{name}.npy") as member:
+            self.shape, _, self.dtype = npy_header(member)
         self._values = None
 
     def __getitem__(self, index):
         if self._values is None:
             self._values = self.archive[self.name]
         return self._values[index]
-
-
-def _npz_header(archive, name: str) -> tuple[tuple[int, ...], np.dtype]:
-    from numpy.lib import format as npformat
-    with archive.zip.open(f"{name}.npy") as member:
-        version = npformat.read_magic(member)
-        read = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
-        shape, _, dtype = read(member)
-        return shape, dtype
 
 
 def _is_hdf5(path: Path) -> bool:
@@ -118,17 +117,22 @@ def _digest(path: Path, name: str) -> tuple[str, int]:
             source = arrays[name]
             shape = tuple(source.shape)
             rows = max(1, BLOCK // max(1, int(np.prod(shape[1:])) if len(shape) > 1 else 1))
-            sha, seen = hashlib.sha1(repr(shape).encode()), 0
-            blocks = [np.asarray(source[()])] if not shape else \
-                (np.asarray(source[i:i + rows]) for i in range(0, shape[0], rows))
-            for block in blocks:
-                values = np.asarray(block, dtype=np.float64) + 0.0  # -0.0 equals 0.0
-                values[np.isnan(values)] = np.nan
-                sha.update(np.ascontiguousarray(values).tobytes())
-                if seen < COPY_MIN_DISTINCT:
-                    seen = max(seen, distinct_count([values]))
-            _HASHED[key] = (sha.hexdigest(), seen)
+            _HASHED[key] = _hash_blocks(shape, [source[()]] if not shape else
+                                        (source[i:i + rows] for i in range(0, shape[0], rows)))
     return _HASHED[key]
+
+
+def _hash_blocks(shape: tuple[int, ...], blocks) -> tuple[str, int]:
+    """(sha1 of ``shape`` and the blocks' values as float64 with -0 and every NaN made one, distinct informative
+    values up to enough): one digest for a container's dataset, read a block at a time, and a table's array alike."""
+    sha, seen = hashlib.sha1(repr(tuple(int(n) for n in shape)).encode()), 0
+    for block in blocks:
+        values = np.asarray(block, dtype=np.float64) + 0.0  # -0.0 equals 0.0 (and a copy: the NaNs are set below)
+        values[np.isnan(values)] = np.nan
+        sha.update(np.ascontiguousarray(values).tobytes())
+        if seen < COPY_MIN_DISTINCT:
+            seen = max(seen, distinct_count([values]))
+    return sha.hexdigest(), seen
 
 
 def _table_arrays(table, x: str | int | None = None) -> dict[str, np.ndarray]:
@@ -136,17 +140,21 @@ def _table_arrays(table, x: str | int | None = None) -> dict[str, np.ndarray]:
     solver is given)."""
     found = {"": np.column_stack(table.columns)} if table.columns else {}
     for n, column in enumerate(table.columns):
-        if not is_axis(column) and x not in (n, str(n), table.names[n]):
+        if not is_axis(column) and (x is None or x not in (n, str(n), table.names[n])):  # an unnamed column: None
             found[f"column {table.names[n] or n}"] = np.asarray(column, dtype=np.float64)
     return found
 
 
-def _array_digest(values: np.ndarray) -> tuple[str, int]:
-    values = np.asarray(values, dtype=np.float64) + 0.0
-    values[np.isnan(values)] = np.nan
-    sha = hashlib.sha1(repr(tuple(values.shape)).encode())
-    sha.update(np.ascontiguousarray(values).tobytes())
-    return sha.hexdigest(), distinct_count([values])
+def _table_digests(path: Path, part: str | None, x: object) -> list[tuple[str, tuple[int, ...], str, int]]:
+    """[(dataset, shape, digest, distinct)] of a table reference's datasets (_table_arrays), kept while the file
+    stays the same: a 20 MB reference is parsed once, not at every verdict a 1-D or 2-D input is in the workspace."""
+    key = (*_key(path), part, repr(x))
+    if key not in _REFERENCE_TABLES:
+        if len(_REFERENCE_TABLES) > 256:
+            _REFERENCE_TABLES.clear()
+        _REFERENCE_TABLES[key] = [(name, tuple(values.shape), *_hash_blocks(values.shape, [values]))
+                                  for name, values in _table_arrays(read_table(path, part), x).items()]
+    return _REFERENCE_TABLES[key]
 
 
 def dataset_copies(root: Path, containers: list[str], references: list[tuple[str, Path, str | None, bool, object]]
@@ -175,10 +183,10 @@ def dataset_copies(root: Path, containers: list[str], references: list[tuple[str
                         where = f"{label}:{name}" if name and not secret else label
                         found.setdefault(shape, []).append((where, *_digest(path, name)))
             elif any(len(s) <= 2 for s in mine):
-                for name, values in _table_arrays(read_table(path, part), x).items():
-                    if values.shape in mine:
+                for name, shape, digest, distinct in _table_digests(path, part, x):
+                    if shape in mine:
                         where = f"{label} ({name})" if name and not secret else label
-                        found.setdefault(values.shape, []).append((where, *_array_digest(values)))
+                        found.setdefault(shape, []).append((where, digest, distinct))
         except Exception:  # noqa: BLE001 - an unreadable reference is the comparison's finding, not this scan's
             continue
     findings, named = [], set()
