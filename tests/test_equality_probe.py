@@ -112,3 +112,17 @@ def test_without_the_probe_nothing_is_looked_at(tmp_path):
     out.mkdir()
     ran = run_tests(f"{sys.executable} -m pytest -q -p no:cacheprovider", tmp_path, 120, out, True)
     assert ran.status == 0 and ran.always_equal == {}
+
+
+def test_a_bytecode_cache_left_by_a_run_without_the_probe_does_not_switch_it_off(tmp_path, monkeypatch):
+    # pytest's rewritten .pyc does not record the assertion pass hook: the baseline's (or the agent's own) pytest
+    # run caches one without it, and the probe's run must not reuse it.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    (tmp_path / "test_values.py").write_text(TESTS)
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    for name, probe in (("before", False), ("probed", True)):
+        (tmp_path / name).mkdir()
+        ran = run_tests(command, tmp_path, 120, tmp_path / name, True, probe=probe)
+    assert list((tmp_path / "__pycache__").glob("test_values.*pytest*.pyc")), "the first run cached nothing"
+    assert "test_int_subclass" in " ".join(ran.always_equal), ran.output[-2000:]
