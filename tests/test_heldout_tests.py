@@ -82,8 +82,11 @@ def test_a_bad_selection_is_one_line_naming_it_and_nothing_moves(workspace, sele
     assert (workspace.path / "tests" / "test_more.py").read_text() == TEST_MORE
 
 
-def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
+def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace, tmp_path, monkeypatch):
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    checkouts = tmp_path / "checkouts"  # under the host's /tmp (the base temp), as the real place is
+    checkouts.mkdir()
+    monkeypatch.setattr("supervisor.verify.heldout_checkout.CHECKOUTS", checkouts)
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
     last = verdicts(ws, run)[-1]
@@ -95,7 +98,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
     from pathlib import Path
     reports = read_reports(Path(store), run.run_id)
     assert set(reports[-1]["outcomes"]) == HELD and set(reports[-1]["outcomes"].values()) == {"passed"}
-    assert not list((Path(store) / "checkouts").iterdir())  # the clean checkout is gone
+    assert not list(checkouts.iterdir())  # the clean checkout is gone
     # check, the report and the attestation list them by id
     checked = nightshift("check", str(ws.path), cwd=ws.path, timeout=300)
     assert all(t in checked.stdout for t in HELD), checked.stdout

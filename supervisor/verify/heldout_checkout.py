@@ -1,6 +1,7 @@
 """Running the held-out tests (`init --holdout-tests`) over a claim's candidate: the workspace as it would be committed
 (git's own index of it, taken in a temporary index so the user's index is untouched) checked out into a private
-folder outside the workspace, the held-out tests copied in, test configuration the run did not keep taken out, and
+folder under the host's /tmp (no namespace of nightshift's shows the host's /tmp: the checkout is out of every agent
+process's sight, and outside every hidden folder, so its own run un-hides nothing), the held-out tests copied in, test configuration the run did not keep taken out, and
 the test command run on the held-out files there, in the run's namespace, with nightshift's equality probe loaded.
 
 Git runs through gitguard (nothing the workspace names is executed); the workspace's files are never read here
@@ -12,6 +13,7 @@ import ast
 import re
 import shlex
 import shutil
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,8 +22,12 @@ from supervisor.gitguard import run_git
 from supervisor.gitops import open_repo, worktree_changes
 from supervisor.run import untrusted
 from supervisor.run.paths import make_private_dir
+from supervisor.sandbox.mounts import HOST_TMP
 from supervisor.verify.checks import run_tests
 from supervisor.verify.suite_config import WHOLE_FILE, config_files
+
+# Where the checkouts are made: the host's /tmp, which every namespace replaces with a private one (sandbox/mounts.py)
+CHECKOUTS = HOST_TMP
 
 
 @dataclass
@@ -84,14 +90,14 @@ def _match(results: dict[str, dict[str, str]], held: str) -> list[str]:
 
 def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: float, boundary,
                 kept: set[str]) -> HeldRun:
-    """The held-out tests of ``store`` over the candidate, in ``store/checkouts/<name>`` (removed afterwards)."""
+    """The held-out tests of ``store`` over the candidate, in a private folder under CHECKOUTS (removed afterwards)."""
     files = store / "files"
     if not re.search(r"\bpytest\b", command):
         return HeldRun(problem=f"held-out tests need a pytest test command ([verify] test_command is `{command}`)")
     ids = held_ids(files)
     if not ids:
         return HeldRun(problem=f"the held-out tests are missing from {files} (the run pauses until they are back)")
-    work = make_private_dir(store / "checkouts" / name)
+    work = Path(tempfile.mkdtemp(prefix=f"nightshift-heldout-{name}-", dir=CHECKOUTS))  # 0700
     clean, out, index = work / "candidate", make_private_dir(work / "out"), work / "index"
     try:
         tree = candidate_tree(workspace, index)
@@ -104,8 +110,7 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
             untrusted.write_beneath(clean, rel, path.read_bytes())
             held_files.append(clean / rel)
         _unkept_config(clean, held_files, kept)
-        inside = replace(boundary, workspace=clean.resolve(),
-                         hidden=tuple(h for h in boundary.hidden if not work.resolve().is_relative_to(h)) + (files,))
+        inside = replace(boundary, workspace=clean.resolve())  # the store and the references stay hidden
         args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files if p.suffix == ".py")
         ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True)
         if ran.status is None:

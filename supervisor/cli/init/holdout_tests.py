@@ -177,5 +177,4 @@ def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
         if tracked.returncode == 0 and tracked.stdout.strip():
             notes.append(f"{rel} is in this repository's git history, where the agent can still read its held-out "
                          "tests (`git log --all -p -- PATH`); hold out tests git never had, or rewrite that history")
-    make_private_dir(store / "checkouts")
     return notes
