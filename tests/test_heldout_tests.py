@@ -51,6 +51,19 @@ def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
     assert "held out tests (tests/test_more.py): moved to" in said
 
 
+def test_the_runs_log_counts_the_held_out_tests_and_names_none(workspace):
+    from supervisor.cli.preflight.check import record_preflight
+    from supervisor.cli.preflight.screen import run_preflight
+    ws, _, _ = held_out(workspace, {})
+    run, said = ws.create_run(), []
+    preflight = run_preflight(ws.path)
+    record_preflight(run, preflight, say=said.append)  # as `nightshift run` keeps it, in the agent's sight
+    recorded = run.events.read_text() + "\n".join(said)
+    assert "3 held out, run over the candidate" in recorded, recorded
+    assert not any(t.split("::")[1] in recorded for t in HELD)
+    assert all(t in preflight.render(check_only=True) for t in HELD)  # `nightshift check`'s screen names them
+
+
 def test_init_splits_a_file_for_a_keyword_selection(workspace):
     ws, store, _ = held_out(workspace, {}, "-k large or sign")
     from pathlib import Path

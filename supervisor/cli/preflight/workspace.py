@@ -80,7 +80,8 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 
 def heldout_tests_line(ctx: PreflightContext) -> Line | None:
-    """The held-out tests by id (`init --holdout-tests`), or what a run without them cannot catch."""
+    """How many tests are held out (`init --holdout-tests`; their ids on `nightshift check`'s screen only: the run's
+    log, which the agent reads, keeps the count), or what a run without them cannot catch."""
     from pathlib import Path
 
     from supervisor.cli.init.holdout_tests import UNCAUGHT
@@ -94,8 +95,8 @@ def heldout_tests_line(ctx: PreflightContext) -> Line | None:
     if not ids:
         return Line(FAIL, "held-out", f"[verify] heldout_tests = {store}: no held-out test is there (moved or "
                                             "deleted?); put them back, or remove the key from nightshift.toml")
-    return Line(OK, "held-out", f"{len(ids)} held out, run over the candidate at a claim of done: "
-                                      + ", ".join(ids))
+    return Line(OK, "held-out", f"{len(ids)} held out, run over the candidate at a claim of done",
+                check_only=": " + ", ".join(ids))
 
 
 def slurm_lines(ctx: PreflightContext) -> Iterable[Line]:
