@@ -156,6 +156,29 @@ def test_each_way_of_gaming_the_goals_tests_does_not_end_done(workspace, move):
     assert held[0]["evaluations"] == 1 and held[0]["bits"] > 0  # the leakage budget counts the release
 
 
+def test_with_the_store_gone_a_claim_pauses_the_run_and_the_agent_learns_no_path(workspace):
+    from pathlib import Path
+    ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    (Path(store) / "files").rename(Path(store) / "moved-away")
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    check = held_check(verdicts(ws, run)[-1])
+    assert not check["passed"] and check["summary"].startswith("held-out tests: not evaluated: they are unavailable")
+    paused = [e["data"] for e in ws.events(run) if e["type"] == "run.paused"]
+    assert paused and paused[0]["reason"].startswith("the held-out tests are missing from their store"), paused
+    assert store not in run.events.read_text() and outcome(run) != "done"
+
+
+def test_preflight_fails_held_out_tests_without_a_pytest_command(workspace):
+    from supervisor.cli.preflight.screen import run_preflight
+    ws, _, _ = held_out(workspace, {})
+    config = (ws.path / "nightshift.toml").read_text()
+    (ws.path / "nightshift.toml").write_text(config.replace(json.dumps(TEST_COMMAND), '"make check"'))
+    lines = [line for line in run_preflight(ws.path).lines if line.what == "held-out"]
+    assert [(line.status, line.text.split(" (")[0]) for line in lines] == [
+        ("FAIL", "held-out tests need a pytest test command")], lines
+
+
 def test_without_a_namespace_a_run_with_held_out_tests_does_not_start(workspace):
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
     config = (ws.path / "nightshift.toml").read_text() + '\n[policy]\nsandbox = "off"\n'

@@ -26,6 +26,8 @@ from supervisor.sandbox.mounts import HOST_TMP
 from supervisor.verify.checks import run_tests
 from supervisor.verify.suite_config import WHOLE_FILE, config_files
 
+MISSING = ("the held-out tests are missing from their store ([verify] heldout_tests in nightshift.toml: moved or "
+           "deleted?): put them back, then `nightshift resume`")
 # Where the checkouts are made: the host's /tmp, which every namespace replaces with a private one (sandbox/mounts.py)
 CHECKOUTS = HOST_TMP
 
@@ -56,6 +58,13 @@ def held_ids(files: Path) -> list[str]:
                 if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
                 or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))]
     return out
+
+
+def command_problem(command: str) -> str | None:
+    """Why the held-out tests cannot run with this test command (they are pytest's: ids, JUnit, the probe)."""
+    if re.search(r"\bpytest\b", command):
+        return None
+    return f"held-out tests need a pytest test command ([verify] test_command is `{command}`): make it run pytest"
 
 
 def candidate_tree(workspace: Path, index: Path) -> str:
@@ -92,11 +101,12 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
                 kept: set[str]) -> HeldRun:
     """The held-out tests of ``store`` over the candidate, in a private folder under CHECKOUTS (removed afterwards)."""
     files = store / "files"
-    if not re.search(r"\bpytest\b", command):
-        return HeldRun(problem=f"held-out tests need a pytest test command ([verify] test_command is `{command}`)")
+    problem = command_problem(command)
+    if problem:
+        return HeldRun(problem=f"{problem}, then `nightshift resume`")
     ids = held_ids(files)
     if not ids:
-        return HeldRun(problem=f"the held-out tests are missing from {files} (the run pauses until they are back)")
+        return HeldRun(problem=MISSING)
     work = Path(tempfile.mkdtemp(prefix=f"nightshift-heldout-{name}-", dir=CHECKOUTS))  # 0700
     clean, out, index = work / "candidate", make_private_dir(work / "out"), work / "index"
     try:

@@ -21,6 +21,7 @@ BANDS = ("pass", "fail: at least 90% of them pass", "fail: at least half of them
 FLOOR = len(BANDS) - 1
 AT_CLAIM = "held-out tests: evaluated only when you claim done (`nightshift claim done`)"
 NOT_RUN = "held-out tests: not run: this claim fails other checks first (they run at a claim that passes the rest)"
+UNAVAILABLE = "held-out tests: not evaluated: they are unavailable (the run pauses until the user restores them)"
 WITHHELD = "held-out tests: not released (the run's held-out budget is spent): ask the user"
 ALWAYS_EQUAL = ("held-out tests: a value compared in them equals anything it is compared with, {what}: that is "
                 "equality forged, not an answer; return plain values")
@@ -55,8 +56,10 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tu
     found = run_heldout(ctx.run.workspace, store, name, cfg.test_command, cfg.timeout, ctx.boundary(),
                         set(_manifest(ctx.run.root / "protected")))
     _write_report(store, name, found)
-    if found.problem:  # nothing was measured, so nothing is released
-        return Check("heldout_tests", False, f"held-out tests: {found.problem}", [found.problem]), None
+    if found.problem:  # nothing was measured, so nothing is released: the run pauses for the user (shift/decide.py)
+        return Check("heldout_tests", False, UNAVAILABLE, [UNAVAILABLE]), {"evaluations": 0, "bits": 0.0,
+                                                                           "withheld": False, "best": {},
+                                                                           "unavailable": {KEY: found.problem}}
     total = len(found.outcomes)
     now = band(found.passed, total)
     if now == 0:
@@ -92,4 +95,6 @@ def merge(oracle: dict | None, tests: dict | None) -> dict | None:
     return {**oracle, "evaluations": oracle.get("evaluations", 0) + tests["evaluations"],
             "bits": round(float(oracle.get("bits") or 0) + tests["bits"], 6),
             "withheld": bool(oracle.get("withheld") or tests.get("withheld")),
-            "best": {**(oracle.get("best") or {}), **tests["best"]}, "tests": tests.get("tests")}
+            "best": {**(oracle.get("best") or {}), **tests["best"]}, "tests": tests.get("tests"),
+            **({"unavailable": gone} if (gone := {**(oracle.get("unavailable") or {}),
+                                                  **(tests.get("unavailable") or {})}) else {})}

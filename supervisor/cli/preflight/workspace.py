@@ -52,6 +52,8 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
     cfg = ctx.config.verify
     if not cfg.test_command.strip():
         yield Line(NOTE, "tests", "no test command ([verify] test_command): the test ratchet has nothing to keep")
+        if cfg.heldout_tests:  # held-out tests without a command to run them: its FAIL line
+            yield heldout_tests_line(ctx)
         return
     # In the namespace a run gives it (the test command runs the agent's code): what passes here passes there.
     # Twice when quick: the run's starting set leaves out a test whose outcome differs (verify/baseline.py).
@@ -85,12 +87,15 @@ def heldout_tests_line(ctx: PreflightContext) -> Line | None:
     from pathlib import Path
 
     from supervisor.cli.init.holdout_tests import UNCAUGHT
-    from supervisor.verify.heldout_checkout import held_ids
+    from supervisor.verify.heldout_checkout import command_problem, held_ids
 
     store = ctx.config.verify.heldout_tests
     if not store:  # with references the oracle grades the claim; with tests only, say what goes unseen
         with_refs = ctx.config.oracle is not None and ctx.config.oracle.compare
         return None if with_refs else Line(NOTE, "held-out", UNCAUGHT)
+    problem = command_problem(ctx.config.verify.test_command)
+    if problem:
+        return Line(FAIL, "held-out", problem)
     ids = held_ids(Path(store).expanduser() / "files")
     if not ids:
         return Line(FAIL, "held-out", f"[verify] heldout_tests = {store}: no held-out test is there (moved or "
