@@ -214,10 +214,11 @@ def test_a_link_planted_where_the_held_out_folder_was_never_carries_them_out(wor
     assert (ws.path / "tests" / "more").is_symlink() and list(leak.iterdir()) == []
 
 
-def test_past_the_leakage_budget_nothing_about_them_is_released(workspace):
+@pytest.mark.parametrize("oracle", ["", '\n[oracle]\ncommand = "true"\n'], ids=["tests only", "with an oracle"])
+def test_past_the_leakage_budget_nothing_about_them_is_released(workspace, oracle):
     ws, store, _ = held_out(workspace, {"s1t1": [*MOVES["special_case"], CLAIM]})
     config = (ws.path / "nightshift.toml").read_text().replace("heldout_tests = ", "heldout_budget = 1\nheldout_tests = ")
-    (ws.path / "nightshift.toml").write_text(config)
+    (ws.path / "nightshift.toml").write_text(config + oracle)  # a plain [oracle]: the tests' budget is still named
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
     check = held_check(verdicts(ws, run)[0])

@@ -19,6 +19,7 @@ KEY = "(held-out tests)"  # the exam's account keeps the tests' best band under 
 BANDS = ("pass", "fail: at least 90% of them pass", "fail: at least half of them pass",
          "fail: fewer than half of them pass (or they did not run)")
 FLOOR = len(BANDS) - 1
+BUDGET_KEY = "[verify] heldout_budget"  # what withholds the tests' answers (the references': [oracle]'s)
 AT_CLAIM = "held-out tests: evaluated only when you claim done (`nightshift claim done`)"
 NOT_RUN = "held-out tests: not run: this claim fails other checks first (they run at a claim that passes the rest)"
 UNAVAILABLE = "held-out tests: not evaluated: they are unavailable (the run pauses until the user restores them)"
@@ -34,8 +35,10 @@ def band(passed: int, total: int) -> int:
     return 1 if share >= 0.9 else 2 if share >= 0.5 else FLOOR
 
 
-def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tuple[Check, dict | None]:
-    """The verdict's check and what it released (None: nothing), from the StopContext ``ctx``. A claim that fails
+def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
+                        oracle_released: dict | None = None) -> tuple[Check, dict | None]:
+    """The verdict's check and what it released (None: nothing), from the StopContext ``ctx``; ``oracle_released``:
+    what this verdict's reference exam released already (its bits count against the budget too). A claim that fails
     another check is not done whatever they say: they are not run, and nothing is released."""
     from supervisor.verify.boundary import _manifest
     from supervisor.verify.heldout_checkout import run_heldout
@@ -48,9 +51,11 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tu
     held = (ctx.state or {}).get("heldout") or {}
     best = int((held.get("best") or {}).get(KEY, FLOOR))
     cost = math.log2(best + 1)
-    if float(held.get("bits") or 0.0) + cost > cfg.heldout_budget + 1e-9:
+    spent = float(held.get("bits") or 0.0) + float((oracle_released or {}).get("bits") or 0.0)
+    if spent + cost > cfg.heldout_budget + 1e-9:
         return Check("heldout_tests", False, WITHHELD, [WITHHELD]), {"evaluations": 0, "bits": 0.0,
-                                                                      "withheld": True, "best": {}}
+                                                                      "withheld": True, "best": {},
+                                                                      "withheld_by": BUDGET_KEY}
     store = Path(cfg.heldout_tests).expanduser()
     name = f"{ctx.run.run_id}-{ctx.shift}-t{ctx.turn}"
     found = run_heldout(ctx.run.workspace, store, name, cfg.test_command, cfg.timeout, ctx.boundary(),
@@ -95,6 +100,7 @@ def merge(oracle: dict | None, tests: dict | None) -> dict | None:
     return {**oracle, "evaluations": oracle.get("evaluations", 0) + tests["evaluations"],
             "bits": round(float(oracle.get("bits") or 0) + tests["bits"], 6),
             "withheld": bool(oracle.get("withheld") or tests.get("withheld")),
+            **({"withheld_by": tests["withheld_by"]} if tests.get("withheld") else {}),
             "best": {**(oracle.get("best") or {}), **tests["best"]}, "tests": tests.get("tests"),
             **({"unavailable": gone} if (gone := {**(oracle.get("unavailable") or {}),
                                                   **(tests.get("unavailable") or {})}) else {})}
