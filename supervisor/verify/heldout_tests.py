@@ -2,7 +2,8 @@
 candidate (verify/heldout_checkout.py) and the claim is not done unless every one passes and none compared an
 object that equals everything. The agent learns pass, or fail and a coarse band of how many pass, nothing more:
 - at any other stop it hears they are evaluated at a claim of done;
-- the Ladder (as the reference exam, oracle/exam.py): a failing band is told only when better than the best so far;
+- the Ladder (the reference exam's own, oracle/exam.ladder): a failing band is told only when better than the best
+  so far;
 - each answer costs at most log2(the answers it could have given) bits, counted in the run's held-out account
   with the reference exam's; past ``[verify] heldout_budget`` nothing more is released.
 The full outcomes, test by test, go to a private report the user's views read (run/heldout_tests_record.py).
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from supervisor.run.heldout_tests_record import write_report
 from supervisor.verify.checks import Check
+from supervisor.verify.oracle.exam import answers, ladder
 
 KEY = "(held-out tests)"  # the exam's account keeps the tests' best band under this name
 BANDS = ("pass", "fail: at least 90% of them pass", "fail: at least half of them pass",
@@ -50,7 +52,7 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
         return Check("heldout_tests", True, NOT_RUN), None
     held = (ctx.state or {}).get("heldout") or {}
     best = int((held.get("best") or {}).get(KEY, FLOOR))
-    cost = math.log2(best + 1)
+    cost = math.log2(answers(best))
     spent = float(held.get("bits") or 0.0) + float((oracle_released or {}).get("bits") or 0.0)
     if spent + cost > cfg.heldout_budget + 1e-9:
         return Check("heldout_tests", False, WITHHELD, [WITHHELD]), {"evaluations": 0, "bits": 0.0,
@@ -67,16 +69,8 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
                                                                            "unavailable": {KEY: found.problem}}
     total = len(found.outcomes)
     now = band(found.passed, total)
-    if now == 0:
-        word = BANDS[0]
-    elif now < best:
-        word = BANDS[now]
-    elif best == 0:
-        word = "fail (they passed at an earlier claim)"
-    elif best == FLOOR:
-        word = BANDS[FLOOR]
-    else:
-        word = f"fail, no better than your best so far ({BANDS[best].split(': ', 1)[1]})"
+    word = ladder(best, now, BANDS, "fail (they passed at an earlier claim)",
+                  lambda b: f"fail, no better than your best so far ({b.split(': ', 1)[1]})")
     lines = [] if now == 0 else [f"held-out tests: {word}"]
     forged = sorted({what for values in found.always_equal.values() for what in values})
     if forged:
