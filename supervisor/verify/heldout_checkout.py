@@ -85,11 +85,13 @@ def _checkout(workspace: Path, index: Path, dest: Path) -> None:
 
 
 def _unkept_config(clean: Path, held: list[Path], kept: set[str]) -> None:
-    """A conftest.py or pytest.ini on the way to the held-out tests that the run did not keep is the agent's: it
-    could deselect or forge them, so it is taken out of the checkout."""
+    """A conftest.py or pytest.ini on the way to the held-out tests that neither the run kept nor the store holds
+    (init keeps the user's there with the tests: written in with them) is the agent's: it could deselect or forge
+    them, so it is taken out of the checkout."""
+    ours = {p.resolve() for p in held}
     for path in config_files(clean, set(held)):
         rel = str(path.relative_to(clean.resolve()))
-        if path.name in WHOLE_FILE and rel not in kept:
+        if path.name in WHOLE_FILE and rel not in kept and path.resolve() not in ours:
             path.unlink()
 
 
@@ -121,7 +123,8 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
             held_files.append(clean / rel)
         _unkept_config(clean, held_files, kept)
         inside = replace(boundary, workspace=clean.resolve())  # the store and the references stay hidden
-        args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files if p.suffix == ".py")
+        args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files
+                        if p.suffix == ".py" and p.name not in WHOLE_FILE)  # the tests, not their conftest.py
         ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True)
         if ran.status is None:
             return HeldRun(tree, {t: "timed out" for t in ids})

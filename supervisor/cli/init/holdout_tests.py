@@ -17,6 +17,8 @@ from pathlib import Path
 from supervisor.cli.init.holdout import HoldoutError, private_home
 from supervisor.gitguard import run_git
 from supervisor.run.paths import make_private_dir
+from supervisor.run.private import write_private_bytes
+from supervisor.verify.suite_config import WHOLE_FILE, config_files
 
 SKIP_DIRS = {".git", ".nightshift", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
 # What a run whose goal is tests cannot catch without held-out tests (said at init; README "Held-out tests")
@@ -154,14 +156,25 @@ def store_for(workspace: Path) -> Path:
     return private_home(workspace) / "tests"
 
 
+def _held_config(ws: Path, plan: dict[str, HeldFile]) -> dict[str, bool]:
+    """The user's pytest-only configuration on the held-out tests' way (conftest.py, pytest.ini), {path: moved}: kept
+    in the store with them, so their run has the user's (the checkout takes out such files the run does not keep, as
+    the agent's); moved where no visible test is beneath it, copied where one is."""
+    visible = [f for f in _test_files(ws, ws)
+               if (part := plan.get(str(f.relative_to(ws)))) is None or part.stays is not None]
+    return {str(path.relative_to(ws)): not any(f.is_relative_to(path.parent) for f in visible)
+            for path in sorted(config_files(ws, {ws / rel for rel in plan})) if path.name in WHOLE_FILE}
+
+
 def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
-    """Write the held-out tests into the store and take them out of the workspace; notes for the user (a file git
-    already has stays readable in its history)."""
+    """Write the held-out tests (and the test configuration they need) into the store and take them out of the
+    workspace; notes for the user (a file git already has stays readable in its history)."""
     ws, store = workspace.resolve(), store_for(workspace)
     files = store / "files"
     if files.exists():
         raise HoldoutError(f"--holdout-tests: {files} already exists (an earlier init held tests out); remove it or "
                            "keep the tests held out there")
+    config = _held_config(ws, plan)  # before the tests move: which folders keep a visible test
     notes = []
     for rel, part in plan.items():
         dest = files / part.stored
@@ -177,4 +190,9 @@ def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
         if tracked.returncode == 0 and tracked.stdout.strip():
             notes.append(f"{rel} is in this repository's git history, where the agent can still read its held-out "
                          "tests (`git log --all -p -- PATH`); hold out tests git never had, or rewrite that history")
+    for rel, moved in config.items():
+        write_private_bytes(make_private_dir((files / rel).parent) / Path(rel).name, (ws / rel).read_bytes())
+        if moved:
+            (ws / rel).unlink()
+            _drop_empty(ws, (ws / rel).parent)
     return notes
