@@ -74,7 +74,8 @@ def test_the_users_conftest_on_their_way_goes_with_them_and_wins_over_the_candid
     the workspace's."""
     held = Held(tmp_path, {"tests/conftest.py": FIXTURE.format(name="one", value=1),
                            "tests/more/conftest.py": FIXTURE.format(name="zero", value=0),
-                           "tests/more/test_more.py": "def test_fixtures(one, zero):\n    assert (one, zero) == (1, 0)\n"},
+                           "tests/more/test_more.py":
+                               "def test_fixtures(one, zero):\n    assert (one, zero) == (1, 0)\n"},
                 "tests/more")
     assert not (held.ws / "tests" / "more").exists() and (held.ws / "tests" / "conftest.py").is_file()
     assert sorted(p.name for p in (held.store / "files" / "tests").rglob("conftest.py")) == ["conftest.py"] * 2

@@ -1,7 +1,8 @@
 """Running the held-out tests (`init --holdout-tests`) over a claim's candidate: the workspace as it would be committed
 (git's own index of it, taken in a temporary index so the user's index is untouched) checked out into a private
 folder under the host's /tmp (no namespace of nightshift's shows the host's /tmp: the checkout is out of every agent
-process's sight, and outside every hidden folder, so its own run un-hides nothing), the held-out tests copied in, test configuration the run did not keep taken out, and
+process's sight, and outside every hidden folder, so its own run un-hides nothing), the held-out tests (and the
+user's test configuration init kept with them) copied in, test configuration the run did not keep taken out, and
 the test command run on the held-out files there, in the run's namespace, with nightshift's equality probe loaded.
 
 Git runs through gitguard (nothing the workspace names is executed); the workspace's files are never read here
