@@ -82,3 +82,12 @@ def test_the_users_conftest_on_their_way_goes_with_them_and_wins_over_the_candid
     (held.ws / "tests" / "conftest.py").write_text(FIXTURE.format(name="one", value=2))  # the agent's edit
     found = held.run()
     assert found.outcomes == {"tests/more/test_more.py::test_fixtures": "passed"}, found
+
+
+def test_a_folder_the_candidate_has_where_a_held_out_test_goes_is_replaced_by_the_test(tmp_path):
+    held = Held(tmp_path, {"tests/test_more.py": "def test_more():\n    pass\n"}, "tests/test_more.py")
+    (held.ws / "tests" / "test_more.py").mkdir()
+    (held.ws / "tests" / "test_more.py" / "data.txt").write_text("the agent's")
+    found = held.run()
+    assert found.outcomes == {"tests/test_more.py::test_more": "passed"}, found
+    assert (held.ws / "tests" / "test_more.py" / "data.txt").read_text() == "the agent's"  # the workspace untouched

@@ -96,6 +96,20 @@ def _unkept_config(clean: Path, held: list[Path], kept: set[str]) -> None:
             path.unlink()
 
 
+def _put(clean: Path, rel: Path, data: bytes) -> None:
+    """A held-out file into the checkout: ours wins over whatever the candidate has at its path, and never through a
+    link it planted on the way (the held-out tests would be written wherever it points). A folder there is removed:
+    the checkout is nightshift's own copy, not the agent's work (write_beneath keeps one, for the workspace)."""
+    try:
+        untrusted.write_beneath(clean, rel, data)
+    except untrusted.Untrusted:
+        there = clean / rel  # its parents are real folders of the checkout now: write_beneath made them so
+        if there.is_symlink() or not there.is_dir():
+            raise
+        shutil.rmtree(there)  # a real folder: rmtree follows no link inside it
+        untrusted.write_beneath(clean, rel, data)
+
+
 def _match(results: dict[str, dict[str, str]], held: str) -> list[str]:
     return [t for t in results if t == held or re.sub(r"\[.*\]$", "", t) == held or t.startswith(held + "::")]
 
@@ -118,9 +132,7 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
         held_files = []
         for path in sorted(p for p in files.rglob("*") if p.is_file()):
             rel = path.relative_to(files)
-            # Ours wins over a file of the same name in the candidate, and never through a link it planted on the
-            # way (the held-out tests would be written wherever it points)
-            untrusted.write_beneath(clean, rel, path.read_bytes())
+            _put(clean, rel, path.read_bytes())
             held_files.append(clean / rel)
         _unkept_config(clean, held_files, kept)
         inside = replace(boundary, workspace=clean.resolve())  # the store and the references stay hidden
