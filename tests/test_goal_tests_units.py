@@ -33,3 +33,26 @@ def test_one_ladder_for_both_exams_and_an_answer_after_a_pass_costs_a_bit():
     assert said == [BANDS[0], BANDS[2], BANDS[3], f"no better ({BANDS[2]})", BANDS[1], f"no better ({BANDS[1]})",
                     "again", BANDS[0]]
     assert heldout_tests.ladder is ladder and heldout_tests.answers is answers  # the tests' exam climbs the same one
+
+
+def test_the_report_reads_the_held_out_tests_store_without_validating_the_config_again(tmp_path, monkeypatch):
+    import json
+
+    import supervisor.config.schema as schema
+    from supervisor.cli.report.verb import build_report
+    from supervisor.run.heldout_tests_record import read_report, report_name, write_report
+    store = tmp_path / "store"
+    write_report(store, report_name("r1", 1, 2), {"tree": "abc", "outcomes": {"tests/test_x.py::test_y": "passed"}})
+    assert read_report(store, "r1-1-t2")["outcomes"] == {"tests/test_x.py::test_y": "passed"}
+    assert read_report(store, "r1-1-t3") is None
+    run_dir = tmp_path / "ws" / ".nightshift" / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.toml").write_text(TESTS + f"heldout_tests = {json.dumps(str(store))}\n")
+    (run_dir / "events.jsonl").write_text("")
+    parsed = []
+    real = schema.parse_config
+    monkeypatch.setattr(schema, "parse_config", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    monkeypatch.setattr("supervisor.shift.launcher.parse_config", schema.parse_config, raising=False)
+    out, report = build_report(run_dir, tmp_path / "report.html")
+    assert len(parsed) == 1, parsed  # the report's own gathering; the store is one key read, not a second validation
+    assert any("tests/test_x.py::test_y: passed" in line for line in report.heldout_lines), report.heldout_lines

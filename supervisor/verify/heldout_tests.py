@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from supervisor.run.heldout_tests_record import write_report
+from supervisor.run.heldout_tests_record import report_name, write_report
 from supervisor.verify.checks import Check
 from supervisor.verify.oracle.exam import answers, ladder
 
@@ -59,7 +59,7 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
                                                                       "withheld": True, "best": {},
                                                                       "withheld_by": BUDGET_KEY}
     store = Path(cfg.heldout_tests).expanduser()
-    name = f"{ctx.run.run_id}-{ctx.shift}-t{ctx.turn}"
+    name = report_name(ctx.run.run_id, ctx.shift, ctx.turn)
     found = run_heldout(ctx.run.workspace, store, name, cfg.test_command, cfg.timeout, ctx.boundary(),
                         set(_manifest(ctx.run.root / "protected")))
     _write_report(store, name, found)
