@@ -56,3 +56,33 @@ def test_the_report_reads_the_held_out_tests_store_without_validating_the_config
     out, report = build_report(run_dir, tmp_path / "report.html")
     assert len(parsed) == 1, parsed  # the report's own gathering; the store is one key read, not a second validation
     assert any("tests/test_x.py::test_y: passed" in line for line in report.heldout_lines), report.heldout_lines
+
+
+JUNIT = '''<testsuites><testsuite name="pytest">
+<testcase classname="tests.test_x" name="test_forged"><properties>
+<property name="nightshift_always_equal" value="lib._Sum (a subclass of int with its own __eq__)"/></properties>
+</testcase>
+<testcase classname="tests.test_x" name="test_plain"><failure message="assert 1 == 2"/></testcase>
+</testsuite></testsuites>'''
+
+
+def test_one_reading_of_the_junit_report_gives_the_outcomes_and_the_probes_findings(tmp_path):
+    from supervisor.verify.junit import read_junit
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("")
+    (tmp_path / "junit.xml").write_text(JUNIT)
+    results, found = read_junit(tmp_path / "junit.xml", tmp_path)
+    assert {t: r["outcome"] for t, r in results.items()} == {"tests/test_x.py::test_forged": "passed",
+                                                             "tests/test_x.py::test_plain": "failed"}
+    assert found == {"tests/test_x.py::test_forged": ["lib._Sum (a subclass of int with its own __eq__)"]}
+
+
+def test_a_verdicts_ratchet_and_held_sets_come_from_one_reading_of_the_passed_tests(tmp_path, monkeypatch):
+    from supervisor.run.paths import RunPaths
+    from supervisor.shift.ledger import RunLedger
+    ledger = RunLedger(RunPaths(tmp_path))
+    ledger.state = {"ratchet": {"passing": ["a"], "collected": ["a", "b", "c"], "released": {"c": "x"}}}
+    reads = []
+    monkeypatch.setattr(RunLedger, "recorded_tests", lambda self: reads.append(1) or {"d"})
+    assert ledger.test_sets() == ({"a", "d"}, {"a", "b", "d"}) and len(reads) == 1
+    assert ledger.test_sets() == (ledger.passed_tests(), ledger.held_tests())
