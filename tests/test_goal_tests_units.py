@@ -86,3 +86,27 @@ def test_a_verdicts_ratchet_and_held_sets_come_from_one_reading_of_the_passed_te
     monkeypatch.setattr(RunLedger, "recorded_tests", lambda self: reads.append(1) or {"d"})
     assert ledger.test_sets() == ({"a", "d"}, {"a", "b", "d"}) and len(reads) == 1
     assert ledger.test_sets() == (ledger.passed_tests(), ledger.held_tests())
+
+
+LATIN1 = "# caf\xe9\ndef test_one():\n    assert 1\n\n\ndef test_two():\n    assert 2\n".encode("latin-1")
+
+
+def test_a_test_file_that_is_not_utf8_moves_byte_for_byte_and_is_never_split(tmp_path):
+    import subprocess
+
+    import pytest
+
+    from supervisor.cli.init.holdout import HoldoutError
+    from supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
+    ws = tmp_path / "ws"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "tests" / "test_lib.py").write_text("def test_lib():\n    pass\n")
+    (ws / "tests" / "test_old.py").write_bytes(LATIN1)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    with pytest.raises(HoldoutError, match="tests/test_old.py is not UTF-8 text, so it cannot be split"):
+        plan_tests(ws, ["tests/test_old.py::test_one"])
+    move_tests(ws, plan_tests(ws, ["tests/test_old.py"]))
+    assert (store_for(ws) / "files" / "tests" / "test_old.py").read_bytes() == LATIN1
+    assert not (ws / "tests" / "test_old.py").exists()
+    from supervisor.verify.heldout_checkout import held_ids
+    assert held_ids(store_for(ws) / "files") == ["tests/test_old.py::test_one", "tests/test_old.py::test_two"]

@@ -10,7 +10,6 @@ but by git. The checkout and the held-out files stay hidden from every process o
 """
 from __future__ import annotations
 
-import ast
 import re
 import shlex
 import shutil
@@ -26,6 +25,7 @@ from supervisor.run.paths import make_private_dir
 from supervisor.sandbox.mounts import HOST_TMP
 from supervisor.verify.checks import run_tests
 from supervisor.verify.suite_config import WHOLE_FILE, config_files
+from supervisor.verify.pytest_source import is_test_file, tests_in
 
 MISSING = ("the held-out tests are missing from their store ([verify] heldout_tests in nightshift.toml: moved or "
            "deleted?): put them back, then `nightshift resume`")
@@ -49,15 +49,9 @@ class HeldRun:
 def held_ids(files: Path) -> list[str]:
     """The held-out tests' ids ("tests/test_x.py::test_y", "tests/test_x.py::TestZ") from their files, parsed."""
     out = []
-    for path in sorted(p for p in files.rglob("*.py") if p.is_file()):
+    for path in sorted(p for p in files.rglob("*.py") if p.is_file() and is_test_file(p)):
         rel = str(path.relative_to(files))
-        try:
-            body = ast.parse(path.read_text(encoding="utf-8", errors="replace")).body
-        except (SyntaxError, ValueError):
-            continue
-        out += [f"{rel}::{n.name}" for n in body
-                if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
-                or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))]
+        out += [f"{rel}::{n.name}" for n in tests_in(path.read_text(encoding="utf-8", errors="replace"))]
     return out
 
 
