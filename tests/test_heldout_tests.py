@@ -45,8 +45,12 @@ def outcome(run) -> str | None:
 def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
     ws, store, said = held_out(workspace, {})
     assert not (ws.path / "tests" / "test_more.py").exists()
-    assert (workspace.path.parent / "ws").is_dir() and store and not store.startswith(str(ws.path))
     from pathlib import Path
+
+    from supervisor.run.paths import user_state_dir
+    # in the user's private state folder, out of the workspace (and so out of the agent's sight)
+    assert store and Path(store).is_relative_to(user_state_dir()) and not Path(store).is_relative_to(ws.path)
+    assert oct((Path(store) / "files").stat().st_mode & 0o777) == "0o700"
     assert (Path(store) / "files" / "tests" / "test_more.py").read_text() == TEST_MORE
     assert "held out tests (tests/test_more.py): moved to" in said
 

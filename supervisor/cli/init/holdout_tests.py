@@ -167,6 +167,7 @@ def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
         raise HoldoutError(f"--holdout-tests: {files} already exists (an earlier init held tests out); remove it or "
                            "keep the tests held out there")
     config = _held_config(ws, plan)  # before the tests move: which folders keep a visible test
+    make_private_dir(make_private_dir(store) / "files")  # mkdir's parents get the umask's mode: these are the user's
     notes = []
     for rel, part in plan.items():
         dest = files / part.stored
