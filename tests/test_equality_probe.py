@@ -1,6 +1,7 @@
 """nightshift's equality probe (verify/probes) in a real pytest run, as the verdict loads it: every kind of object
 whose `==` holds whatever it is compared with is named in the JUnit report, in whichever operand or container it
-hides, and honest comparisons (plain values, pytest.approx, containers, custom classes with a real __eq__) are not."""
+hides, and honest comparisons (plain values, pytest.approx, mock.ANY, numpy scalars, containers, custom classes
+with a real __eq__) are not."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +9,10 @@ from pathlib import Path
 
 from supervisor.verify.checks import run_tests
 
-TESTS = '''import pytest
+TESTS = '''from unittest import mock
+
+import numpy as np
+import pytest
 
 
 class AlwaysInt(int):
@@ -76,6 +80,16 @@ def test_honest_approx():
 
 def test_honest_class():
     assert Point(3) == Point(3) and Point(3) != Point(4)
+
+
+def test_honest_numpy_scalars():  # float and str subclasses with an __eq__ of their own, and honest
+    values = np.array([0.5, 1.0])
+    assert values.sum() == 1.5 and np.float64("inf") == float("inf") and np.float64(1e300) == 1e300
+    assert np.str_("ab") == "ab" and np.bool_(True) == True and [np.float64(2.0)] == [2.0]  # noqa: E712
+
+
+def test_honest_wildcard():
+    assert {"id": 7, "at": 3.5} == {"id": mock.ANY, "at": 3.5} and mock.ANY == [1]
 '''
 
 
@@ -84,7 +98,7 @@ def test_every_always_equal_object_is_named_and_no_honest_comparison_is(tmp_path
     out = tmp_path / "out"
     out.mkdir()
     ran = run_tests(f"{sys.executable} -m pytest -q -p no:cacheprovider", tmp_path, 120, out, True, probe=True)
-    assert ran.status == 0 and len(ran.results) == 9, ran.output[-2000:]
+    assert ran.status == 0 and len(ran.results) == 11, ran.output[-2000:]
     named = {test_id.split("::")[1]: " ".join(found) for test_id, found in ran.always_equal.items()}
     assert set(named) == {"test_int_subclass", "test_float_subclass_on_the_right", "test_str_subclass",
                           "test_plain_object", "test_inside_a_list", "test_inside_a_dict"}, named
@@ -98,3 +112,17 @@ def test_without_the_probe_nothing_is_looked_at(tmp_path):
     out.mkdir()
     ran = run_tests(f"{sys.executable} -m pytest -q -p no:cacheprovider", tmp_path, 120, out, True)
     assert ran.status == 0 and ran.always_equal == {}
+
+
+def test_a_bytecode_cache_left_by_a_run_without_the_probe_does_not_switch_it_off(tmp_path, monkeypatch):
+    # pytest's rewritten .pyc does not record the assertion pass hook: the baseline's (or the agent's own) pytest
+    # run caches one without it, and the probe's run must not reuse it.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    (tmp_path / "test_values.py").write_text(TESTS)
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    for name, probe in (("before", False), ("probed", True)):
+        (tmp_path / name).mkdir()
+        ran = run_tests(command, tmp_path, 120, tmp_path / name, True, probe=probe)
+    assert list((tmp_path / "__pycache__").glob("test_values.*pytest*.pyc")), "the first run cached nothing"
+    assert "test_int_subclass" in " ".join(ran.always_equal), ran.output[-2000:]

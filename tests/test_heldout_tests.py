@@ -45,10 +45,27 @@ def outcome(run) -> str | None:
 def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
     ws, store, said = held_out(workspace, {})
     assert not (ws.path / "tests" / "test_more.py").exists()
-    assert (workspace.path.parent / "ws").is_dir() and store and not store.startswith(str(ws.path))
     from pathlib import Path
+
+    from supervisor.run.paths import user_state_dir
+    # in the user's private state folder, out of the workspace (and so out of the agent's sight)
+    assert store and Path(store).is_relative_to(user_state_dir()) and not Path(store).is_relative_to(ws.path)
+    assert oct((Path(store) / "files").stat().st_mode & 0o777) == "0o700"
     assert (Path(store) / "files" / "tests" / "test_more.py").read_text() == TEST_MORE
     assert "held out tests (tests/test_more.py): moved to" in said
+
+
+def test_the_runs_log_counts_the_held_out_tests_and_names_none(workspace):
+    from supervisor.cli.preflight.check import record_preflight
+    from supervisor.cli.preflight.screen import run_preflight
+    ws, _, _ = held_out(workspace, {})
+    run, said = ws.create_run(), []
+    preflight = run_preflight(ws.path)
+    record_preflight(run, preflight, say=said.append)  # as `nightshift run` keeps it, in the agent's sight
+    recorded = run.events.read_text() + "\n".join(said)
+    assert "3 held out, run over the candidate" in recorded, recorded
+    assert not any(t.split("::")[1] in recorded for t in HELD)
+    assert all(t in preflight.render(check_only=True) for t in HELD)  # `nightshift check`'s screen names them
 
 
 def test_init_splits_a_file_for_a_keyword_selection(workspace):
@@ -82,8 +99,11 @@ def test_a_bad_selection_is_one_line_naming_it_and_nothing_moves(workspace, sele
     assert (workspace.path / "tests" / "test_more.py").read_text() == TEST_MORE
 
 
-def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
+def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace, tmp_path, monkeypatch):
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    checkouts = tmp_path / "checkouts"  # under the host's /tmp (the base temp), as the real place is
+    checkouts.mkdir()
+    monkeypatch.setattr("supervisor.verify.heldout_checkout.CHECKOUTS", checkouts)
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
     last = verdicts(ws, run)[-1]
@@ -95,7 +115,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace):
     from pathlib import Path
     reports = read_reports(Path(store), run.run_id)
     assert set(reports[-1]["outcomes"]) == HELD and set(reports[-1]["outcomes"].values()) == {"passed"}
-    assert not list((Path(store) / "checkouts").iterdir())  # the clean checkout is gone
+    assert not list(checkouts.iterdir())  # the clean checkout is gone
     # check, the report and the attestation list them by id
     checked = nightshift("check", str(ws.path), cwd=ws.path, timeout=300)
     assert all(t in checked.stdout for t in HELD), checked.stdout
@@ -140,6 +160,29 @@ def test_each_way_of_gaming_the_goals_tests_does_not_end_done(workspace, move):
     assert held[0]["evaluations"] == 1 and held[0]["bits"] > 0  # the leakage budget counts the release
 
 
+def test_with_the_store_gone_a_claim_pauses_the_run_and_the_agent_learns_no_path(workspace):
+    from pathlib import Path
+    ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
+    (Path(store) / "files").rename(Path(store) / "moved-away")
+    run = ws.create_run()
+    assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
+    check = held_check(verdicts(ws, run)[-1])
+    assert not check["passed"] and check["summary"].startswith("held-out tests: not evaluated: they are unavailable")
+    paused = [e["data"] for e in ws.events(run) if e["type"] == "run.paused"]
+    assert paused and paused[0]["reason"].startswith("the held-out tests are missing from their store"), paused
+    assert store not in run.events.read_text() and outcome(run) != "done"
+
+
+def test_preflight_fails_held_out_tests_without_a_pytest_command(workspace):
+    from supervisor.cli.preflight.screen import run_preflight
+    ws, _, _ = held_out(workspace, {})
+    config = (ws.path / "nightshift.toml").read_text()
+    (ws.path / "nightshift.toml").write_text(config.replace(json.dumps(TEST_COMMAND), '"make check"'))
+    lines = [line for line in run_preflight(ws.path).lines if line.what == "held-out"]
+    assert [(line.status, line.text.split(" (")[0]) for line in lines] == [
+        ("FAIL", "held-out tests need a pytest test command")], lines
+
+
 def test_without_a_namespace_a_run_with_held_out_tests_does_not_start(workspace):
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
     config = (ws.path / "nightshift.toml").read_text() + '\n[policy]\nsandbox = "off"\n'
@@ -175,10 +218,11 @@ def test_a_link_planted_where_the_held_out_folder_was_never_carries_them_out(wor
     assert (ws.path / "tests" / "more").is_symlink() and list(leak.iterdir()) == []
 
 
-def test_past_the_leakage_budget_nothing_about_them_is_released(workspace):
+@pytest.mark.parametrize("oracle", ["", '\n[oracle]\ncommand = "true"\n'], ids=["tests only", "with an oracle"])
+def test_past_the_leakage_budget_nothing_about_them_is_released(workspace, oracle):
     ws, store, _ = held_out(workspace, {"s1t1": [*MOVES["special_case"], CLAIM]})
     config = (ws.path / "nightshift.toml").read_text().replace("heldout_tests = ", "heldout_budget = 1\nheldout_tests = ")
-    (ws.path / "nightshift.toml").write_text(config)
+    (ws.path / "nightshift.toml").write_text(config + oracle)  # a plain [oracle]: the tests' budget is still named
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0
     check = held_check(verdicts(ws, run)[0])

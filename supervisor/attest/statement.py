@@ -104,9 +104,9 @@ def _heldout_tests(facts: VerdictFacts, config) -> dict[str, Any] | None:
     store = getattr(getattr(config, "verify", None), "heldout_tests", "")
     if check is None or not store:
         return None
-    from supervisor.run.heldout_tests_record import read_reports
-    name = f"{facts.run.run_id}-{facts.event.get('shift')}-t{facts.data.get('turn')}"
-    report = next((r for r in read_reports(Path(store).expanduser(), facts.run.run_id) if r["name"] == name), None)
+    from supervisor.run.heldout_tests_record import read_report, report_name
+    report = read_report(Path(store).expanduser(), report_name(facts.run.run_id, facts.event.get("shift"),
+                                                               facts.data.get("turn")))
     return {"passed": bool(check.get("passed")), "summary": check.get("summary"),
             "candidate_tree": (report or {}).get("tree"), "tests": (report or {}).get("outcomes") or {}}
 

@@ -55,16 +55,16 @@ def reverify(fleet: RunPaths, config: Config, lane: int, sha: str, lane_run: Run
     run = RunPaths.for_run(ws, "check").create()
     _copy_stores(fleet, run)
     lane_state = load_state(lane_run.root)[0]  # the lane's test ratchet: its starting set, less what was released
-    passed = _record(lane_run, "tests-passed.json", [])  # read once: the lane may write it again meanwhile
+    recorded = set(_record(lane_run, "tests-passed.json", []))  # read once: the ratchet's set and the held one
     try:
         verdict = verify_stop(StopContext(
             run=run, config=config, shift=1, turn=1, claim={"status": "done", "summary": "re-verified by the fleet"},
             shift_base=base, accepted_base=base,
-            passed_before=kept(lane_state, passed),
+            passed_before=kept(lane_state, recorded),
             plan_known=_record(lane_run, "plan-known.json", {}) or {}, baseline=at_start(lane_state),
             passed_total=(lane_state.get("ratchet") or {}).get("passed_total"),
             released=set((lane_state.get("ratchet") or {}).get("released") or {}),
-            held=held(lane_state, passed), goal=goal(lane_state)))
+            held=held(lane_state, recorded), goal=goal(lane_state)))
         return verdict, _held(run, fleet, folder.name)
     finally:
         # The checkout goes (its verdict and oracle report stay in the fleet's run directory).

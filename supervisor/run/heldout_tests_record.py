@@ -19,6 +19,19 @@ def write_report(store: Path, name: str, body: dict) -> None:
     write_private_bytes(make_private_dir(reports(store)) / f"{name}.json", json.dumps(body, indent=1).encode())
 
 
+def report_name(run_id: str, shift: int, turn: int) -> str:
+    """The name of the report of the held-out tests' run at a run's stop (shift, turn)."""
+    return f"{run_id}-{shift}-t{turn}"
+
+
+def read_report(store: Path, name: str) -> dict | None:
+    """One report by name ({"name", "tree", "outcomes", "always_equal", "problem"}); None when absent or unreadable."""
+    try:
+        return {"name": name, **json.loads((reports(store) / f"{name}.json").read_text())}
+    except (OSError, ValueError, TypeError):
+        return None
+
+
 def read_reports(store: Path, run_id: str) -> list[dict]:
     """A run's held-out test runs, oldest first: {"name", "tree", "outcomes", "always_equal", "problem"} each."""
     out = []

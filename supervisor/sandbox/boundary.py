@@ -114,7 +114,7 @@ def _sockets(config: Config) -> list[Path]:
 
 
 def heldout_tests_hidden(config: Config) -> list[Path]:
-    """`init --holdout-tests` (issue #36): the private store of held-out tests and of the checkouts they run in."""
+    """`init --holdout-tests` (issue #36): the private store of held-out tests and of their reports."""
     store = config.verify.heldout_tests
     return [Path(store).expanduser().resolve()] if store else []
 

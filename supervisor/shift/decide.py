@@ -68,9 +68,10 @@ def pause_for_heldout(sup) -> None:
     """A claim of done past the held-out budget that does not pass: the agent is told nothing more; a person
     looks at the work, and may raise the budget."""
     s, oracle = sup.state, sup.config.oracle
-    # the held-out tests' budget where only tests are held out (`init --holdout-tests`), else the references'
-    key = "[oracle] heldout_budget" if oracle is not None else "[verify] heldout_budget"
-    budget = oracle.heldout_budget if oracle is not None else sup.config.verify.heldout_budget
+    # the budget that withheld (the held-out tests' record names its own); else the references', where an oracle is
+    withheld_by = (s["last_verdict"].get("heldout") or {}).get("withheld_by")
+    key = withheld_by or ("[oracle] heldout_budget" if oracle is not None else "[verify] heldout_budget")
+    budget = oracle.heldout_budget if key.startswith("[oracle]") else sup.config.verify.heldout_budget
     bits = round(float((s.get("heldout") or {}).get("bits") or 0.0), 3)
     sup.emit("budget.exceeded", s["shift"], what="heldout_budget", limit=budget, value=bits)
     sup.session.release()

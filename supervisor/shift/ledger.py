@@ -130,6 +130,12 @@ class RunLedger:
         from supervisor.shift.ratchet import held
         return held(self.state, self.recorded_tests())
 
+    def test_sets(self) -> tuple[set[str], set[str]]:
+        """(passed_tests(), held_tests()) from one reading of tests-passed.json: a verdict's context takes both."""
+        from supervisor.shift.ratchet import held, kept
+        recorded = self.recorded_tests()
+        return kept(self.state, recorded), held(self.state, recorded)
+
     def goal_tests(self) -> set[str]:
         """The goal's tests: failing when the run began, not released."""
         from supervisor.shift.ratchet import goal

@@ -219,13 +219,14 @@ class Supervisor:
             return self.wait_out_limit(stop)
         ctx, ledger = self.session.ctx(), self.ledger
         self.emit("verify.started", ctx.shift, turn=ctx.turn)
+        passed_before, held = ledger.test_sets()
         stop_ctx = StopContext(
             run=self.run_paths, config=self.config, shift=ctx.shift, turn=ctx.turn, claim=stop.get("claim"),
             shift_base=self.state["shift_base"], accepted_base=self.state["accepted_base"],
-            passed_before=ledger.passed_tests(), plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
+            passed_before=passed_before, plan_known=ledger.plan_known(), judge_spent_usd=ledger.judge_spent(),
             state=self.state, baseline=ledger.baseline_tests(),
             passed_total=(self.state.get("ratchet") or {}).get("passed_total"),
-            released=set((self.state.get("ratchet") or {}).get("released") or {}), held=ledger.held_tests(),
+            released=set((self.state.get("ratchet") or {}).get("released") or {}), held=held,
             goal=ledger.goal_tests())
         # In a worker with a deadline: the heartbeat, `status` and `stop` are answered while it runs.
         verdict = verify_in_time(lambda: verify_stop(stop_ctx), lambda step, s: timed_out(stop_ctx, step, s),

@@ -3,7 +3,7 @@ answers `status`, `stop` and the TUI (its loop ticks), and a step that never ans
 a git that hangs) fails the verdict, naming the step, instead of holding the run.
 
 The deadline is the sum of what the configured steps may take (the oracle's timeout, the test and verify
-commands', the judge's with its retries) plus a margin for the in-process checks. A step left hanging is a daemon
+commands', the held-out tests' run at a claim of done, the judge's with its retries) plus a margin for the in-process checks. A step left hanging is a daemon
 thread: it cannot hold the supervisor's exit.
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ def deadline_for(config: Any) -> float:
     if config.verify.test_command:
         total += float(config.verify.timeout)
     total += float(config.verify.timeout) * len(config.verify.commands or [])
+    if getattr(config.verify, "heldout_tests", ""):  # their run over the candidate has the test command's timeout
+        total += float(config.verify.timeout)
     judge = getattr(config, "judge", None)
     if judge is not None and judge.enabled:
         total += float(judge.timeout) * (1 + int(judge.max_retries))

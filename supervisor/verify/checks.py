@@ -19,7 +19,7 @@ from typing import Any
 from supervisor.run import untrusted
 from supervisor.sandbox.boundary import Boundary
 from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
-from supervisor.verify.junit import parse_junit, passed_total, probe_findings  # noqa: F401 - callers import it here
+from supervisor.verify.junit import passed_total, read_junit
 from supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
@@ -89,9 +89,8 @@ def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: boo
             from supervisor.verify.junit import probe_command
             command = probe_command(command)
     status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
-    results = parse_junit(junit_file, cwd) if status is not None and junit_file.exists() else {}
-    forged = probe_findings(junit_file, cwd) if probe and results else {}
-    return RanTests(status, output, results, forged)
+    results, forged = read_junit(junit_file, cwd) if status is not None and junit_file.exists() else ({}, {})
+    return RanTests(status, output, results, forged if probe else {})
 
 
 def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, ratchet: Ratchet,

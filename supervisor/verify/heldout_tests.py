@@ -2,7 +2,8 @@
 candidate (verify/heldout_checkout.py) and the claim is not done unless every one passes and none compared an
 object that equals everything. The agent learns pass, or fail and a coarse band of how many pass, nothing more:
 - at any other stop it hears they are evaluated at a claim of done;
-- the Ladder (as the reference exam, oracle/exam.py): a failing band is told only when better than the best so far;
+- the Ladder (the reference exam's own, oracle/exam.ladder): a failing band is told only when better than the best
+  so far;
 - each answer costs at most log2(the answers it could have given) bits, counted in the run's held-out account
   with the reference exam's; past ``[verify] heldout_budget`` nothing more is released.
 The full outcomes, test by test, go to a private report the user's views read (run/heldout_tests_record.py).
@@ -12,15 +13,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from supervisor.run.heldout_tests_record import write_report
+from supervisor.run.heldout_tests_record import report_name, write_report
 from supervisor.verify.checks import Check
+from supervisor.verify.oracle.exam import answers, ladder
 
 KEY = "(held-out tests)"  # the exam's account keeps the tests' best band under this name
 BANDS = ("pass", "fail: at least 90% of them pass", "fail: at least half of them pass",
          "fail: fewer than half of them pass (or they did not run)")
 FLOOR = len(BANDS) - 1
+BUDGET_KEY = "[verify] heldout_budget"  # what withholds the tests' answers (the references': [oracle]'s)
 AT_CLAIM = "held-out tests: evaluated only when you claim done (`nightshift claim done`)"
 NOT_RUN = "held-out tests: not run: this claim fails other checks first (they run at a claim that passes the rest)"
+UNAVAILABLE = "held-out tests: not evaluated: they are unavailable (the run pauses until the user restores them)"
 WITHHELD = "held-out tests: not released (the run's held-out budget is spent): ask the user"
 ALWAYS_EQUAL = ("held-out tests: a value compared in them equals anything it is compared with, {what}: that is "
                 "equality forged, not an answer; return plain values")
@@ -33,8 +37,10 @@ def band(passed: int, total: int) -> int:
     return 1 if share >= 0.9 else 2 if share >= 0.5 else FLOOR
 
 
-def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tuple[Check, dict | None]:
-    """The verdict's check and what it released (None: nothing), from the StopContext ``ctx``. A claim that fails
+def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
+                        oracle_released: dict | None = None) -> tuple[Check, dict | None]:
+    """The verdict's check and what it released (None: nothing), from the StopContext ``ctx``; ``oracle_released``:
+    what this verdict's reference exam released already (its bits count against the budget too). A claim that fails
     another check is not done whatever they say: they are not run, and nothing is released."""
     from supervisor.verify.boundary import _manifest
     from supervisor.verify.heldout_checkout import run_heldout
@@ -46,29 +52,25 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True) -> tu
         return Check("heldout_tests", True, NOT_RUN), None
     held = (ctx.state or {}).get("heldout") or {}
     best = int((held.get("best") or {}).get(KEY, FLOOR))
-    cost = math.log2(best + 1)
-    if float(held.get("bits") or 0.0) + cost > cfg.heldout_budget + 1e-9:
+    cost = math.log2(answers(best))
+    spent = float(held.get("bits") or 0.0) + float((oracle_released or {}).get("bits") or 0.0)
+    if spent + cost > cfg.heldout_budget + 1e-9:
         return Check("heldout_tests", False, WITHHELD, [WITHHELD]), {"evaluations": 0, "bits": 0.0,
-                                                                      "withheld": True, "best": {}}
+                                                                      "withheld": True, "best": {},
+                                                                      "withheld_by": BUDGET_KEY}
     store = Path(cfg.heldout_tests).expanduser()
-    name = f"{ctx.run.run_id}-{ctx.shift}-t{ctx.turn}"
+    name = report_name(ctx.run.run_id, ctx.shift, ctx.turn)
     found = run_heldout(ctx.run.workspace, store, name, cfg.test_command, cfg.timeout, ctx.boundary(),
-                        set(_manifest(ctx.run.root / "protected")))
+                        set(_manifest(ctx.run.root / "protected")), int(cfg.max_commit_mb * (1 << 20)))
     _write_report(store, name, found)
-    if found.problem:  # nothing was measured, so nothing is released
-        return Check("heldout_tests", False, f"held-out tests: {found.problem}", [found.problem]), None
+    if found.problem:  # nothing was measured, so nothing is released: the run pauses for the user (shift/decide.py)
+        return Check("heldout_tests", False, UNAVAILABLE, [UNAVAILABLE]), {"evaluations": 0, "bits": 0.0,
+                                                                           "withheld": False, "best": {},
+                                                                           "unavailable": {KEY: found.problem}}
     total = len(found.outcomes)
     now = band(found.passed, total)
-    if now == 0:
-        word = BANDS[0]
-    elif now < best:
-        word = BANDS[now]
-    elif best == 0:
-        word = "fail (they passed at an earlier claim)"
-    elif best == FLOOR:
-        word = BANDS[FLOOR]
-    else:
-        word = f"fail, no better than your best so far ({BANDS[best].split(': ', 1)[1]})"
+    word = ladder(best, now, BANDS, "fail (they passed at an earlier claim)",
+                  lambda b: f"fail, no better than your best so far ({b.split(': ', 1)[1]})")
     lines = [] if now == 0 else [f"held-out tests: {word}"]
     forged = sorted({what for values in found.always_equal.values() for what in values})
     if forged:
@@ -92,4 +94,7 @@ def merge(oracle: dict | None, tests: dict | None) -> dict | None:
     return {**oracle, "evaluations": oracle.get("evaluations", 0) + tests["evaluations"],
             "bits": round(float(oracle.get("bits") or 0) + tests["bits"], 6),
             "withheld": bool(oracle.get("withheld") or tests.get("withheld")),
-            "best": {**(oracle.get("best") or {}), **tests["best"]}, "tests": tests.get("tests")}
+            **({"withheld_by": tests["withheld_by"]} if tests.get("withheld") else {}),
+            "best": {**(oracle.get("best") or {}), **tests["best"]}, "tests": tests.get("tests"),
+            **({"unavailable": gone} if (gone := {**(oracle.get("unavailable") or {}),
+                                                  **(tests.get("unavailable") or {})}) else {})}

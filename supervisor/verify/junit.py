@@ -35,12 +35,19 @@ def node_id(classname: str, name: str, root: Path | None) -> str:
 def parse_junit(path: Path, root: Path | None = None) -> dict[str, dict[str, str]]:
     """{test id: {"outcome": passed|failed|error|skipped|xfailed, "message": first lines}} from a JUnit XML file;
     ids are node ids where ``root`` (the folder the command ran in) holds the test's file."""
+    return read_junit(path, root)[0]
+
+
+def read_junit(path: Path, root: Path | None = None) -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:
+    """parse_junit's results, and {test id: objects the equality probe found equal to anything} from the tests'
+    properties (PROBE_PROPERTY), in one reading of the file."""
     results: dict[str, dict[str, str]] = {}
+    found: dict[str, list[str]] = {}
     try:
         # Written by the test command (the agent's code): a link or a FIFO there is never followed or opened.
         root_node = ET.fromstring(untrusted.read_bytes(path.parent, path.name))
     except (ET.ParseError, OSError):
-        return results
+        return results, found
     for case in root_node.iter("testcase"):
         classname, name = case.get("classname", "") or "", case.get("name", "") or ""
         outcome, message = "passed", ""
@@ -58,7 +65,10 @@ def parse_junit(path: Path, root: Path | None = None) -> dict[str, dict[str, str
                 break
         test_id = node_id(classname, name, root) if outcome != "uncollectable" else _module_path(name, root)
         results[test_id] = {"outcome": outcome, "message": message[:400]}
-    return results
+        probed = [p.get("value") or "" for p in case.iter("property") if p.get("name") == PROBE_PROPERTY]
+        if probed:
+            found[test_id] = probed
+    return results, found
 
 
 def _module_path(dotted: str, root: Path | None) -> str:
@@ -108,22 +118,13 @@ PROBE_PROPERTY = "nightshift_always_equal"
 
 
 def probe_command(command: str) -> str:
-    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command)."""
+    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command), and
+    Python's bytecode cache in a fresh folder of its own: pytest's rewritten ``.pyc`` does not record whether the
+    assertion pass hook was on, so one cached by an earlier run without the probe (the baseline, the agent's own
+    pytest) would be reused and switch the probe off."""
     import shlex
     folder = Path(__file__).resolve().parent / "probes"
-    return (f"export PYTHONPATH={shlex.quote(str(folder))}${{PYTHONPATH:+:$PYTHONPATH}}; {command} -p {PROBE} "
-            "-o enable_assertion_pass_hook=true")
-
-
-def probe_findings(path: Path, root: Path | None = None) -> dict[str, list[str]]:
-    """{test id: objects the probe found equal to anything} from a JUnit report's properties (parsed, not run)."""
-    try:
-        doc = ET.fromstring(untrusted.read_bytes(path.parent, path.name))
-    except (ET.ParseError, OSError):
-        return {}
-    found: dict[str, list[str]] = {}
-    for case in doc.iter("testcase"):
-        values = [p.get("value") or "" for p in case.iter("property") if p.get("name") == PROBE_PROPERTY]
-        if values:
-            found[node_id(case.get("classname", "") or "", case.get("name", "") or "", root)] = values
-    return found
+    return (f"export PYTHONPATH={shlex.quote(str(folder))}${{PYTHONPATH:+:$PYTHONPATH}}; "
+            'PYTHONPYCACHEPREFIX="$(mktemp -d)" || exit 1; export PYTHONPYCACHEPREFIX; '
+            "trap 'rm -rf \"$PYTHONPYCACHEPREFIX\"' EXIT; "
+            f"{command} -p {PROBE} -o enable_assertion_pass_hook=true")

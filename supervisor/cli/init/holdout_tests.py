@@ -17,6 +17,9 @@ from pathlib import Path
 from supervisor.cli.init.holdout import HoldoutError, private_home
 from supervisor.gitguard import run_git
 from supervisor.run.paths import make_private_dir
+from supervisor.run.private import write_private_bytes
+from supervisor.verify.suite_config import WHOLE_FILE, config_files
+from supervisor.verify.pytest_source import is_test_file, tests_in
 
 SKIP_DIRS = {".git", ".nightshift", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
 # What a run whose goal is tests cannot catch without held-out tests (said at init; README "Held-out tests")
@@ -35,25 +38,12 @@ class HeldFile:
     tests: list[str] = field(default_factory=list)
 
 
-def _is_test_file(path: Path) -> bool:
-    return path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test"))
-
-
-def _test_files(workspace: Path, folder: Path) -> list[Path]:
+def _test_files(folder: Path) -> list[Path]:
     out = []
     for root, dirs, files in os.walk(folder):  # os.walk follows no link into a folder
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        out += [Path(root) / f for f in sorted(files) if _is_test_file(Path(f)) and not (Path(root) / f).is_symlink()]
+        out += [Path(root) / f for f in sorted(files) if is_test_file(Path(f)) and not (Path(root) / f).is_symlink()]
     return out
-
-
-def _tests_in(source: str) -> list[ast.stmt]:
-    try:
-        body = ast.parse(source).body
-    except (SyntaxError, ValueError):
-        return []
-    return [n for n in body if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
-            or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))]
 
 
 def _without(source: str, nodes: list[ast.stmt]) -> str:
@@ -91,9 +81,9 @@ def plan_tests(workspace: Path, selections: list[str]) -> dict[str, HeldFile]:
         if sel.startswith("-k"):
             matches = _keyword(sel[2:].strip())
             found = 0
-            for path in _test_files(ws, ws):
+            for path in _test_files(ws):
                 stem = path.stem
-                for node in _tests_in(path.read_text(encoding="utf-8", errors="replace")):
+                for node in tests_in(path.read_text(encoding="utf-8", errors="replace")):
                     methods = [m.name for m in getattr(node, "body", []) if isinstance(m, ast.FunctionDef)]
                     if matches([stem, node.name]) or any(matches([stem, node.name, m]) for m in methods):
                         chosen.setdefault(path, set()).add(node.name)
@@ -107,9 +97,9 @@ def plan_tests(workspace: Path, selections: list[str]) -> dict[str, HeldFile]:
         if not path.is_relative_to(ws) or not path.exists():
             raise HoldoutError(f"--holdout-tests {sel}: no such file or folder in {ws}; give a test file, a folder, "
                                "FILE::TEST or \"-k EXPR\"")
-        files = _test_files(ws, path) if path.is_dir() else [path]
+        files = _test_files(path) if path.is_dir() else [path]
         for file in files:
-            names = [n.name for n in _tests_in(file.read_text(encoding="utf-8", errors="replace"))]
+            names = [n.name for n in tests_in(file.read_text(encoding="utf-8", errors="replace"))]
             if name and name.split("::")[0] not in names:
                 raise HoldoutError(f"--holdout-tests {sel}: {rel} defines no test {name!r} (it has: "
                                    f"{', '.join(names)[:200] or 'none'})")
@@ -121,18 +111,22 @@ def plan_tests(workspace: Path, selections: list[str]) -> dict[str, HeldFile]:
                                "classes); give a file or folder of tests")
     plan: dict[str, HeldFile] = {}
     for path, names in sorted(chosen.items()):
-        source = path.read_text(encoding="utf-8")
-        tests = _tests_in(source)
+        raw = path.read_bytes()
+        source = raw.decode("utf-8", errors="replace")  # parsed only: a file held out whole moves byte for byte
+        tests = tests_in(source)
         held = [n for n in tests if n.name in names]
         rel = str(path.relative_to(ws))
         if len(held) == len(tests):
             plan[rel] = HeldFile(source, None, rel, sorted(names))
             continue
+        if source.encode("utf-8") != raw:
+            raise HoldoutError(f"--holdout-tests: {rel} is not UTF-8 text, so it cannot be split into held-out and "
+                               "visible tests; hold out the whole file, or save it as UTF-8")
         stem = path.stem if path.stem.startswith("test_") else f"test_{path.stem}"
         stored = str(path.with_name(f"{stem}_heldout.py").relative_to(ws))
         plan[rel] = HeldFile(_without(source, [n for n in tests if n.name not in names]), _without(source, held),
                              stored, sorted(names))
-    left = [f for f in _test_files(ws, ws) if str(f.relative_to(ws)) not in plan or plan[str(f.relative_to(ws))].stays]
+    left = [f for f in _test_files(ws) if str(f.relative_to(ws)) not in plan or plan[str(f.relative_to(ws))].stays]
     if not left:
         raise HoldoutError("--holdout-tests: that holds out every test of the workspace, so the agent sees none of "
                            "the goal; leave at least one test file visible")
@@ -154,20 +148,31 @@ def store_for(workspace: Path) -> Path:
     return private_home(workspace) / "tests"
 
 
+def _held_config(ws: Path, plan: dict[str, HeldFile]) -> dict[str, bool]:
+    """The user's pytest-only configuration on the held-out tests' way (conftest.py, pytest.ini), {path: moved}: kept
+    in the store with them, so their run has the user's (the checkout takes out such files the run does not keep, as
+    the agent's); moved where no visible test is beneath it, copied where one is."""
+    visible = [f for f in _test_files(ws)
+               if (part := plan.get(str(f.relative_to(ws)))) is None or part.stays is not None]
+    return {str(path.relative_to(ws)): not any(f.is_relative_to(path.parent) for f in visible)
+            for path in sorted(config_files(ws, {ws / rel for rel in plan})) if path.name in WHOLE_FILE}
+
+
 def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
-    """Write the held-out tests into the store and take them out of the workspace; notes for the user (a file git
-    already has stays readable in its history)."""
+    """Write the held-out tests (and the test configuration they need) into the store and take them out of the
+    workspace; notes for the user (a file git already has stays readable in its history)."""
     ws, store = workspace.resolve(), store_for(workspace)
     files = store / "files"
     if files.exists():
         raise HoldoutError(f"--holdout-tests: {files} already exists (an earlier init held tests out); remove it or "
                            "keep the tests held out there")
+    config = _held_config(ws, plan)  # before the tests move: which folders keep a visible test
+    make_private_dir(make_private_dir(store) / "files")  # mkdir's parents get the umask's mode: these are the user's
     notes = []
     for rel, part in plan.items():
         dest = files / part.stored
         make_private_dir(dest.parent)
-        dest.write_text(part.held, encoding="utf-8")
-        os.chmod(dest, 0o600)
+        write_private_bytes(dest, (ws / rel).read_bytes() if part.stays is None else part.held.encode("utf-8"))
         if part.stays is None:
             (ws / rel).unlink()
             _drop_empty(ws, (ws / rel).parent)
@@ -177,5 +182,9 @@ def move_tests(workspace: Path, plan: dict[str, HeldFile]) -> list[str]:
         if tracked.returncode == 0 and tracked.stdout.strip():
             notes.append(f"{rel} is in this repository's git history, where the agent can still read its held-out "
                          "tests (`git log --all -p -- PATH`); hold out tests git never had, or rewrite that history")
-    make_private_dir(store / "checkouts")
+    for rel, moved in config.items():
+        write_private_bytes(make_private_dir((files / rel).parent) / Path(rel).name, (ws / rel).read_bytes())
+        if moved:
+            (ws / rel).unlink()
+            _drop_empty(ws, (ws / rel).parent)
     return notes

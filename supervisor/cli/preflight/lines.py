@@ -14,6 +14,9 @@ class Line:
     status: str  # ok | note (worth knowing, not blocking) | FAIL (a run would fail; the text says the fix) | skip
     what: str  # the part checked: config, plan, oracle, calibration, tests, agent, slurm, ...
     text: str
+    # Shown after the text on `nightshift check`'s screen only, never recorded nor printed where a run starts: what the
+    # agent must not read (the held-out tests' ids), as the run's log and a batch job's output are in its sight.
+    check_only: str = ""
 
 
 @dataclass

@@ -53,8 +53,10 @@ class Preflight:
     def problems(self) -> list[str]:
         return [f"{line.what}: {line.text}" for line in self.lines if line.status == FAIL]
 
-    def render(self) -> str:
-        rows = [f"{line.status:4}  {line.what:12} {line.text}" for line in self.lines]
+    def render(self, check_only: bool = False) -> str:
+        """The screen; ``check_only``: with what only `nightshift check` shows (Line.check_only)."""
+        rows = [f"{line.status:4}  {line.what:12} {line.text}{line.check_only if check_only else ''}"
+                for line in self.lines]
         count = sum(line.status == FAIL for line in self.lines)
         rows.append(f"{count} problem(s): a run would fail; fix them and check again" if count
                     else "ready: nothing found that would stop a run")

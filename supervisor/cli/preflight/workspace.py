@@ -52,6 +52,8 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
     cfg = ctx.config.verify
     if not cfg.test_command.strip():
         yield Line(NOTE, "tests", "no test command ([verify] test_command): the test ratchet has nothing to keep")
+        if cfg.heldout_tests:  # held-out tests without a command to run them: its FAIL line
+            yield heldout_tests_line(ctx)
         return
     # In the namespace a run gives it (the test command runs the agent's code): what passes here passes there.
     # Twice when quick: the run's starting set leaves out a test whose outcome differs (verify/baseline.py).
@@ -80,22 +82,26 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 
 def heldout_tests_line(ctx: PreflightContext) -> Line | None:
-    """The held-out tests by id (`init --holdout-tests`), or what a run without them cannot catch."""
+    """How many tests are held out (`init --holdout-tests`; their ids on `nightshift check`'s screen only: the run's
+    log, which the agent reads, keeps the count), or what a run without them cannot catch."""
     from pathlib import Path
 
     from supervisor.cli.init.holdout_tests import UNCAUGHT
-    from supervisor.verify.heldout_checkout import held_ids
+    from supervisor.verify.heldout_checkout import command_problem, held_ids
 
     store = ctx.config.verify.heldout_tests
     if not store:  # with references the oracle grades the claim; with tests only, say what goes unseen
         with_refs = ctx.config.oracle is not None and ctx.config.oracle.compare
         return None if with_refs else Line(NOTE, "held-out", UNCAUGHT)
+    problem = command_problem(ctx.config.verify.test_command)
+    if problem:
+        return Line(FAIL, "held-out", problem)
     ids = held_ids(Path(store).expanduser() / "files")
     if not ids:
         return Line(FAIL, "held-out", f"[verify] heldout_tests = {store}: no held-out test is there (moved or "
                                             "deleted?); put them back, or remove the key from nightshift.toml")
-    return Line(OK, "held-out", f"{len(ids)} held out, run over the candidate at a claim of done: "
-                                      + ", ".join(ids))
+    return Line(OK, "held-out", f"{len(ids)} held out, run over the candidate at a claim of done",
+                check_only=": " + ", ".join(ids))
 
 
 def slurm_lines(ctx: PreflightContext) -> Iterable[Line]:

@@ -8,21 +8,21 @@ from pathlib import Path
 
 
 def heldout_tests_store(run_dir: Path) -> Path | None:
-    """The run's held-out tests' store, from its frozen config; None when it holds none out (or cannot be read)."""
-    from supervisor.run.paths import RunPaths
-    from supervisor.shift.launcher import frozen_config
+    """The run's held-out tests' store, from its frozen config (one key of it: the report's gathering validated the
+    whole already); None when it holds none out (or cannot be read)."""
+    import tomllib
 
     try:
-        store = frozen_config(RunPaths(Path(run_dir))).verify.heldout_tests
-    except Exception:  # noqa: BLE001 - an unreadable config is named by the report's own gathering
+        store = tomllib.loads((Path(run_dir) / "config.toml").read_text(encoding="utf-8"))["verify"]["heldout_tests"]
+    except (OSError, ValueError, KeyError, TypeError):  # an unreadable config is named by the report's own gathering
         return None
-    return Path(store).expanduser() if store else None
+    return Path(store).expanduser() if isinstance(store, str) and store else None
 
 
-def heldout_tests_lines(run_dir: Path, run_id: str, full: bool) -> list[str]:
+def heldout_tests_lines(store: Path | None, run_id: str, full: bool) -> list[str]:
+    """``store``: heldout_tests_store's answer (None: the run holds no test out)."""
     from supervisor.run.heldout_tests_record import read_reports
 
-    store = heldout_tests_store(run_dir)
     if store is None:
         return []
     runs = read_reports(store, run_id)

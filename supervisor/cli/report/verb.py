@@ -35,7 +35,7 @@ def build_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Report]:
     workspace = run_dir.resolve().parent.parent.parent
     # the held-out figures only in a file outside the workspace (standard output may be sent anywhere: not there)
     full = str(out) != STDOUT and not out.resolve().is_relative_to(workspace)
-    report.heldout_lines = report_lines(report, full=full) + heldout_tests_lines(run_dir, report.run_id, full)
+    report.heldout_lines = report_lines(report, full=full) + heldout_tests_lines(held_tests, report.run_id, full)
     png, why = timeline_png(report.timeline, report.start_gap, report.heldout,
                             f"run {report.run_id}: worst error over tolerance per verdict")
     # private (0600) like the run directory: it quotes the goal, verdicts and lab notes

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from supervisor.run.heldout import budget_line, full_lines, private_folder, read_private  # noqa: F401 - re-exported
 
@@ -59,8 +60,20 @@ def band(entry: dict) -> int:
 
 def answers(best: int) -> int:
     """How many answers a release could give when the best band so far is ``best``: the better bands, and "no
-    better" (which, at the floor, is the floor's own answer)."""
-    return best + 1
+    better" (which, at the floor, is the floor's own answer); after a pass, two: it passes, or it does not."""
+    return max(best + 1, 2)
+
+
+def ladder(before: int, now: int, bands: tuple[str, ...], again: str, no_better: Callable[[str], str]) -> str:
+    """The Ladder's word for band ``now`` when the best released so far is ``before`` (the last band: none yet): a
+    pass, or a failing band better than the best; else ``again`` after a pass, the floor's own word at the floor, and
+    ``no_better(bands[before])`` (what the agent knew already) between."""
+    floor = len(bands) - 1
+    if now == 0 or now < before:
+        return bands[now]
+    if before == 0:
+        return again
+    return bands[floor] if before == floor else no_better(bands[before])
 
 
 def release(results: list[dict], exam: Exam) -> tuple[dict[str, str], dict | None]:
@@ -83,16 +96,8 @@ def release(results: list[dict], exam: Exam) -> tuple[dict[str, str], dict | Non
     words, best = {}, {}
     for entry in held:
         before, now = exam.best.get(entry["name"], FLOOR), band(entry)
-        if now == 0:
-            words[entry["name"]] = BANDS[0]
-        elif now < before:
-            words[entry["name"]] = BANDS[now]
-        elif before == 0:
-            words[entry["name"]] = "fails (it passed at an earlier claim)"
-        elif before == FLOOR:
-            words[entry["name"]] = BANDS[FLOOR]
-        else:
-            words[entry["name"]] = f"fails, no better than your best so far ({BANDS[before].split(', ', 1)[1]})"
+        words[entry["name"]] = ladder(before, now, BANDS, "fails (it passed at an earlier claim)",
+                                      lambda b: f"fails, no better than your best so far ({b.split(', ', 1)[1]})")
         best[entry["name"]] = min(before, now)
     return words, {"evaluations": len(held), "bits": round(cost, 6), "withheld": False, "best": best}
 

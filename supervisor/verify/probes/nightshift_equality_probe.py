@@ -1,12 +1,14 @@
 """A pytest plugin nightshift loads into a held-out test run (never the agent's): every comparison an assertion makes
 is looked at as it passes, and an operand whose ``==`` holds whatever it is compared with (a subclass of int, float,
-str... with its own ``__eq__``, or one equal to a fresh object) is written into the JUnit report as a property of the
+str... equal to a plain value it is not, or one equal to a fresh object) is written into the JUnit report as a property of the
 test (``nightshift_always_equal``), where the supervisor reads it from outside the solver's process.
 
 Loaded with ``-p nightshift_equality_probe -o enable_assertion_pass_hook=true``: with the pass hook on, pytest's
 rewritten asserts ask ``pytest_assertrepr_compare`` about passing comparisons too, with the objects themselves.
 """
 from __future__ import annotations
+
+import sys
 
 BUILTINS = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
 PROPERTY = "nightshift_always_equal"
@@ -17,16 +19,47 @@ class _Fresh:
     """Equal to nothing but itself: what an honest value never equals."""
 
 
+def _other_plain_value(value, base):
+    """A plain ``base`` value different from ``value``, made by ``base``'s own methods (never ``value``'s: a forged
+    subclass cannot choose what it is compared with)."""
+    if base is dict:
+        other = dict.copy(value)
+        other[_Fresh()] = None
+        return other
+    if base in (set, frozenset):
+        return base.union(value, {_Fresh()})
+    step = {int: 1, float: 1.0, complex: 1, str: "\0", bytes: b"\0", tuple: (_Fresh(),), list: [_Fresh()]}[base]
+    other = base.__add__(value, step)
+    if base in (float, complex) and base.__eq__(other, value) is True:
+        other = base.__neg__(value)  # inf, or too large to step by one: its negative differs
+    return other
+
+
+def _allowed(value) -> bool:
+    """Wildcards a test uses on purpose: unittest.mock.ANY is equal to everything by design."""
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and value is mock.ANY
+
+
 def _equal_to_anything(value) -> str | None:
-    kind = type(value)
-    base = next((b for b in BUILTINS if isinstance(value, b)), None)
-    if base is not None and kind is not base and kind.__eq__ is not base.__eq__:
-        return f"{kind.__module__}.{kind.__qualname__} (a subclass of {base.__name__} with its own __eq__)"
-    try:
-        if value == _Fresh():
-            return f"{kind.__module__}.{kind.__qualname__} (equal to an object it was never given)"
-    except Exception:  # noqa: BLE001 - an __eq__ that raises is no always-equal object
+    """What ``value`` is when its ``==`` holds for what it was never given; None for an honest value. Judged by
+    behaviour, not by type: numpy.float64 or numpy.str_ subclass float and str with an ``__eq__`` of their own and
+    compare honestly."""
+    if _allowed(value):
         return None
+    kind = type(value)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    base = next((b for b in BUILTINS if isinstance(value, b)), None)
+    try:  # each question on its own: an __eq__ that raises answers no to that one only
+        if base is not None and kind is not base and bool(value == _other_plain_value(value, base)):
+            return f"{name} (a subclass of {base.__name__} with its own __eq__)"
+    except Exception:  # noqa: BLE001 - an __eq__ (or a value) that raises is not equal to anything
+        pass
+    try:
+        if bool(value == _Fresh()):
+            return f"{name} (equal to an object it was never given)"
+    except Exception:  # noqa: BLE001
+        pass
     return None
 
 
