@@ -54,7 +54,7 @@ async def _outside_client(reader: asyncio.StreamReader, writer: asyncio.StreamWr
             writer.write(b"HTTP/1.1 403 Forbidden\r\n\r\nnightshift: only the model's API is reachable\r\n")
             writer.close()
             return
-        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        while await reader.readline() not in (b"\r\n", b"\n", b""):
             pass  # the CONNECT request's headers
         up_reader, up_writer = await asyncio.open_connection(host, port)
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")

@@ -12,7 +12,6 @@ back), so it is not a finding.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
