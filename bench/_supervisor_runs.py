@@ -108,6 +108,19 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return t.user + t.system, t.children_user + t.children_system
 
 
+def on_cpu_seconds(pid: int) -> float:
+    """The scheduler's own count of a process's time on a CPU (every thread's /proc/PID/task/*/schedstat, ns).
+    utime/stime are sampled at the timer tick: a process that wakes on a timer is running when the tick fires, so a
+    few tens of microseconds per wake-up are charged as whole ticks; schedstat counts what really ran."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
 def status_kb(pid: int, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):

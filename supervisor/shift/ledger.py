@@ -40,6 +40,7 @@ class RunLedger:
         self._lock_fd: int | None = None
         self._workspace_fd: int | None = None
         self._last_beat = 0.0
+        self._created, self._start = "", 0.0  # the run's creation time, as written and as a timestamp
 
     def open(self) -> list[str]:
         """Take the run lock, fold the log, record this supervisor; the warnings of a repaired log."""
@@ -111,8 +112,10 @@ class RunLedger:
         created = self.state["created"]
         if not created:
             return 0.0
-        start = datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-        return (time.time() - start) / 3600.0
+        if self._created != created:  # asked at every wake-up of the wait loop: parsed once
+            self._created = created
+            self._start = datetime.strptime(created, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+        return (time.time() - self._start) / 3600.0
 
     def judge_spent(self) -> float:
         return float(self.state.get("judge_cost_usd") or 0.0)
