@@ -5,7 +5,6 @@ code that uses it (oracle, judge, slurm); this module assembles them.
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +16,7 @@ from supervisor.config.attest import AttestConfig
 from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
+from supervisor.config.lines import line_of
 from supervisor.config.fleet import FleetConfig
 from supervisor.config.oracle import OracleConfig
 from supervisor.config.policy import PolicyConfig
@@ -99,34 +99,6 @@ class Config(Section):
     attest: AttestConfig = Field(default_factory=AttestConfig)
 
 
-def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line number of a key path like ('oracle', 'compare', 0, 'rtol') in TOML text."""
-    keys = [str(k) for k in loc if not isinstance(k, int)]
-    indices = [k for k in loc if isinstance(k, int)]
-    table: list[str] = []
-    seen_arrays: dict[str, int] = {}
-    best = None
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", stripped)
-        if header:
-            table = [part.strip().strip('"') for part in header.group(1).split(".")]
-            if stripped.startswith("[["):
-                seen_arrays[".".join(table)] = seen_arrays.get(".".join(table), -1) + 1
-            if table == keys[: len(table)] and (not indices or seen_arrays.get(".".join(table), 0) == indices[0]):
-                best = best or number
-            continue
-        match = re.match(r"^([A-Za-z0-9_.\"-]+)\s*=", stripped)
-        if match:
-            path = table + [part.strip('"') for part in match.group(1).split(".")]
-            array_ok = not indices or seen_arrays.get(".".join(table), 0) == indices[0]
-            if path == keys[: len(path)] and array_ok and len(path) >= len(keys) - 0:
-                return number
-            if path == keys[: len(path)] and array_ok:
-                best = number
-    return best
-
-
 def _describe(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
@@ -144,7 +116,7 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> Config:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
-        line = _line_of(text, loc)
+        line = line_of(text, loc)
         where = f"{source} line {line}" if line else source
         key = _describe(loc) or "(top level)"
         if err["type"] == "extra_forbidden":
