@@ -52,11 +52,13 @@ def test_the_readme_publishes_the_schema_nightshift_validates_with():
     from pathlib import Path
 
     from supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "supervisor" / "attest" / "README.md").read_text()
     block = readme.split("<!-- attest-schema: begin")[1].split("<!-- attest-schema: end")[0]
     published = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
     assert published == json.loads(SCHEMA_FILE.read_text())
     assert PREDICATE_TYPE in readme
+    assert "supervisor/attest/README.md" in (root / "README.md").read_text()  # linked from the README
 
 
 def test_the_container_image_is_named_and_digested_from_the_runtimes_variables(tmp_path, monkeypatch):

@@ -43,6 +43,16 @@ def test_malformed_and_unknown_keys_name_the_line_and_key(workspace):
      "line 5: oracle.compare[0].rtol"),
     ('[verify]\ntimeout = "3 weeks"\n', "line 2: verify.timeout"),
     ('[agent]\nkind = "gpt"\n', "line 2: agent.kind"),
+    # a table the schema does not know is named where it starts, not at the header of the table around it
+    ('[oracle]\ncommand = "a"\n\n[oracle.x]\ny = 1\n', "line 4: unknown key oracle.x"),
+    ('[oracle]\ncommand = "a"\nx.y = 1\n', "line 3: unknown key oracle.x"),
+    # the second block of an array of tables, a quoted dotted key, a table under an array's last block
+    ('[[oracle.compare]]\nname = "a"\ncandidate = "c"\nreference = "r"\n[[oracle.compare]]\nname = "b"\n'
+     'candidate = "c"\nreference = "r"\nrtol = "tight"\n', "line 9: oracle.compare[1].rtol"),
+    ('[[oracle.compare]]\nname = "a"\ncandidate = "c.h5"\nreference = "r.h5"\nfields = ["/u"]\n'
+     'per_field."/u" = { rtol = "x" }\n', "line 6: oracle.compare[0].per_field./u.rtol"),
+    ('[[oracle.compare]]\nname = "a"\ncandidate = "c"\nreference = "r"\n[oracle.compare.per_column.TT]\n'
+     'rtl = 1\n', "line 6: unknown key oracle.compare[0].per_column.TT.rtl"),
 ])
 def test_config_errors_point_at_the_key(text, needle):
     with pytest.raises(ConfigError) as err:

@@ -1,5 +1,5 @@
-"""Issue 27, item 1: the README's table of every process nightshift runs or starts is kept true. A module that starts
-a process (subprocess, tmux, git through GitPython or the guard) without a row fails here, and so does a row for a
+"""Issue 27, item 1: the table of every process nightshift runs or starts (supervisor/sandbox/README.md, linked
+from the README) is kept true. A module that starts a process (subprocess, tmux, git through GitPython or the guard) without a row fails here, and so does a row for a
 module that no longer starts one. And the workspace's reader refuses what it must (item 4), as a unit."""
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def _starts_a_process(path: Path) -> bool:
 
 
 def _rows() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### The other side: nightshift's own processes", 1)[1].split("\n### ", 1)[0]
+    text = (ROOT / "supervisor" / "sandbox" / "README.md").read_text()
+    section = text.split("## The other side: nightshift's own processes", 1)[1].split("\n## ", 1)[0]
     return {m.group(1): m.group(0) for m in re.finditer(r"^\| ((?:supervisor|hpc|tui)/[\w/]+\.py) \|.*$", section,
                                                       re.M)}
 
@@ -36,11 +36,12 @@ def test_every_module_that_starts_a_process_has_a_row_and_every_row_a_module():
              if _starts_a_process(p)}
     rows = _rows()
     missing = sorted(found - set(rows))
-    assert not missing, f"modules that start a process with no row in README's inventory: {missing}"
+    assert not missing, f"modules that start a process with no row in supervisor/sandbox/README.md: {missing}"
     stale = sorted(set(rows) - found)
-    assert not stale, f"README rows for modules that start no process: {stale}"
+    assert not stale, f"supervisor/sandbox/README.md rows for modules that start no process: {stale}"
     for module, row in rows.items():
         assert row.count("|") == 5, f"{module}: a row has its four columns"
+    assert "supervisor/sandbox/README.md" in (ROOT / "README.md").read_text()  # linked from the README
 
 
 @pytest.fixture

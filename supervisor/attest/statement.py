@@ -1,6 +1,6 @@
 """The in-toto Statement v1 of one verdict: subjects are the verified commit (by git commit id) and each candidate
 output (by sha256); the predicate is nightshift's own (``PREDICATE_TYPE``, versioned; its JSON schema is
-``predicate.schema.json`` beside this file and in the README), validated before anything is signed.
+``predicate.schema.json`` beside this file and in this folder's README.md), validated before anything is signed.
 
 A held-out comparison carries only pass or fail, its reference's digest and the bits the run released about
 held-out comparisons: never a figure (the attestation sits in the workspace, where the agent reads).

@@ -12,4 +12,7 @@ from supervisor.config.types import Section
 
 class AttestConfig(Section):
     key: str = ""
+    """The ed25519 key that signs attestations: "" (nightshift's own if made, else ~/.ssh/id_ed25519), a path, or
+    "none" (unsigned)."""
     note: bool = True
+    """Also keep the envelope as a git note on the commit (refs/notes/nightshift)."""

@@ -20,11 +20,18 @@ MAX_LANES = 64  # a fleet past this is a typo more often than a plan; each lane 
 
 class FleetConfig(Section):
     lanes: int = Field(1, ge=1, le=MAX_LANES)
+    """Agents on the goal, each an ordinary run in its own git worktree; 1: an ordinary single-agent run."""
     approaches: list[str] = Field(default_factory=list)
+    """One approach per lane, in order (e.g. "spectral"); lanes without one pick their own."""
     select: Literal["first", "best"] = "first"
+    """"first": keep the first lane verified done; "best": wait for the deadline (or every lane) and keep the lowest
+    worst error over tolerance."""
     deadline: Duration = 0.0
+    """With select = "best": decide by then at the latest; 0: no deadline."""
     fork_on_stall: bool = False
-    max_forks: int = Field(4, ge=0)  # fresh lanes started on stalls, at most
+    """A lane whose breaker trips is replaced by a fresh one from the best honest commit."""
+    max_forks: int = Field(4, ge=0)
+    """Fresh lanes started on stalls, at most."""
 
     @model_validator(mode="after")
     def _approaches_fit(self) -> "FleetConfig":

@@ -33,8 +33,11 @@ def _valid_scale(value: Scale | None) -> Scale | None:
 
 class ColumnOverride(Section):
     rtol: float | None = Field(None, ge=0)
+    """This column's or field's relative tolerance."""
     atol: float | None = Field(None, ge=0)
+    """This column's or field's absolute tolerance."""
     scale: Scale | None = None
+    """What this column's relative error is relative to (as the block's scale)."""
 
     @field_validator("scale")
     @classmethod
@@ -44,27 +47,50 @@ class ColumnOverride(Section):
 
 class CompareConfig(Section):
     name: str
-    candidate: str  # relative to the workspace; "file.npz:key", "file.h5:/group/data", "file.json:key" pick a part
-    reference: str  # relative to the workspace, or (heldout) a path outside it
+    """The comparison's name in verdicts, push-backs and the report."""
+    candidate: str
+    """The candidate file the oracle command writes, relative to the workspace; "file.npz:key", "file.h5:/group/data",
+    "file.nc:var", "file.json:a.b" pick a part."""
+    reference: str
+    """The reference file, relative to the workspace (or, held out, a path in nightshift's private store); hashed at
+    init, a change is undone."""
     x: str | int | None = None
-    columns: list[str | int] = Field(default_factory=list)  # empty: every reference column but x
+    """The x column, by name ("1:l" headers, CSV headers) or 0-based index; none: compare row by row."""
+    columns: list[str | int] = Field(default_factory=list)
+    """The compared columns by name or 0-based index; empty: every column but x."""
     rtol: float = Field(1e-3, ge=0)
+    """Relative tolerance."""
     atol: float = Field(0.0, ge=0)
+    """Absolute tolerance."""
     tolerance: ToleranceMode = "sum"
+    """How rtol and atol combine at a point: "sum" |d| <= atol + rtol*s (numpy.isclose), "either" (numdiff's default),
+    "both" (numdiff --strict)."""
     scale: Scale = "reference"
+    """What the relative error is relative to: "reference" (each point), "max" (the column's largest |reference|), a
+    number, or an expression of reference columns such as "sqrt(TT*EE)"."""
     per_column: dict[str, ColumnOverride] = Field(default_factory=dict)
+    """Tolerances of one column: per_column.<column> = { rtol, atol, scale }."""
     # Several fields of one file in one block: each is its own comparison "<name>:<field>" over every element of
     # "<candidate>:<field>" against "<reference>:<field>" (the list is expanded when the config is read).
     fields: list[str] = Field(default_factory=list)
-    per_field: dict[str, ColumnOverride] = Field(default_factory=dict)  # rtol/atol/scale of one field
+    """Parts of one file (HDF5 datasets, NetCDF variables, .npz members), each compared as "<name>:<field>" over all
+    its elements, located by index and coordinates; excludes x and columns."""
+    per_field: dict[str, ColumnOverride] = Field(default_factory=dict)
+    """Tolerances of one field: per_field."<field>" = { rtol, atol, scale }."""
     range: tuple[float, float] | None = None
+    """[low, high]: compare only where x lies in this range."""
     interpolate: Literal["none", "linear", "loglog"] = "none"
-    heldout: bool = False  # the agent learns pass/fail and the size of the miss, never the data
-    fast: bool = False  # part of the fast oracle run at every stop
+    """When the candidate's x grid differs from the reference's: "linear" or "loglog" interpolation of the candidate."""
+    heldout: bool = False
+    """The reference is kept outside the workspace; the agent learns only pass or a coarse band, at a claim of done."""
+    fast: bool = False
+    """Part of the fast oracle run at every stop (fast_command)."""
     # Deprecated, does nothing: an exact match computed with the references out of reach passes (copies are found
     # by what they leave within the solver's reach: verify/oracle/kept.py). Accepted so old files still load;
     # ``deprecation_notes`` says to delete it.
     allow_exact: bool = False
+    """Deprecated, does nothing: an exact match computed with the references out of reach passes (`check` says to
+    delete it)."""
 
     @field_validator("scale")
     @classmethod
@@ -131,17 +157,27 @@ class CompareConfig(Section):
 
 
 class OracleConfig(Section, OracleChoices):
-    command: str = ""  # run in the workspace before comparing; its stdout and stderr are kept per verdict
+    command: str = ""
+    """The command that writes the candidate outputs, run in the workspace inside the namespace with every reference
+    absent."""
     timeout: Duration = 1800.0
-    fast_command: str = ""  # the cheaper command of the fast oracle (default: command)
-    clean_candidates: bool = True  # remove candidate files before the command runs: no stale output passes
+    """The longest the oracle command may run."""
+    fast_command: str = ""
+    """The cheaper command of the fast oracle (default: command)."""
+    clean_candidates: bool = True
+    """Remove the candidate files before the command runs, so no stale output passes."""
     compare: list[CompareConfig] = Field(default_factory=list)
+    """The comparisons, one [[oracle.compare]] block each."""
     # A file of the workspace (outside the references) that holds this many of a reference's values in a row, at
     # full printed precision, is a finding: the answers were pasted into the code. 0 turns the scan off.
     embedded_run: int = Field(20, ge=0)
+    """A workspace file holding this many of a reference's values in a row, at full printed precision (at least 6
+    significant digits), is a finding (answers pasted into code); 0 turns the scan off."""
     # The most a run may tell the agent about its held-out comparisons, in bits (verify/oracle/exam.py): each claim
     # of done costs log2 of the answers it could give; past the budget a claim is answered with nothing.
     heldout_budget: float = 32.0
+    """The most a run may tell the agent about its held-out comparisons, in bits: each claim of done costs log2 of the
+    answers it could give; past it a failing claim pauses the run for you."""
 
     @field_validator("heldout_budget")
     @classmethod

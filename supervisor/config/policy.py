@@ -18,38 +18,58 @@ class PolicyConfig(Section):
     # Compute nodes usually have no network: off means the agent's shell cannot reach the network (a clear
     # refusal, never a hang); on lets it reach what the sandbox allows.
     network: bool = True
+    """The agent's network; false (compute nodes): no address but the model's API, through a proxy nightshift runs."""
     # nightshift's own namespace (bubblewrap) around every process of the agent and of its code (the turn, the
     # test and verify commands, the oracle command): "auto" where bubblewrap can make one, "required": hold the run
     # without it, "off": never (the hook and the after-the-fact checks alone; every verdict says which doors are open).
     sandbox: Literal["auto", "required", "off"] = "auto"
+    """nightshift's namespace (bubblewrap) around every process of the agent and its code: "auto" where bubblewrap can
+    make one, "required": hold the run without it, "off": never."""
     # Claude Code's own sandbox as a second layer inside the namespace (costs ~90-250 ms per shell command).
     claude_sandbox: bool = False
+    """Claude Code's own sandbox as a second layer inside the namespace (costs ~90-250 ms per shell command)."""
     # Where held-out comparisons cannot be protected (no namespace): "protected" holds the run before it starts;
     # "unprotected" runs anyway, said in every verdict.
     heldout: Literal["protected", "unprotected"] = "protected"
+    """Where held-out comparisons cannot be protected (no namespace): "protected" holds the run before it starts;
+    "unprotected" runs anyway, said in every verdict."""
     # Network for the test, verify and oracle commands (code the agent wrote); the agent's own is `network`.
     command_network: bool = False
+    """Network for the test, verify and oracle commands (needs network = true)."""
     # Folders (or files) outside the workspace the agent's own CLI must write, e.g. "~/.codex" (Claude Code's config
     # folder is found by itself); everything else outside the workspace and the private TMPDIR is read-only.
     agent_state: list[str] = Field(default_factory=list)
-    protect: list[str] = Field(default_factory=list)  # more workspace paths or globs the agent may not write
-    hide: list[str] = Field(default_factory=list)  # more paths (files or folders) the agent may not read
-    allow: list[str] = Field(default_factory=list)  # more Claude Code permission rules, e.g. "WebFetch(domain:x.org)"
-    deny: list[str] = Field(default_factory=list)  # more rules the agent's tools may never pass, e.g. "Bash(rm:*)"
+    """Folders outside the workspace another agent's CLI must write, e.g. "~/.codex" (Claude Code's is found by
+    itself)."""
+    protect: list[str] = Field(default_factory=list)
+    """More workspace paths or globs the agent may not write."""
+    hide: list[str] = Field(default_factory=list)
+    """More paths the agent may not read."""
+    allow: list[str] = Field(default_factory=list)
+    """More Claude Code permission rules, e.g. "WebFetch(domain:docs.python.org)"."""
+    deny: list[str] = Field(default_factory=list)
+    """More rules nothing passes, e.g. "Bash(rm -rf:*)"."""
     # Credential places in $HOME no process of the agent may read: the default list (CREDENTIAL_PLACES above: ~/.ssh, ~/.gnupg, cloud and forge CLIs, netrc, git credentials, docker, kube...) plus
     # deny_read; allow_read takes entries of the default list back, written as they are there ("~/.kube").
     deny_read: list[str] = Field(default_factory=list)
+    """More credential places no process of the agent may read, absolute or from ~ (e.g. "~/.config/mytool")."""
     allow_read: list[str] = Field(default_factory=list)
+    """Entries of the default credential deny-list to take back, as written there (e.g. "~/.kube")."""
     # Unix sockets of the user or the machine a process inside may reach (none by default; a Slurm run gets munge's).
     sockets: list[str] = Field(default_factory=list)
+    """Unix sockets of yours or the machine's reachable inside, absolute (a Slurm run gets munge's)."""
     # Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without, by
     # name: "userns" (no user namespace), "seccomp" (no filter), "landlock" (no abstract-socket scope: kernels before
     # 6.12, a part only with the network on). Without, such a run is held before it starts.
     open_doors: list[Literal[PART_DOORS]] = Field(default_factory=list)
+    """Parts of the sandbox this machine may lack that a run with held-out comparisons accepts going without: "userns",
+    "seccomp", "landlock"."""
     # When something on the agent's screen waits for a human and nobody answers within wait_timeout:
     # "deny" answers no and the agent goes on; "wait" keeps waiting (the run says so everywhere).
     on_wait: Literal["deny", "wait"] = "deny"
+    """A prompt nobody answers within wait_timeout: "deny" answers no and the agent goes on; "wait" keeps waiting."""
     wait_timeout: Duration = 1800.0
+    """How long a prompt on the agent's screen waits for a person."""
 
     @field_validator("allow_read")
     @classmethod

@@ -5,7 +5,6 @@ code that uses it (oracle, judge, slurm); this module assembles them.
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +16,7 @@ from supervisor.config.attest import AttestConfig
 from supervisor.config.slurm import SlurmConfig
 from supervisor.config.types import Duration, Section
 from supervisor.config.judge import JudgeConfig
+from supervisor.config.lines import line_of
 from supervisor.config.fleet import FleetConfig
 from supervisor.config.oracle import OracleConfig
 from supervisor.config.policy import PolicyConfig
@@ -30,62 +30,103 @@ class ConfigError(UserError):
 
 class AgentConfig(Section):
     kind: Literal["claude", "command", "demo"] = "claude"
+    """Which agent works the shifts: Claude Code, any CLI agent through `command`, or the scripted offline demo agent."""
     # command adapter: {prompt} is the prompt text (shell-quoted), {prompt_file} its path
     command: str = ""
-    resume_command: str = ""  # optional: continue the same session with a push-back
-    mode: Literal["interactive", "headless"] = "interactive"  # claude only
+    """For kind = "command": the agent's command line; {prompt} is the prompt text (shell-quoted), {prompt_file} its
+    path. Its exit is the stop."""
+    resume_command: str = ""
+    """For kind = "command" (optional): the command that continues the same session with a push-back."""
+    mode: Literal["interactive", "headless"] = "interactive"
+    """Claude Code only: "interactive" in a tmux pane with nightshift's Stop hook, or "headless" (`claude -p` per turn,
+    pushed back with --resume)."""
     claude_bin: str = "claude"
+    """The Claude Code CLI to run (a name on PATH or a path)."""
     model: str = ""
+    """The model the agent's CLI is asked for (Claude Code's --model); empty: the CLI's own default."""
     extra_args: list[str] = Field(default_factory=list)
+    """More arguments for the Claude Code CLI, as a list."""
     max_pushbacks_per_shift: int = Field(3, ge=0)
+    """Push-backs in the same session before a fresh shift (a context reset with the orientation prompt)."""
     turn_timeout: Duration = 6 * 3600.0
-    hook_timeout: Duration = 600.0  # how long the Stop hook waits for a verdict before letting go
+    """The longest one turn of the agent may run before it is ended."""
+    hook_timeout: Duration = 600.0
+    """How long the Stop hook waits for a verdict before letting the agent stop."""
     context_reset_fraction: float = Field(0.7, gt=0, le=1)
+    """Past this fraction of the context window the next push-back is a fresh shift instead."""
     context_window: int = Field(200_000, gt=0)
+    """The agent's context window in tokens (for context_reset_fraction)."""
     # dontAsk: whatever no rule allows is refused, never asked: nothing waits for a human overnight. The rules
     # come from [policy] (see supervisor/agents/claude_settings.py).
     permission_mode: Literal["dontAsk", "acceptEdits", "default", "auto", "plan", "bypassPermissions"] = "dontAsk"
+    """Claude Code's permission mode; "dontAsk" refuses what no rule allows, so nothing waits for a human overnight."""
 
 
 class BackendConfig(Section):
     kind: Literal["tmux", "local", "slurm"] = "tmux"
-    tmux_socket: str = ""  # default: nightshift-<uid>, a private per-user socket
+    """Where the agent runs: a tmux pane (login node), a local process, or Slurm batch jobs."""
+    tmux_socket: str = ""
+    """The tmux socket (-L) name; empty: a private server per run, ns-<run id>."""
 
 
 class LimitsConfig(Section):
     max_shifts: int = Field(20, ge=1)
+    """Shifts (agent sessions) a run may use; then it pauses (budget spent). In a fleet, per lane."""
     max_hours: float = Field(72.0, gt=0)
-    max_cost_usd: float = Field(0.0, ge=0)  # 0 means no cost limit
-    max_core_hours: float = Field(0.0, ge=0)  # Slurm runs: CPU-hours of the run's jobs; 0 means no limit
-    max_gpu_hours: float = Field(0.0, ge=0)  # Slurm runs: GPU-hours (gres) of the run's jobs; 0 means no limit
-    breaker_stops: int = Field(4, ge=1)  # stops in a row with an empty diff and no better verdict
+    """Wall-clock hours a run may take; then it pauses (budget spent)."""
+    max_cost_usd: float = Field(0.0, ge=0)
+    """The agent's and judge's cost in USD, from their own usage reports; 0 means no limit."""
+    max_core_hours: float = Field(0.0, ge=0)
+    """Slurm runs: CPU-hours of the run's jobs (from sacct, or elapsed x CPUs); 0 means no limit."""
+    max_gpu_hours: float = Field(0.0, ge=0)
+    """Slurm runs: GPU-hours (gres) of the run's jobs; 0 means no limit."""
+    breaker_stops: int = Field(4, ge=1)
+    """The breaker: stops in a row with an empty diff and no better verdict before the run pauses."""
     # An agent silent this long (no output, no tool call, no stop) is nudged once, then its shift ended
     stall_after: Duration = Field(1800.0, gt=0)
+    """An agent silent this long (no output, no tool call, no stop) is nudged once, then its shift is ended and a fresh
+    one started; with Claude Code at least its Bash tool's 10 min timeout. A Slurm job waiting in the queue is not
+    silent."""
 
 
 class VerifyConfig(Section):
     test_command: str = ""
-    junit: bool = True  # add --junitxml to pytest commands for per-test results
+    """The test command run at every verdict (the test ratchet); run inside the agent's namespace."""
+    junit: bool = True
+    """Add --junitxml to pytest commands for per-test results (the ratchet names each test)."""
     commands: list[str] = Field(default_factory=list)
+    """More commands that must exit 0 at every verdict, run inside the namespace."""
     timeout: Duration = 1800.0
+    """The longest the test and verify commands may run, each."""
     require_changelog: bool = True
+    """Each shift must add to CHANGELOG.md (the lab notes)."""
     require_plan: bool = True
+    """A claim of done needs every plan item in CLAUDE.md checked."""
     # A file larger than this (its apparent size) is never committed by nightshift: named, left for the user
     max_commit_mb: float = Field(100.0, gt=0)
+    """A file larger than this (apparent size), a symlink out of the workspace or a nested repository is never
+    committed by nightshift: named in the commit event and `nightshift log` as left for you."""
     # `init --holdout-tests`: the private folder of held-out tests, run over the candidate at a claim of done
     heldout_tests: str = ""
-    heldout_budget: float = 32.0  # bits the held-out tests' answers may release over the run (verify/heldout_tests)
+    """The private folder of held-out tests (written by `init --holdout-tests`), run over the candidate at a claim of
+    done."""
+    heldout_budget: float = 32.0
+    """Bits the held-out tests' answers may release to the agent over the run."""
 
 
 class NotifyConfig(Section):
-    command: str = ""  # run on done, paused, breaker and failure; gets NIGHTSHIFT_* variables
-    report: bool = False  # write the run's HTML report first; its path is NIGHTSHIFT_REPORT
+    command: str = ""
+    """A shell command run on the events in `on`, with NIGHTSHIFT_EVENT, NIGHTSHIFT_RUN and NIGHTSHIFT_MESSAGE set."""
+    report: bool = False
+    """Write the run's HTML report first; its path is NIGHTSHIFT_REPORT."""
     on: list[Literal["done", "paused", "breaker", "failed", "blocked", "crashed", "waiting"]] = Field(
         default_factory=lambda: ["done", "paused", "breaker", "failed", "blocked", "crashed", "waiting"])
+    """The events that run the notify command."""
 
 
 class Config(Section):
     goal: str = ""
+    """What must be true, measured how (e.g. "agree with CLASS to 0.1%"); `nightshift init --goal` writes it."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
     backend: BackendConfig = Field(default_factory=BackendConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
@@ -97,34 +138,6 @@ class Config(Section):
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     fleet: FleetConfig = Field(default_factory=FleetConfig)
     attest: AttestConfig = Field(default_factory=AttestConfig)
-
-
-def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line number of a key path like ('oracle', 'compare', 0, 'rtol') in TOML text."""
-    keys = [str(k) for k in loc if not isinstance(k, int)]
-    indices = [k for k in loc if isinstance(k, int)]
-    table: list[str] = []
-    seen_arrays: dict[str, int] = {}
-    best = None
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", stripped)
-        if header:
-            table = [part.strip().strip('"') for part in header.group(1).split(".")]
-            if stripped.startswith("[["):
-                seen_arrays[".".join(table)] = seen_arrays.get(".".join(table), -1) + 1
-            if table == keys[: len(table)] and (not indices or seen_arrays.get(".".join(table), 0) == indices[0]):
-                best = best or number
-            continue
-        match = re.match(r"^([A-Za-z0-9_.\"-]+)\s*=", stripped)
-        if match:
-            path = table + [part.strip('"') for part in match.group(1).split(".")]
-            array_ok = not indices or seen_arrays.get(".".join(table), 0) == indices[0]
-            if path == keys[: len(path)] and array_ok and len(path) >= len(keys) - 0:
-                return number
-            if path == keys[: len(path)] and array_ok:
-                best = number
-    return best
 
 
 def _describe(loc: tuple[Any, ...]) -> str:
@@ -144,7 +157,7 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> Config:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
-        line = _line_of(text, loc)
+        line = line_of(text, loc)
         where = f"{source} line {line}" if line else source
         key = _describe(loc) or "(top level)"
         if err["type"] == "extra_forbidden":

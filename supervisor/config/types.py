@@ -33,6 +33,7 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 
 
 class Section(BaseModel):
-    """Base of every config table: unknown keys are errors, so a typo never passes silently."""
+    """Base of every config table: unknown keys are errors, so a typo never passes silently. Each key's docstring is
+    its description (the README's nightshift.toml reference is rendered from it: config/reference.py)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
