@@ -3,17 +3,23 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+# -qq: errors only (pip's notes on this machine's extra indexes and setuptools' editable-install banner are not the
+# user's business); --prefer-binary: a wheel, never a build, for every dependency that has one.
+PIP := $(BIN)/pip install -qq --prefer-binary
 
-.PHONY: demo test install tools pyslurm bench clean
-
+# nightshift and what it needs to run (the demo): the test tools come with `make test` only.
 $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nightshift needs Python 3.11+: install it, then run make PY=python3.11 ...")'
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(PIP) -e .
 	@touch $(STAMP)
 
-install: $(STAMP)
+$(TEST_STAMP): $(STAMP)
+	$(PIP) -e '.[test]'
+	@touch $(TEST_STAMP)
+
+install: $(TEST_STAMP)
 
 # Real parts the suite uses (tmux, git, Slurm, the Claude Code CLI), installed when we can (root).
 tools:
@@ -24,17 +30,18 @@ demo: $(STAMP)
 	@bash .ci/install-tools tmux git
 	@bash .ci/install-tools sandbox || echo "make: no bubblewrap (above): the demo runs with its boundary off, says why"
 	$(BIN)/nightshift demo
+	@echo "nightshift is in $(BIN)/. For daily use put it on your PATH: pipx install .  (or: uv tool install .)"
 
 # pyslurm for the Slurm 22.05 that `tools` installs, built into the venv from ../shared/vendor (see .ci/pyslurm).
 # Under CI=true `make test` builds it (once; minutes) and fails without it; elsewhere its tests skip, with the reason.
-pyslurm: $(STAMP) tools
+pyslurm: $(TEST_STAMP) tools
 	@bash .ci/pyslurm $(BIN)/python required
 
-test: $(STAMP) tools
+test: $(TEST_STAMP) tools
 	@if [ "$$CI" = true ]; then bash .ci/pyslurm $(BIN)/python; fi
 	$(BIN)/python -m pytest
 
-bench: $(STAMP) tools
+bench: $(TEST_STAMP) tools
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
