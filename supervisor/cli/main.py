@@ -54,6 +54,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if verb == "watchdog":
         from supervisor.cli.watch.cron import watchdog_main
         return watchdog_main(args.action, getattr(args, "every", 5), systemd=args.systemd)
+    if verb == "init":
+        from supervisor.cli.init.verb import cmd_init
+        return cmd_init(args)
     if verb == "completion":
         from supervisor.cli.completion import completion_main
         return completion_main(args.shell)
