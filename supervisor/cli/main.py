@@ -12,6 +12,7 @@ from supervisor.cli.parser import build_parser  # argparse and a leaf: cheap, an
 
 
 FULL_SCREEN = {None, "tui", "attach"}  # verbs that hand the terminal to a screen of their own
+PROGRESS = {"check", "run", "submit", "init", "verify-result"}  # long steps say what they do (cli/progress.py)
 HOOKS = {"stop": "supervisor.shift.hook", "pretool": "supervisor.shift.pretool", "permission": "supervisor.shift.waits"}
 
 
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.verb not in FULL_SCREEN:  # every line a verb prints passes plain(): no agent escape sequence acts
         from supervisor.run.shown import ShownStream
         sys.stdout, sys.stderr = ShownStream(sys.stdout), ShownStream(sys.stderr)
+    if args.verb in PROGRESS:
+        from supervisor.cli import progress
+        progress.enable()
     from hpc.wiring import register as add_slurm
     add_slurm()  # the composition root: the core reaches Slurm only through what is registered here
     return _guarded(lambda: dispatch(args))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from supervisor.cli.progress import step
 from supervisor.errors import UserError
 
 
@@ -28,14 +29,17 @@ def cmd_init(args) -> int:
                        force=args.force, holdout=args.holdout or "",
                        holdout_tests=list(getattr(args, "holdout_tests", None) or []))
     if args.reference_dir and ws.resolve().is_dir():
-        opts.survey = survey_for(ws.resolve(), opts)
+        with step(f"init: reading the references in {args.reference_dir}/"):  # large ones take a while
+            opts.survey = survey_for(ws.resolve(), opts)
         print(f"nightshift: in {args.reference_dir}/ found:")
         print("\n".join(describe(opts.survey)))
         if asking and _ask("Write nightshift.toml with these comparisons? [Y/n] ").strip().lower() in ("n", "no"):
             print("nightshift: nothing written")
             return 1
     _offer_heldout_tests(opts, asking)
-    written = init_workspace(ws, opts)
+    with step("init: writing the workspace" + (" (hashing the references, moving what is held out)"
+                                                if args.reference_dir or opts.holdout_tests else "")):
+        written = init_workspace(ws, opts)
     print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
     for rel, dest in opts.moves.items():
         print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
