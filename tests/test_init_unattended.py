@@ -1,6 +1,7 @@
 """`nightshift init` with no terminal (issue 40): --yes answers every question, including --trust's; without --yes
-a question nobody can answer is one line naming the fix, non-zero, and nothing is written. The real CLI in a
-subprocess whose stdin is /dev/null, as in a script, a CI job or a batch job.
+a question nobody can answer is one line naming the fix, non-zero, and nothing is written (an answer piped in is
+taken: tests/test_check.py). The real CLI in a subprocess whose stdin is /dev/null, as in a script, a CI job or a
+batch job.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_trust_with_yes_and_no_terminal_answers_every_question(tmp_path):
 def test_trust_without_yes_and_no_terminal_is_one_line_and_writes_nothing(tmp_path):
     folder, claude_dir = tmp_path / "ws", tmp_path / "claude"
     folder.mkdir(), claude_dir.mkdir()
-    one_line(init(folder, "--trust", claude_dir=claude_dir), "no terminal", "--yes")
+    one_line(init(folder, "--trust", claude_dir=claude_dir), "input ended", "workspace trust", "--yes")
     assert not (folder / "nightshift.toml").exists() and not trusted(claude_dir, folder)
     # an existing workspace, trust only: the same line; with --yes it is recorded
     assert init(folder, "--goal", "g", claude_dir=claude_dir).returncode == 0

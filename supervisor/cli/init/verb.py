@@ -15,11 +15,12 @@ def cmd_init(args) -> int:
     from supervisor.cli.init.references import describe
 
     ws = Path(args.dir)
-    if args.trust and not args.yes and not sys.stdin.isatty():  # before anything is written: one line, the fix
-        raise UserError("init --trust asks before it records Claude Code workspace trust, and no terminal is there "
-                        "to answer; add --yes to record it")
+    # --trust's question first, before anything is written: an input that ends unanswered (no terminal, stdin
+    # closed) is one line naming --yes; an answer piped in (`echo y | nightshift init --trust`) is taken.
+    trust = args.trust and (args.yes or _ask(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude "
+                                             "config? [y/N] ", TRUST_FIX).strip().lower() in ("y", "yes"))
     if args.trust and (ws / "nightshift.toml").exists() and not args.force:  # a workspace already: trust only
-        return _record_trust(ws, args.yes)
+        return _record_trust(ws, trust)
     asking = sys.stdin.isatty() and sys.stdout.isatty() and not args.yes  # with --yes or no terminal: unattended
     goal = args.goal
     if asking and not goal:
@@ -50,8 +51,7 @@ def cmd_init(args) -> int:
     for note in opts.notes:
         print(f"nightshift: note: {note}")
     print(f"nightshift: {opts.judge.summary()}")
-    if args.trust:
-        _record_trust(ws, args.yes)
+    _record_trust(ws, trust)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
           "and `nightshift run`")
     return 0
@@ -70,20 +70,21 @@ def _offer_heldout_tests(opts, asking: bool) -> None:
             opts.holdout_tests = [answer]
 
 
-def _ask(question: str) -> str:
-    """input(), with an input that ends (Ctrl-D, a closed stdin) as a one-line error instead of a traceback."""
+def _ask(question: str, fix: str = "answer at a terminal, or give --yes (and --goal) to take what was found") -> str:
+    """input(), with an input that ends (Ctrl-D, a closed stdin, no terminal) as one line naming the fix."""
     try:
         return input(question)
     except EOFError:
-        raise UserError("init: the input ended before an answer; answer at a terminal, or give --yes "
-                        "(and --goal) to take what was found") from None
+        raise UserError(f"init: the input ended before an answer to {question.split('?')[0].strip()!r}; "
+                        f"{fix}") from None
 
 
-def _record_trust(ws: Path, yes: bool) -> int:
-    """Claude Code's workspace trust for ``ws``: recorded after a yes, or at once with --yes (the caller has
-    refused --trust without --yes when no terminal can answer)."""
-    if yes or _ask(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] "
-                   ).strip().lower() in ("y", "yes"):
+TRUST_FIX = "add --yes to record it (init --trust --yes), or leave out --trust"
+
+
+def _record_trust(ws: Path, trust: bool) -> int:
+    """Record Claude Code's workspace trust for ``ws`` when the person said yes (or gave --yes)."""
+    if trust:
         from supervisor.agents.claude import trust_workspace
         print(f"nightshift: {trust_workspace(ws.resolve())}")
     return 0
