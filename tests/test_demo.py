@@ -18,6 +18,10 @@ def test_demo_headless_ends_verified_done_after_a_measured_pushback(tmp_path):
     story = out.stdout
     assert "scripted, offline demo agent (not a model)" in story
     assert story.splitlines()[1].startswith("boundary: on (")  # bubblewrap works here: the demo says so first
+    # what holds the demo agent, said truly (issue 40): nightshift's namespace; Claude Code has no part in it
+    assert "the agent's processes run in nightshift's namespace (bubblewrap); the demo agent has no tool-call hook" \
+        in story and "Claude Code" not in story and "PreToolUse" not in story, story
+    assert "`nightshift attest --new-key` makes a key" in story  # the unsigned attestation's fix, as its event says
     assert story.index("claims done: Euler") < story.index("verdict FAIL") < story.index("pushed back") \
         < story.index("claims done: RK4") < story.index("VERIFIED DONE")
     run_dir = next((ws / ".nightshift" / "runs").iterdir())
@@ -51,6 +55,7 @@ def test_without_bubblewrap_the_demos_first_lines_say_the_boundary_is_off_and_wh
     first = out.stdout.splitlines()[:2]
     assert first[1].startswith("boundary: OFF for this demo: bubblewrap is not installed"), out.stdout + out.stderr
     assert "`make tools` as root installs bubblewrap" in first[1]
+    assert "no namespace for the agent's processes" in out.stdout and "Claude Code" not in out.stdout, out.stdout
     assert out.returncode == 0 and "VERIFIED DONE" in out.stdout, out.stdout + out.stderr
 
 

@@ -37,8 +37,12 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
             return 2
     workspace = workspace_of(target, folder)
     allowed = [name.strip() for item in allow for name in item.split(",") if name.strip()]
-    found = check_result(target, workspace, Path(key).expanduser() if key else None, allowed,
-                         [Path(r).expanduser() for r in references], rerun)
+    from supervisor.cli.progress import step
+    doing = ("writing the commit's tree, running its oracle command and measuring each comparison again" if rerun
+             else "checking the signature and the digests")
+    with step(f"verify-result: {doing}"):  # --rerun runs the stranger's oracle: minutes, said on a terminal
+        found = check_result(target, workspace, Path(key).expanduser() if key else None, allowed,
+                             [Path(r).expanduser() for r in references], rerun)
     for line in found.render():
         print(line)
     if found.failed:

@@ -58,6 +58,17 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
+def file_tools_line(agent: str, namespace_problem: str | None) -> str:
+    """What holds the agent's file edits: Claude Code's tools go through nightshift's PreToolUse hook; any other
+    agent has no hook, so only the namespace (where it runs) and the check at each stop hold them."""
+    if agent == "claude":
+        return ("Claude Code's Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is recorded as "
+                "policy.denied and named in the next push-back)")
+    held = ("nightshift's namespace (references and passed tests read-only) and the check at each stop"
+            if namespace_problem is None else "only the check at each stop (no namespace here: see the row above)")
+    return f"the {agent} agent has no tool-call hook (that is Claude Code's): its writes are held by {held}"
+
+
 def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     """How the agent's boundary holds on this machine: which layer holds the shell, and root's one trap."""
     from supervisor.config.schema import ConfigError, load_config
@@ -92,8 +103,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
                      "namespaces of their own; the mounts they inherit stay locked)"
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
-    rows.append((True, "file tools", "Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is "
-                                     "recorded as policy.denied and named in the next push-back)"))
+    rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem)))
     if config is not None and config.agent.kind == "claude":
         from supervisor.shift.pretool_transport import pretool_transport
 

@@ -28,16 +28,14 @@ def _fail(verb: str, message: str) -> int:
 def compare_fast(argv: list[str]) -> int:
     """`nightshift compare` from the command line without building every verb's parser or registering Slurm
     (~30 ms of a process whose floor is the interpreter, numpy and the parse; the agent runs it at every stop).
-    The options are the ones cli/main.py declares for the verb, so `nightshift compare --help` reads the same."""
+    The options are the ones cli/parser.py declares for the verb, so `nightshift compare --help` reads the same."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="nightshift compare",
-                                     description="run the oracle on this workspace and print the comparison")
-    parser.add_argument("dir", nargs="?", default=".")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--fast", action="store_true", help="the fast oracle instead of the full one")
-    parser.add_argument("--columns", action="store_true", help="a line per column of each table (default: a line "
-                                                               "per comparison)")
+    from supervisor.cli.parser import COMPARE, COMPARE_CODES, compare_arguments
+
+    parser = compare_arguments(argparse.ArgumentParser(prog="nightshift compare", description=COMPARE,
+                                                       epilog=COMPARE_CODES,
+                                                       formatter_class=argparse.RawDescriptionHelpFormatter))
     args = parser.parse_args(argv)
     return compare_main(Path(args.dir), as_json=args.json, full=not args.fast, columns=args.columns)
 

@@ -1,5 +1,5 @@
-"""The bodies of the run-management verbs: init, run, resume, log, pause, stop, nudge, attach, claim, and the
-internal `supervise` (`status` is in status_verb.py, `ls` and `forget` in registry_verbs.py)."""
+"""The bodies of the run-management verbs: run, resume, log, pause, stop, nudge, attach, claim, and the
+internal `supervise` (`init` is in init/verb.py, `status` in watch/status.py, `ls` and `forget` in watch/registry.py)."""
 from __future__ import annotations
 
 import json
@@ -10,68 +10,6 @@ from pathlib import Path
 
 from supervisor.errors import UserError
 from supervisor.run.registry import find_run
-
-
-def cmd_init(args) -> int:
-    from supervisor.cli.init.workspace import InitOptions, init_workspace, survey_for
-    from supervisor.cli.init.references import describe
-
-    ws = Path(args.dir)
-    if args.trust and (ws / "nightshift.toml").exists() and not args.force:  # a workspace already: trust only
-        return _record_trust(ws)
-    asking = sys.stdin.isatty() and sys.stdout.isatty() and not args.yes  # with --yes or no terminal: unattended
-    goal = args.goal
-    if asking and not goal:
-        goal = input("The goal (what must be true, measured how, e.g. 'agree with CLASS to 0.1%'): ").strip()
-    opts = InitOptions(goal=goal, test_command=args.test_command, verify_commands=args.verify_commands,
-                       reference_dir=args.reference_dir, candidate_dir=args.candidate_dir, agent=args.agent,
-                       force=args.force, holdout=args.holdout or "",
-                       holdout_tests=list(getattr(args, "holdout_tests", None) or []))
-    if args.reference_dir and ws.resolve().is_dir():
-        opts.survey = survey_for(ws.resolve(), opts)
-        print(f"nightshift: in {args.reference_dir}/ found:")
-        print("\n".join(describe(opts.survey)))
-        if asking and input("Write nightshift.toml with these comparisons? [Y/n] ").strip().lower() in ("n", "no"):
-            print("nightshift: nothing written")
-            return 1
-    _offer_heldout_tests(opts, asking)
-    written = init_workspace(ws, opts)
-    print(f"nightshift: wrote {', '.join(written)} in {ws.resolve()}")
-    for rel, dest in opts.moves.items():
-        print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
-    if opts.holdout_tests:
-        from supervisor.cli.init.holdout_tests import store_for
-        print(f"nightshift: held out tests ({', '.join(opts.holdout_tests)}): moved to {store_for(ws)}/files "
-              "(hidden from every process of the agent; run over the candidate at a claim of done)")
-    for note in opts.notes:
-        print(f"nightshift: note: {note}")
-    print(f"nightshift: {opts.judge.summary()}")
-    if args.trust:
-        _record_trust(ws)
-    print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
-          "and `nightshift run`")
-    return 0
-
-
-def _offer_heldout_tests(opts, asking: bool) -> None:
-    """A goal stated as tests with no references and none held out: say what such a run cannot catch, and offer
-    to hold some out (a person at a terminal; unattended, the note says how)."""
-    from supervisor.cli.init.holdout_tests import UNCAUGHT
-    if not opts.test_command or opts.reference_dir or opts.holdout_tests:
-        return
-    print(f"nightshift: note: {UNCAUGHT}")
-    if asking:
-        answer = input("Hold out some tests now? A file, a folder, FILE::TEST or -k EXPR (Enter: none): ").strip()
-        if answer:
-            opts.holdout_tests = [answer]
-
-
-def _record_trust(ws: Path) -> int:
-    answer = input(f"Record Claude Code workspace trust for {ws.resolve()} in your Claude config? [y/N] ")
-    if answer.strip().lower() in ("y", "yes"):
-        from supervisor.agents.claude import trust_workspace
-        print(f"nightshift: {trust_workspace(ws.resolve())}")
-    return 0
 
 
 def cmd_run(args) -> int:

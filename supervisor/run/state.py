@@ -50,6 +50,7 @@ def empty_state() -> dict[str, Any]:
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
         "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "run_base": None, "launch_turn": 1,
+        "verdict_head": None,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
         "pause_kind": None, "crash": None, "branch": None, "slurm_jobs": 0, "slurm_end": None,
         "slurm_first_start": None, "core_hours": 0.0, "gpu_hours": 0.0, "accounting": [],
@@ -132,7 +133,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
         state.update(status="waiting", waiting_until=data.get("until"))
         state["judge_wait"] = {"shift": shift, "turn": data.get("turn"), "deadline": data.get("deadline")}  # restarts
     elif kind == "verify.finished":
-        state.update(last_verdict=data, phase="verified", judge_wait=None)
+        state.update(last_verdict=data, phase="verified", judge_wait=None, verdict_head=None)  # head: at its commit
         _shift_row(state, shift)["verdict"] = "pass" if data.get("passed") else "fail"
         if data.get("judge"):
             _shift_row(state, shift)["judge"] = data["judge"]
@@ -153,7 +154,7 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             _shift_row(state, shift)["commits"].append(data.get("sha"))
         if data.get("passed") and data.get("head"):
             state["accepted_base"] = data["head"]
-        state["last_head"] = data.get("head")  # what the next stop's progress is measured from
+        state["last_head"] = state["verdict_head"] = data.get("head")  # the commit the verdict checked
         counted = [shift, data.get("turn")]  # a stop verified again (judge hold, `resume`) counts once, not twice
         if data.get("turn") is None or state.get("stale_counted") != counted:
             state["stale_stops"] = state["stale_stops"] + 1 if data.get("stale") else 0

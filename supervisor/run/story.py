@@ -1,6 +1,7 @@
 """A run's events told as a story, one line each (`nightshift log`, `nightshift demo`)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from supervisor.run.shown import plain
@@ -54,9 +55,7 @@ def _describe(event: dict[str, Any]) -> str | None:
     if kind == "policy.denied":
         return f"{at}refused {d.get('tool')} {d.get('input')}: {d.get('message')}"
     if kind == "policy.sandbox":
-        return ("the agent's shell runs in Claude Code's sandbox" if d.get("available") else
-                f"no sandbox for the agent's shell: {d.get('problem')} (the hook and the integrity check hold the rules)") \
-            + (f"; {d['pretool_hook_line']}" if d.get("pretool_hook_line") else "")
+        return _boundary(d)
     if kind == "agent.waiting":
         return f"{at}API limit, waiting: {d.get('reason')}"
     if kind == "verify.finished":
@@ -96,7 +95,8 @@ def _describe(event: dict[str, Any]) -> str | None:
         return f"{at}nothing committed{_filtered(d)}"
     if kind == "attest.written":  # issue #31: the verdict's signed attestation
         who = f"signed by {d.get('fingerprint')}" if d.get("signed") else "UNSIGNED"
-        return f"{at}attestation of verdict {d.get('verdict')} written ({who}): {d.get('path')}"
+        said = "".join(f"; {problem}" for problem in d.get("problems") or [])  # e.g. how to get a key: the fix
+        return f"{at}attestation of verdict {d.get('verdict')} written ({who}): {d.get('path')}{said}"
     if kind == "attest.failed":
         return f"{at}attestation not written: {d.get('error')}"
     if kind == "notify.failed":  # the person was not told: the log says so
@@ -120,3 +120,22 @@ def _filtered(d: dict) -> str:
         out += " (never committed, left for you: " + "; ".join(
             f"{', '.join(map(str, names[:3]))}: {words.get(kind, kind)}" for kind, names in refused.items()) + ")"
     return out
+
+
+def _boundary(d: dict[str, Any]) -> str:
+    """What holds the agent's processes, true for its kind: nightshift's namespace (or why there is none), Claude
+    Code's own sandbox inside it where on, and the tool-call hook, which only Claude Code has."""
+    hook = str(d.get("pretool_hook_line") or "")
+    named = re.search(r"the (\w+) agent has no", hook)  # events before the agent was recorded named it here
+    agent = d.get("agent") or (named.group(1) if named else "claude")
+    held = d.get("namespace", d.get("available"))
+    line = ("the agent's processes run in nightshift's namespace (bubblewrap)" if held else
+            f"no namespace for the agent's processes: {d.get('problem')}")
+    if held and d.get("claude_sandbox"):
+        line += ", with Claude Code's own sandbox inside it"
+    if agent == "claude":
+        return line + (f"; {hook}" if hook else "") + ("" if held else " (the hook and the check at each stop hold "
+                                                                     "the rules)")
+    return line + f"; the {agent} agent has no tool-call hook: " + (
+        "the namespace and the check at each stop hold the rules" if held else "only the check at each stop holds "
+                                                                                 "the rules")

@@ -21,8 +21,11 @@ HTTP, COMMAND = "http", "command"
 class Transport:
     kind: str  # "http" or "command"
     why: str  # for "command": why not HTTP; for "http": how it is reached
+    agent: str = "claude"  # the agent kind: only Claude Code has a tool-call hook
 
     def line(self) -> str:
+        if self.agent != "claude":  # its settings are never written: no hook of any kind decides its calls
+            return f"the {self.agent} agent has no tool-call hook (that is Claude Code's): {self.why}"
         if self.kind == HTTP:
             return f"Claude Code's tool calls are decided over an HTTP hook ({self.why}; fails closed)"
         return f"Claude Code's tool calls are decided by a command hook: {self.why}"
@@ -30,7 +33,8 @@ class Transport:
 
 def pretool_transport(config: Config) -> Transport:
     if config.agent.kind != "claude":
-        return Transport(COMMAND, f"the {config.agent.kind} agent has no PreToolUse hook")
+        return Transport(COMMAND, "nightshift's namespace holds its processes, and the check at each stop the rules "
+                         "a mount cannot say", agent=config.agent.kind)
     problem = namespace_problem(config.policy.sandbox)
     if problem is not None:
         return Transport(COMMAND, f"no namespace for the turn ({problem}), so no resident helper")

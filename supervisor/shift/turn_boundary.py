@@ -50,6 +50,7 @@ class TurnBoundary:
         hook = pretool_transport(self.config)
         self.ledger.emit("policy.sandbox", self.ledger.state["shift"] or None, available=b.problem is None,
                          problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
+                         agent=self.config.agent.kind,
                          doors=open_doors(b, self.config.agent.kind), notes=notes(b),
                          pretool_hook=hook.kind, pretool_hook_line=hook.line())
 

@@ -1,9 +1,11 @@
 """`nightshift init`: make a folder a workspace, and what it finds in the references.
 
-    workspace.py   the verb: CLAUDE.md, CHANGELOG.md, nightshift.toml, .gitignore, the first commit's git state
+    workspace.py   the files: CLAUDE.md, CHANGELOG.md, nightshift.toml, .gitignore, the first commit's git state
     references.py  what `--reference-dir` finds (tables, fields, pointers) and the [oracle] section written from it
     goal_words.py  the tolerances the goal's words state: of everything, and of a field it names
     holdout.py     which data sets become the held-out exam (`--holdout`), moved to nightshift's private store
 
-May import: errors, gitguard, gitops, resources, config, run, verify, agents, cli.init.
+    verb.py        the verb's face: the questions (or --yes), the survey and writing, what was done
+
+May import: errors, gitguard, gitops, resources, config, run, verify, agents, cli.init, cli.progress.
 """

@@ -10,5 +10,5 @@ ok, a note, or FAIL with its fix.
     oracle.py     references unchanged, the oracle command run once, the comparisons calibrated
 
 May import: errors, gitguard, gitops, config, run, sandbox, verify, agents, backends, shift, hpc, cli.preflight,
-cli.init, cli.watch, cli.doctor.
+cli.init, cli.watch, cli.doctor, cli.progress.
 """

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from supervisor.cli.preflight.screen import Preflight, run_preflight
+from supervisor.cli.preflight.screen import Preflight, row, run_preflight
+from supervisor.cli.progress import say
 from supervisor.errors import UserError
 
 
@@ -21,8 +22,11 @@ def check_main(workspace: Path, agent_turn: bool = False, job: bool = False) -> 
     workspace = Path(workspace).resolve()
     if not workspace.is_dir():
         raise UserError(f"workspace {workspace} does not exist; give an existing folder")
-    preflight = run_preflight(workspace, agent_turn=agent_turn, job=job)
-    print(preflight.render(check_only=True))  # recorded nowhere: the held-out tests' ids may be shown
+    # Each line as its check finishes (a suite run twice takes minutes); recorded nowhere: the held-out tests' ids
+    # (check_only) may be shown.
+    preflight = run_preflight(workspace, agent_turn=agent_turn, job=job,
+                              on_line=lambda line: say(row(line, check_only=True)))
+    say(preflight.verdict())
     shutil.rmtree(preflight.out_dir, ignore_errors=True)
     return 1 if preflight.failed else 0
 

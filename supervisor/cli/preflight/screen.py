@@ -17,6 +17,13 @@ from typing import Callable, Iterable
 from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
 
 Check = Callable[[PreflightContext], Iterable[Line]]
+# What the status line says while a check runs (cli/progress.py; a terminal only): the slow ones run commands.
+DOING = {"config_lines": "reading nightshift.toml", "plan_lines": "reading the plan",
+         "reference_lines": "hashing the references", "oracle_lines": "running the oracle command",
+         "calibration_lines": "calibrating the comparisons", "test_lines": "running the tests (twice when quick, to find flaky ones)",
+         "agent_lines": "checking the agent's CLI", "agent_turn_lines": "running one turn of the agent",
+         "judge_lines": "checking the judge", "boundary_lines": "probing the namespace from inside",
+         "slurm_lines": "asking Slurm (sbatch --test-only)"}
 EXTRA_CHECKS: list[Check] = []  # the hook point: checks built outside this file (see register_check)
 
 
@@ -55,12 +62,13 @@ class Preflight:
 
     def render(self, check_only: bool = False) -> str:
         """The screen; ``check_only``: with what only `nightshift check` shows (Line.check_only)."""
-        rows = [f"{line.status:4}  {line.what:12} {line.text}{line.check_only if check_only else ''}"
-                for line in self.lines]
+        return "\n".join([row(line, check_only) for line in self.lines] + [self.verdict()])
+
+    def verdict(self) -> str:
+        """The screen's last line: how many problems, or ready."""
         count = sum(line.status == FAIL for line in self.lines)
-        rows.append(f"{count} problem(s): a run would fail; fix them and check again" if count
-                    else "ready: nothing found that would stop a run")
-        return "\n".join(rows)
+        return (f"{count} problem(s): a run would fail; fix them and check again" if count
+                else "ready: nothing found that would stop a run")
 
     def event_data(self) -> dict:
         """What the run's log keeps: the lines, and today's oracle figures (the run's starting point)."""
@@ -70,9 +78,18 @@ class Preflight:
                 "lines": [{"status": l.status, "what": l.what, "text": l.text} for l in self.lines]}
 
 
+def row(line: Line, check_only: bool = False) -> str:
+    """A line of the screen: status, the part checked, the text (with what only `check` shows)."""
+    return f"{line.status:4}  {line.what:12} {line.text}{line.check_only if check_only else ''}"
+
+
 def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool = False, job: bool = False,
                   backend: str | None = None, agent: str | None = None, scratch: dict | None = None,
-                  extra: Iterable[Check] = ()) -> Preflight:
+                  extra: Iterable[Check] = (), on_line: Callable[[Line], None] | None = None) -> Preflight:
+    """Every check in order; ``on_line`` is handed each line as soon as its check yields it (`check` prints it
+    then, not after the last check). While a check runs, a terminal's status line says which (cli/progress.py)."""
+    from supervisor.cli.progress import step
+
     workspace = Path(workspace).resolve()
     if out_dir is not None:
         shutil.rmtree(out_dir, ignore_errors=True)  # a fresh folder: no stale JUnit file or oracle report
@@ -84,9 +101,17 @@ def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool
     for check in [*builtin_checks(), *EXTRA_CHECKS, *extra]:
         if ctx.config is None and check.__name__ != "config_lines":
             break  # nothing else can be checked without a valid config (its line says why)
+        name = getattr(check, "__name__", "check")
+        found: list[Line] = []
         try:
-            lines.extend(check(ctx))
+            with step(f"check: {DOING.get(name, name.removesuffix('_lines').replace('_', ' '))}"):
+                for line in check(ctx):  # a check's lines are generated as it goes: each is shown at once
+                    found.append(line)
+                    if on_line:
+                        on_line(line)
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-            lines.append(Line(FAIL, getattr(check, "__name__", "check"),
-                              f"the check itself failed: {type(exc).__name__}: {exc}"))
+            found.append(Line(FAIL, name, f"the check itself failed: {type(exc).__name__}: {exc}"))
+            if on_line:
+                on_line(found[-1])
+        lines.extend(found)
     return Preflight(workspace, lines, ctx.baseline, out_dir, ctx.scratch.get("tests_baseline"))

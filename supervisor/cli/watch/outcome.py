@@ -82,7 +82,11 @@ def _detail(state: dict[str, Any]) -> str:
 
 
 def verdict_commit(state: dict[str, Any]) -> str | None:
-    """The commit the last verdict applies to: HEAD at a passing verdict, else the last commit recorded."""
+    """The commit the last verdict checked: HEAD when the supervisor committed after it (the agent's own commits
+    included, which leave nothing for us to commit); before that commit, HEAD at a passing verdict, else the last
+    commit recorded."""
+    if state.get("verdict_head"):
+        return state["verdict_head"]
     verdict = state.get("last_verdict") or {}
     if verdict.get("passed") and state.get("accepted_base"):
         return state["accepted_base"]

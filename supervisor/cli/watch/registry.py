@@ -40,6 +40,7 @@ def _table(found: RegistryRead) -> None:
     from supervisor.run.state import load_state
 
     print(f"{'RUN':24} {'STATUS':12} {'SHIFT':>5} {'COST':>8} {'AGE':>6}  WORKSPACE")
+    starred = False  # the legend explains a star only when a row has one
     for entry in found.runs:
         if not entry["exists"]:
             status, why = ("missing", "run dir gone") if entry["gone"] else ("half-written", "no event log yet")
@@ -50,11 +51,13 @@ def _table(found: RegistryRead) -> None:
         status = "WAITING" if state.get("waiting_for") else state["status"]
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
             status = ("crashed" if crash_reason(run, state) else status) + "*"
+            starred = True
         from supervisor.fleet.state import lane_rows
         lanes = lane_rows(run.root)
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
               f"{_age(state['last_event_ts']):>6}  {entry['workspace']}" + (f" ({len(lanes)} lanes)" if lanes else ""))
-    print("* no live supervisor: `nightshift resume RUN`")
+    if starred:
+        print("* no live supervisor: `nightshift resume RUN`")
     if found.dead():
         print("missing: the run's folder is gone; `nightshift forget RUN` or `nightshift ls --prune` drops it")
 
