@@ -37,7 +37,7 @@ def run_config(text: str) -> SimpleNamespace:
         oracle.compare = compares
     judge = raw.get("judge")
     return SimpleNamespace(
-        goal=raw.get("goal", ""), agent=_ns(raw.get("agent"), kind="claude", claude_bin="claude"),
+        goal=raw.get("goal", ""), agent=_ns(raw.get("agent"), kind="claude", claude_bin="claude", model=""),
         verify=_ns(raw.get("verify"), test_command=""), oracle=oracle,
         judge=_ns(judge, enabled=True, model="claude-sonnet-4-6", criteria=[]) if judge is not None else None,
-        attest=_ns(raw.get("attest"), key="", note=True))
+        attest=_ns(raw.get("attest"), key="", note=True, host=False))

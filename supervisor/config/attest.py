@@ -4,6 +4,7 @@
     key = "~/.ssh/id_ed25519"   # the ed25519 key that signs ("" : nightshift's own key if made, else this one;
                                 # "none": unsigned on purpose); a passphrase is used through ssh-agent
     note = true                 # also keep the envelope as a git note on the commit (refs/notes/nightshift)
+    host = false                # name this machine in the attestation (off: a pushed note is public)
 """
 from __future__ import annotations
 
@@ -13,3 +14,4 @@ from supervisor.config.types import Section
 class AttestConfig(Section):
     key: str = ""
     note: bool = True
+    host: bool = False  # a machine's name in a published note is the user's choice to make
