@@ -6,6 +6,7 @@ none) the claim stays the signer's, said so.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,8 @@ def rerun_tests(predicate: dict[str, Any], config, tree: Path, folder: Path, fou
         found.mismatch(f"--rerun: and {len(failed) - SHOWN} more test(s) of the ratchet's set did not pass")
     if not failed:
         found.ok(f"--rerun: the ratchet's {len(ids)} test(s) pass again, by id, in the fresh tree")
+    said = re.search(r"(\d+) passed", str(tests.get("summary") or ""))
+    passed_now = sum((r or {}).get("outcome") == "passed" for r in ran.results.values())
+    if said and int(said.group(1)) != passed_now:
+        found.mismatch(f"claim tests.summary says {said.group(1)} passed; run again in the fresh tree, {passed_now} "
+                       "passed")
