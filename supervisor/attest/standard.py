@@ -45,7 +45,8 @@ def vsa(statement: dict[str, Any], repository: str | None) -> dict[str, Any]:
     policy = {"sha256": p["oracle"].get("config_sha256") or ""}
     if p["definition_of_done"].get("sha256"):
         policy["nightshift-dod-sha256"] = p["definition_of_done"]["sha256"]
-    predicate = {"verifier": {"id": VERIFIER_ID, "version": {"nightshift": str(p["environment"].get("nightshift"))}},
+    # verifier: the id only (the official bindings' Verifier has no version; nightshift's is in its own predicate)
+    predicate = {"verifier": {"id": VERIFIER_ID},
                  "timeVerified": p["run"].get("verified_at") or p["run"]["attested_at"],
                  "resourceUri": resource_uri(repository, p["commit"]),
                  "policy": {"uri": f"{p['oracle']['config_file']}@{p['commit']}", "digest": policy},
