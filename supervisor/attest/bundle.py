@@ -61,7 +61,7 @@ def _docs(target: str, workspace: Path) -> tuple[list[tuple[Any, str]], str, str
             return [(json.loads(text), str(path))], str(path), None
         except ValueError as exc:
             lines = [line for line in text.splitlines() if line.strip()]
-            if len(lines) < 2:
+            if len(lines) < 2 or _parsed(lines[0]) is None:  # a bundle's first line is an envelope of its own
                 raise EnvelopeProblem(f"{path} is not JSON ({exc}); give the .dsse.json file `nightshift attest` "
                                       "wrote") from None
             return [(_parsed(line), f"{path} line {n}") for n, line in enumerate(lines, 1)], str(path), None
