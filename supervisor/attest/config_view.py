@@ -32,7 +32,8 @@ def run_config(text: str) -> SimpleNamespace:
     raw = tomllib.loads(text)
     oracle = raw.get("oracle")
     if oracle is not None:
-        compares = [_ns(c, heldout=False, x=None) for c in oracle.get("compare") or []]
+        compares = [_ns(c, heldout=False, x=None, rtol=1e-3, atol=0.0, tolerance="sum", per_column={}, fields=[])
+                    for c in oracle.get("compare") or []]
         oracle = _ns({k: v for k, v in oracle.items() if k != "compare"}, command="", heldout_budget=32.0)
         oracle.compare = compares
     judge = raw.get("judge")
