@@ -243,6 +243,12 @@ def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None =
     left = {"kept_out": kept_out, "conflicts": conflicts, "filtered": sorted(filtered), "refused": refused}
     if not paths:
         return None, left
+    return commit_only(repo, paths, message), left
+
+
+def commit_only(repo: git.Repo, paths: list[str], message: str) -> str | None:
+    """Commit ``paths`` as they are in the working tree, and nothing else; None when that changes no tree."""
+    root = Path(repo.working_tree_dir)
     # The real index first (it fails early on a stale lock): these paths staged as they are now, the user's
     # other staged entries untouched. Then the commit is built in a private index from HEAD plus these paths
     # only, so nothing else the user staged goes into it (what `git commit --only` does, which cannot take a
@@ -254,11 +260,11 @@ def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None =
     _stage(repo, root, paths, private)
     tree = repo.git.execute(["git", "write-tree"], env=private).strip()
     if parent and tree == repo.git.rev_parse(f"{parent}^{{tree}}"):
-        return None, left
+        return None
     sha = repo.git.execute(["git", *_identity_args(repo), "commit-tree", tree, *(["-p", parent] if parent else []),
                             "-m", message]).strip()
     repo.git.execute(["git", "update-ref", "-m", "nightshift: commit", "HEAD", sha, *([parent] if parent else [])])
-    return sha, left
+    return sha
 
 
 def _filtered(repo: git.Repo, paths: list[str]) -> set[str]:

@@ -41,8 +41,10 @@ def test_verified_done_writes_a_signed_attestation_beside_the_run_and_as_a_git_n
     assert predicate["judge"] == {"asked": False, "verdict": "not asked"}
     note = subprocess.run(["git", "notes", "--ref=refs/notes/nightshift", "show", commit], cwd=demo_run.ws,
                           capture_output=True, text=True)
-    assert note.returncode == 0 and json.loads(note.stdout.splitlines()[-1])["payload"] == \
-        read_envelope(demo_run.attestation)["payload"]
+    lines = [json.loads(line) for line in note.stdout.splitlines()]
+    assert note.returncode == 0 and lines[0]["payload"] == read_envelope(demo_run.attestation)["payload"]
+    assert [statement_of(line)["predicateType"] for line in lines[1:]] == [  # the standards' statements beside ours
+        "https://in-toto.io/attestation/test-result/v0.1", "https://slsa.dev/verification_summary/v1"]
     report = demo_run.ns("report", str(demo_run.run_dir))
     fingerprint = predicate["signer"]["ssh_fingerprint"]
     assert report.returncode == 0 and fingerprint in report.stdout and str(demo_run.attestation) in report.stdout

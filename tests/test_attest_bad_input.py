@@ -103,7 +103,8 @@ def test_a_statement_about_a_commit_not_in_the_repository_and_a_key_that_did_not
     other = tmp_path / "other_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
     wrong = demo_run.ns("verify-result", str(demo_run.attestation), "--key", f"{other}.pub")
-    assert wrong.returncode == 1 and "MISMATCH: the signature does not hold for SHA256:" in wrong.stdout
+    assert wrong.returncode == 1 and "MISMATCH: the envelope is signed by SHA256:" in wrong.stdout and \
+        "(the key the statement names), not by the key you gave" in wrong.stdout, wrong.stdout
     referee = demo_run.ns("verify-result", str(demo_run.attestation), env=private_env(tmp_path / "referee"))
     assert referee.returncode == 1 and "a key you did not name: give the signer's public key with --key" in \
         referee.stdout, referee.stdout

@@ -30,6 +30,10 @@ def test_the_frozen_config_reader_has_the_schemas_defaults_and_values():
     comp, same = mine.oracle.compare[0], theirs.oracle.compare[0]
     assert (comp.name, comp.candidate, comp.reference, comp.heldout, comp.x) == \
         (same.name, same.candidate, same.reference, same.heldout, same.x)
+    # the tolerances verify-result holds the attested ones to, when nightshift.toml leaves them at their defaults
+    assert (comp.rtol, comp.atol, comp.tolerance, comp.per_column, comp.fields) == \
+        (same.rtol, same.atol, same.tolerance, same.per_column, same.fields)
+    assert mine.agent.model == theirs.agent.model and mine.attest.host == theirs.attest.host
     assert mine.attest.key == "none"
 
 

@@ -32,12 +32,13 @@ def run_config(text: str) -> SimpleNamespace:
     raw = tomllib.loads(text)
     oracle = raw.get("oracle")
     if oracle is not None:
-        compares = [_ns(c, heldout=False, x=None) for c in oracle.get("compare") or []]
+        compares = [_ns(c, heldout=False, x=None, rtol=1e-3, atol=0.0, tolerance="sum", per_column={}, fields=[])
+                    for c in oracle.get("compare") or []]
         oracle = _ns({k: v for k, v in oracle.items() if k != "compare"}, command="", heldout_budget=32.0)
         oracle.compare = compares
     judge = raw.get("judge")
     return SimpleNamespace(
-        goal=raw.get("goal", ""), agent=_ns(raw.get("agent"), kind="claude", claude_bin="claude"),
+        goal=raw.get("goal", ""), agent=_ns(raw.get("agent"), kind="claude", claude_bin="claude", model=""),
         verify=_ns(raw.get("verify"), test_command=""), oracle=oracle,
         judge=_ns(judge, enabled=True, model="claude-sonnet-4-6", criteria=[]) if judge is not None else None,
-        attest=_ns(raw.get("attest"), key="", note=True))
+        attest=_ns(raw.get("attest"), key="", note=True, host=False))

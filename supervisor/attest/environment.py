@@ -1,4 +1,5 @@
-"""Where a verdict was reached: nightshift's, Python's and numpy's versions, the agent's CLI and its version, the OS,
+"""Where a verdict was reached: nightshift's, Python's and numpy's versions (and nightshift's source by digest), the
+agent's CLI, its version and model id, the oracle command's interpreter and packages, the OS,
 the CPU model, the Slurm job and node (the verified turn's job from the run's log, and the job this process runs
 in), and the image digest of an Apptainer/Singularity container this process runs in.
 
@@ -82,11 +83,22 @@ def _slurm(state: dict[str, Any], job: dict[str, Any]) -> dict[str, Any] | None:
             "attested_in_job": here, "attested_on_node": os.environ.get("SLURMD_NODENAME")}
 
 
-def environment(agent_kind: str, claude_bin: str, state: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
-    """``state``: the run's fold at the verdict; ``job``: the verified turn's Slurm job (empty: none)."""
-    agent: dict[str, Any] = {"kind": agent_kind, "cli": None, "version": None}
+def environment(agent_kind: str, claude_bin: str, state: dict[str, Any], job: dict[str, Any], model: str = "",
+                host: bool = False, oracle_command: str | None = None, workspace: Path | None = None) -> dict[str, Any]:
+    """``state``: the run's fold at the verdict; ``job``: the verified turn's Slurm job (empty: none); ``model``: the
+    agent's configured model id ("" : the CLI's default, named as such); ``host``: publish this machine's name
+    ([attest] host, off by default: a pushed note is public); ``oracle_command``: whose interpreter to describe."""
+    from supervisor.attest.provenance import nightshift_source, oracle_environment
+    agent: dict[str, Any] = {"kind": agent_kind, "cli": None, "version": None,
+                             "model": model or ("none: a scripted stand-in" if agent_kind == "demo" else None)}
     if agent_kind == "claude":
         agent.update(cli=claude_bin, version=_cli_version(claude_bin))
-    return {"nightshift": _version("nightshift"), "python": platform.python_version(), "numpy": _version("numpy"),
-            "agent": agent, "os": _os_name(), "machine": platform.machine(), "cpu": _cpu_model(),
-            "host": platform.node(), "slurm": _slurm(state, job), "container": _container()}
+    out = {"nightshift": _version("nightshift"), "nightshift_source": nightshift_source(),
+           "python": platform.python_version(), "numpy": _version("numpy"),
+           "agent": agent, "os": _os_name(), "machine": platform.machine(), "cpu": _cpu_model(),
+           "slurm": _slurm(state, job), "container": _container()}
+    if oracle_command is not None and workspace is not None:
+        out["oracle_command"] = oracle_environment(oracle_command, workspace)
+    if host:
+        out["host"] = platform.node()
+    return out

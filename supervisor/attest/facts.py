@@ -43,6 +43,7 @@ class VerdictFacts:
     # wrote over them, or a fleet measured them in a checkout of its own): no candidate digests
     log_bytes: int = 0
     last_seq: int = 0
+    baseline: dict[str, Any] = field(default_factory=dict)  # the test ratchet's start: the run's tests.baseline
 
     @property
     def data(self) -> dict[str, Any]:
@@ -120,7 +121,9 @@ def verdict_facts(run_root: Path, number: int | None = None) -> VerdictFacts:
                         event=event, commit=commit, state=state, config_text=config_text, oracle=oracle,
                         heldout_private=private,
                         references=manifest.get("references") or {}, heldout_refs=heldout_refs, outputs_gone=gone,
-                        log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0))
+                        log_bytes=result.offset, last_seq=int(events[-1].get("seq") or 0),
+                        baseline=next(((e.get("data") or {}) for e in reversed(events[:at])
+                                       if e.get("type") == "tests.baseline"), {}))
 
 
 def bits_released(events: list[dict[str, Any]]) -> dict[str, float]:

@@ -1,6 +1,10 @@
 """The lines of a check: each thing named either holds, does not (a mismatch: which digest, which figure, by how
 much), or could not be checked here (missing, with the name `--allow-missing` takes). Exit 0 only when nothing
 mismatches and every missing thing was allowed by name.
+
+Two kinds of line never fail a check, and both are said aloud rather than left out: what only the run's machine
+had (its event log is not in git: a referee on a fresh clone names it, it is no failure), and the claims of the
+predicate nothing here could check, listed as "stated by the signer, not checked" (never silently trusted).
 """
 from __future__ import annotations
 
@@ -14,7 +18,22 @@ from supervisor.attest.digests import sha256_path
 @dataclass
 class Findings:
     allowed: set[str] = field(default_factory=set)
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): kind ok | MISMATCH | MISSING | note
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): ok | MISMATCH | MISSING | note |
+    # elsewhere (only the run's machine had it) | stated (the signer's word, not checked) | skipped (not ours)
+    checked: set[str] = field(default_factory=set)  # the predicate's claims some line above measured
+
+    def claim(self, *names: str) -> None:
+        """Mark claims of the predicate as checked (held or not): the rest are listed as the signer's word."""
+        self.checked.update(names)
+
+    def elsewhere(self, text: str) -> None:
+        self.lines.append(("elsewhere", text))
+
+    def stated(self, text: str) -> None:
+        self.lines.append(("stated by the signer, not checked", text))
+
+    def skipped(self, text: str) -> None:
+        self.lines.append(("skipped", text))
 
     def ok(self, text: str) -> None:
         self.lines.append(("ok", text))

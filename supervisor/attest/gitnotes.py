@@ -1,8 +1,8 @@
 """The few git calls of attestations, all plumbing, none of which runs anything the repository names: hooks off
 (core.hooksPath=/dev/null), no fsmonitor, pager or editor, no filters (plumbing reads objects as stored), no prompt.
 
-- the envelope kept as a note on the verified commit under ``refs/notes/nightshift`` (one JSON line per
-  attestation of that commit: a run's later attestation of the same verdict replaces its line);
+- the envelopes kept as a note on the verified commit under ``refs/notes/nightshift`` (one JSON line per
+  statement, in-toto's bundle form: a run's later attestation of the same verdict replaces its lines);
 - whether a commit is in the repository, a file's bytes at a commit;
 - a commit's tree written into a fresh folder from the object store (what `verify-result --rerun` runs in):
   paths are checked, files created exclusively and never through a link, links made last.
@@ -69,10 +69,12 @@ def _same_verdict(line: str, run_id: str, verdict: int) -> bool:
         return False
 
 
-def add_note(repo: Path, commit: str, envelope: dict, run_id: str, verdict: int) -> None:
-    """Keep ``envelope`` in the note on ``commit`` (`git push origin refs/notes/nightshift` publishes it)."""
-    line = json.dumps({**envelope, "nightshift": {"run": run_id, "verdict": verdict}}, separators=(",", ":"))
-    lines = [old for old in read_note(repo, commit) if not _same_verdict(old, run_id, verdict)] + [line]
+def add_note(repo: Path, commit: str, envelopes: list[dict], run_id: str, verdict: int) -> None:
+    """Keep ``envelopes`` (nightshift's statement and the standard ones beside it) in the note on ``commit``, a JSON
+    line each, in place of that verdict's earlier lines (`git push origin refs/notes/nightshift` publishes it)."""
+    tag = {"run": run_id, "verdict": verdict}
+    new = [json.dumps({**envelope, "nightshift": tag}, separators=(",", ":")) for envelope in envelopes]
+    lines = [old for old in read_note(repo, commit) if not _same_verdict(old, run_id, verdict)] + new
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         fh.write("\n".join(lines) + "\n")
     try:

@@ -3,7 +3,8 @@ checkout, so no hook, filter or attribute of the repository runs), its nightshif
 digest, the oracle command run in nightshift's namespace (bubblewrap, where it works: every reference absent while
 it runs, as in a run) and every comparison measured again against the references the statement names (visible
 ones from the tree, held-out ones found by digest where the checker has them). Each figure is confirmed within its
-tolerance, with the attested figure beside it.
+tolerance, with the attested figure beside it. Then the ratchet's tests, by id, in the same fresh tree
+(rerun_tests.py).
 """
 from __future__ import annotations
 
@@ -91,6 +92,9 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         found.mismatch(f"--rerun: {problem}")
     for entry in outcome.report.get("comparisons") or []:
         _confirm(entry, attested.get(entry.get("name")) or {}, tree, found)
+    found.claim("comparisons.figures", "commit")  # the commit's own outputs measured: what it claims is what it does
+    from supervisor.attest.rerun_tests import rerun_tests
+    rerun_tests(predicate, config, tree, folder, found)
 
 
 def _reference(comp, ref: dict[str, Any], tree: Path, workspace: Path, finder: DigestFinder,

@@ -24,6 +24,7 @@ from supervisor.verify import definition_of_done as dod
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nightshift.invalid/attestation/verified-result/v1"
+VERSION = 1.1  # the major is the type's /v1; a minor adds fields, which an older verifier reads and names
 SCHEMA_FILE = Path(__file__).with_name("predicate.schema.json")
 COLUMN_KEYS = ("column", "rtol", "atol", "scale", "tolerance", "points", "failing", "passed", "ratio", "rel_worst",
                "max_abs", "nonfinite")
@@ -81,17 +82,29 @@ def _candidate_digests(facts: VerdictFacts, ws: Path, comps: list) -> dict[str, 
     return {rel: found for (_root, rel), found in digests_under([(ws, p) for p in paths]).items()}
 
 
+def _ratchet_ids(facts: VerdictFacts) -> list[str] | None:
+    """The ratchet's set by id (the run folder's tests-passed.json); None where the runner gives no ids."""
+    try:
+        ids = json.loads((facts.run.root / "tests-passed.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return None
+    return sorted(str(t) for t in ids) if isinstance(ids, list) else None
+
+
 def _tests(facts: VerdictFacts, config) -> dict[str, Any]:
     check = facts.check("tests")
     if check is None:
         return {"command": config.verify.test_command or None, "passed": None, "summary": "no test command"}
     regressed = re.search(r"(\d+) regressed", check.get("summary", ""))
-    try:
-        protected = len(json.loads((facts.run.root / "tests-passed.json").read_text()))
-    except (OSError, ValueError, TypeError):
-        protected = None
+    ids = _ratchet_ids(facts)
+    base = facts.baseline
     out = {"command": config.verify.test_command, "passed": bool(check.get("passed")), "summary": check.get("summary"),
-           "ratchet": {"regressed": int(regressed.group(1)) if regressed else None, "protected_tests": protected}}
+           "ratchet": {"regressed": int(regressed.group(1)) if regressed else None,
+                       "protected_tests": len(ids) if ids is not None else None, "ids": ids},
+           "flaky": sorted(base.get("flaky") or []),
+           "baseline": {"per_test": base.get("per_test"), "runs": base.get("runs"),
+                        "passing": sorted(base.get("passing") or []), "goal": sorted(base.get("goal") or [])}
+           if base else None}
     held = _heldout_tests(facts, config)
     if held is not None:
         out["heldout"] = held
@@ -142,7 +155,7 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
     s = facts.state
     held = s.get("heldout") or {}
     predicate = {
-        "version": 1,
+        "version": VERSION,
         "run": {"id": facts.run.run_id, "verdict": facts.number, "shift": facts.event.get("shift"),
                 "turn": facts.data.get("turn"), "verified_at": facts.event.get("ts"), "attested_at": utc_now()},
         "result": {"passed": facts.passed, "claimed": facts.data.get("claimed"),
@@ -159,13 +172,17 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
         "definition_of_done": {"sha256": sha256_bytes(dod.words(section).encode()) if section else None,
                                "items": dod.items(claude), "plan": plan.get("summary")},
         "judge": _judge(facts, config, dod.items(claude)),
-        "environment": environment(config.agent.kind, config.agent.claude_bin, s, facts.slurm_job),
+        "environment": environment(config.agent.kind, config.agent.claude_bin, s, facts.slurm_job,
+                                   model=config.agent.model, host=bool(config.attest.host),
+                                   oracle_command=config.oracle.command if config.oracle else None, workspace=ws),
         "run_totals": {"shifts": len(s.get("shifts") or []), "cost_usd": round(float(s.get("cost_usd") or 0), 6),
                        "hours": hours_between(s.get("created"), facts.event.get("ts"))},
         "event_log": {"sha256": None, "bytes": facts.log_bytes, "last_seq": facts.last_seq},
         "signer": None,
     }
-    subjects = [{"name": "commit", "digest": {"gitCommit": facts.commit}}]
+    from supervisor.attest.provenance import repository_uri
+    uri = repository_uri(ws)
+    subjects = [{"name": "commit", **({"uri": uri} if uri else {}), "digest": {"gitCommit": facts.commit}}]
     subjects += [{"name": c["candidate"]["path"], "digest": {"sha256": c["candidate"]["sha256"]}}
                  for c in comps if not c["heldout"] and c["candidate"]["sha256"]]
     return {"_type": STATEMENT_TYPE, "subject": subjects, "predicateType": PREDICATE_TYPE, "predicate": predicate}
@@ -173,7 +190,39 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
 
 def validate(statement: dict[str, Any]) -> list[str]:
     """Where ``statement``'s predicate breaks the published schema (empty: it validates)."""
+    return read_predicate(statement)[0]
+
+
+def _relaxed(node: Any) -> Any:
+    """The schema with every ``additionalProperties: false`` taken out (how a newer minor version is read)."""
+    if isinstance(node, dict):
+        return {k: _relaxed(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
+    return [_relaxed(v) for v in node] if isinstance(node, list) else node
+
+
+def _extras(errors) -> set[str]:
+    out: set[str] = set()
+    for error in errors:
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = set((error.schema.get("properties") or {}))
+            at = "/".join(map(str, error.absolute_path))
+            out.update(f"{at}/{k}" if at else k for k in error.instance if k not in known)
+        out |= _extras(error.context or [])
+    return out
+
+
+def read_predicate(statement: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(where the predicate breaks the schema, the fields a newer minor version added that this one does not know).
+    A predicate of a newer minor version (1.x above ours) is read with its extra fields named, never refused."""
     import jsonschema
-    validator = jsonschema.Draft202012Validator(predicate_schema())
+    predicate = statement.get("predicate")
+    version = predicate.get("version") if isinstance(predicate, dict) else None
+    newer = isinstance(version, (int, float)) and not isinstance(version, bool) and VERSION < version < 2
+    strict = jsonschema.Draft202012Validator(predicate_schema())
+    if not newer:
+        return [f"{'/'.join(map(str, e.absolute_path)) or '(predicate)'}: {e.message}"
+                for e in strict.iter_errors(predicate)], []
+    extras = sorted(_extras(strict.iter_errors(predicate)))
+    relaxed = jsonschema.Draft202012Validator(_relaxed(predicate_schema()))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(predicate)'}: {e.message}"
-            for e in validator.iter_errors(statement.get("predicate"))]
+            for e in relaxed.iter_errors(predicate)], extras

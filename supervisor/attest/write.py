@@ -1,6 +1,7 @@
 """`nightshift attest RUN [--verdict N]` and the hook at every verified done: the Statement of a verdict, sealed in
 a DSSE envelope (signed when a key is found), written as ``<run>/attestations/verdict-<N>.dsse.json`` and kept as a
-git note on the verified commit.
+git note on the verified commit; beside it, signed by the same key, the standard statements of the same verdict
+(in-toto test-result, SLSA VSA: standard.py), in the note and in ``verdict-<N>.intoto.jsonl`` (all three).
 
 Every check of the input (the verdict, the key, the config) comes before the first write, so a bad input writes
 nothing over. At a verified done the supervisor cannot ask anyone: a key that cannot sign there (a passphrase and no
@@ -19,6 +20,7 @@ from supervisor.attest.envelope import seal
 from supervisor.attest.facts import verdict_facts
 from supervisor.attest.gitnotes import GitProblem, add_note
 from supervisor.attest.keys import KeyProblem, chosen_key, signing_key
+from supervisor.attest.standard import test_result, vsa
 from supervisor.attest.statement import build_statement, validate
 from supervisor.run.paths import make_private_dir
 from supervisor.run.private import write_private_bytes
@@ -55,6 +57,11 @@ def attestation_path(run_root: Path, verdict: int) -> Path:
     return Path(run_root) / "attestations" / f"verdict-{verdict}.dsse.json"
 
 
+def bundle_path(run_root: Path, verdict: int) -> Path:
+    """nightshift's statement and the standard ones (test-result, SLSA VSA), an envelope a line (in-toto's bundle)."""
+    return Path(run_root) / "attestations" / f"verdict-{verdict}.intoto.jsonl"
+
+
 def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = False,
                    key: str | None = None) -> Attested:
     """``key``: a key file for this attestation instead of ``[attest] key`` (the run's, frozen at its start)."""
@@ -85,13 +92,17 @@ def attest_verdict(run_root: Path, number: int | None = None, at_done: bool = Fa
     if wrong:  # our own statement breaks our own schema: a bug, never published
         raise RuntimeError(f"the attestation does not validate against its schema: {wrong[0]}")
     envelope = seal(statement, signer)
+    uri = next((s.get("uri") for s in statement["subject"] if s.get("uri")), None)
+    beside = [seal(test_result(statement), signer), seal(vsa(statement, uri), signer)]  # the standards' statements
     body = (json.dumps(envelope, indent=1) + "\n").encode()
     make_private_dir(path.parent)
     write_private_bytes(path, body, durable=True)
+    bundle = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in [envelope, *beside]).encode()
+    write_private_bytes(bundle_path(facts.run.root, facts.number), bundle, durable=True)
     noted = False
     if config.attest.note:
         try:
-            add_note(facts.run.workspace, facts.commit, envelope, facts.run.run_id, facts.number)
+            add_note(facts.run.workspace, facts.commit, [envelope, *beside], facts.run.run_id, facts.number)
             noted = True
         except (GitProblem, OSError) as exc:
             problems.append(f"the git note was not written ({exc}); the file holds the attestation")

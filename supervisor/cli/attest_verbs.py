@@ -48,6 +48,8 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
     if found.failed:
         print(f"NOT VERIFIED: {found.failed} thing(s) named above do not hold or could not be checked")
         return 1
-    print("VERIFIED: the signature and every digest named hold" + (", and every figure is within its tolerance "
-                                                                    "again" if rerun else ""))
+    stated = sum(kind.startswith("stated") for kind, _text in found.lines)
+    print("VERIFIED: the signature and every claim checked above hold" +
+          (", every figure within its tolerance again" if rerun else "") +
+          (f"; {stated} claim(s) rest on the signer's word (listed)" if stated else ""))
     return 0

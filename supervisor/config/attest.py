@@ -4,6 +4,7 @@
     key = "~/.ssh/id_ed25519"   # the ed25519 key that signs ("" : nightshift's own key if made, else this one;
                                 # "none": unsigned on purpose); a passphrase is used through ssh-agent
     note = true                 # also keep the envelope as a git note on the commit (refs/notes/nightshift)
+    host = false                # name this machine in the attestation (off: a pushed note is public)
 """
 from __future__ import annotations
 
@@ -16,3 +17,5 @@ class AttestConfig(Section):
     "none" (unsigned)."""
     note: bool = True
     """Also keep the envelope as a git note on the commit (refs/notes/nightshift)."""
+    host: bool = False
+    """Name the signing machine in the attestation (off: a note pushed with the repository would publish it)."""

@@ -91,6 +91,8 @@ def validate_for_launch(config: Config) -> None:
 def _create(workspace: Path, config: Config, repo, run_id: str | None = None) -> RunPaths:
     gitops.exclude_state_dir(repo)
     git_controls.prepare(workspace)
+    from supervisor.shift.ground import commit_ground  # what the run's attestations rest on, in git from the start
+    ground, ground_paths, ground_left = commit_ground(repo, workspace, config)
     before = gitops.worktree_state(repo)  # the user's dirty and untracked paths: never committed unless changed
     run = RunPaths.for_run(workspace, run_id or new_run_id()).create()  # an id given: the one a preview showed
     run.config.write_text(tomli_w.dumps(config.model_dump(exclude_none=True)))
@@ -105,6 +107,10 @@ def _create(workspace: Path, config: Config, repo, run_id: str | None = None) ->
                    agent=config.agent.kind, backend=config.backend.kind, host=socket.gethostname(),
                    user=getpass.getuser(), base=gitops.head_sha(repo),
                    pretool_hook=pretool_transport(config).kind)  # how tool calls are decided: "http" or "command"
+        if ground or ground_left:
+            log.append("ground.committed", None, sha=ground, paths=ground_paths, left_out=ground_left,
+                       decision="what the verdicts rest on (nightshift.toml, CLAUDE.md, references) is committed as "
+                                "the run begins, so an attestation of it can be checked from a clone")
         names = sorted(before)
         log.append("workspace.recorded", None, branch=gitops.branch_name(repo),
                    dirty=len(names), paths=names[:20],
