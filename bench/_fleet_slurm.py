@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 from bench_slurm import poll_for, sdiag_rpcs
-from hpc.client import make_client
-from hpc.localcluster import LocalCluster
-from hpc.poller import JobPoller
+from nightshift.hpc.client import make_client
+from nightshift.hpc.localcluster import LocalCluster
+from nightshift.hpc.poller import JobPoller
 
-from hpc.script import BatchJob, write_script
-from supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.script import BatchJob, write_script
+from nightshift.supervisor.config.slurm import SlurmConfig
 
 SCALE = 30.0  # 30 s base poll interval -> 1 s here
 WINDOW = 120.0  # seconds of compressed time = one lane-hour at SCALE 30

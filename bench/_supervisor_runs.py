@@ -15,12 +15,12 @@ from pathlib import Path
 import psutil
 import tomli_w
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.run import inbox
-from supervisor.run.events import read_events
-from supervisor.run.liveness import pid_alive
-from supervisor.run.paths import RunPaths
-from supervisor.shift.launcher import create_run, resolve_config, start_detached
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.liveness import pid_alive
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, start_detached
 
 
 @dataclass

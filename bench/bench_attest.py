@@ -109,12 +109,12 @@ def timed(argv: list[str], cwd: Path, env: dict) -> tuple[float, float, str]:
 def standard_cost(envelope_file: Path, key_file: Path, rounds: int = 20) -> float:
     """Milliseconds per attestation for the test-result and VSA statements: made from our own statement, sealed
     with the key, and checked beside it (what `attest` and `verify-result` add for them), best of ``rounds``."""
-    from supervisor.attest.bundle import Item
-    from supervisor.attest.envelope import open_envelope
-    from supervisor.attest.findings import Findings
-    from supervisor.attest.keys import signing_key
-    from supervisor.attest.standard import check_companions, test_result, vsa
-    from supervisor.attest.envelope import seal
+    from nightshift.supervisor.attest.bundle import Item
+    from nightshift.supervisor.attest.envelope import open_envelope
+    from nightshift.supervisor.attest.findings import Findings
+    from nightshift.supervisor.attest.keys import signing_key
+    from nightshift.supervisor.attest.standard import check_companions, test_result, vsa
+    from nightshift.supervisor.attest.envelope import seal
     envelope, statement = open_envelope(json.loads(envelope_file.read_text()), str(envelope_file))
     signer = signing_key(key_file)
     best = float("inf")
@@ -137,7 +137,7 @@ def main() -> int:
         root = Path(tmp)
         env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "XDG_CONFIG_HOME": str(root / "config"),
                "HOME": str(root / "home"), "SSH_AUTH_SOCK": ""}
-        nightshift = [sys.executable, "-m", "supervisor.cli.main"]
+        nightshift = [sys.executable, "-m", "nightshift.supervisor.cli.main"]
         subprocess.run([*nightshift, "attest", "--new-key"], env=env, check=True, capture_output=True)
         print(f"bench_attest: {args.files} references totalling {total / (1 << 30):.2f} GB, candidates of the same "
               f"sizes, page cache warm; {os.cpu_count()} cores (shared with whatever else runs on this machine)")

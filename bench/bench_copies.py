@@ -26,10 +26,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from supervisor.config.oracle import OracleConfig  # noqa: E402
-from supervisor.verify.oracle import stash, stash_data  # noqa: E402
-from supervisor.verify.oracle.copies import reference_files  # noqa: E402
-from supervisor.verify.oracle.kept import kept_copies  # noqa: E402
+from nightshift.supervisor.config.oracle import OracleConfig  # noqa: E402
+from nightshift.supervisor.verify.oracle import stash, stash_data  # noqa: E402
+from nightshift.supervisor.verify.oracle.copies import reference_files  # noqa: E402
+from nightshift.supervisor.verify.oracle.kept import kept_copies  # noqa: E402
 
 GIT = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
 

@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import info  # noqa: E402
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
-from supervisor.run.events import read_events  # noqa: E402
-from supervisor.run.paths import RunPaths  # noqa: E402
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
+from nightshift.supervisor.run.events import read_events  # noqa: E402
+from nightshift.supervisor.run.paths import RunPaths  # noqa: E402
 
 AGENT = r'''
 import json, os, subprocess, sys, time
@@ -56,7 +56,7 @@ Path("solver.py").write_text("import os\nos.makedirs('out', exist_ok=True)\nopen
 Path("progress.json").write_text(json.dumps(prog))
 if err == 1e-8:
     Path("check.txt").write_text("ok")
-    subprocess.run([sys.executable, "-m", "supervisor.cli.main", "claim", "done", "--summary", "converged"], check=True)
+    subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "claim", "done", "--summary", "converged"], check=True)
 '''
 REFERENCE = "# 1:x 2:y\n" + "".join(f"{x} {1.0 / (x + 0.123456789):.12f}\n" for x in range(1, 41))
 CONFIG = """goal = "make the solver agree with the reference"
@@ -116,7 +116,7 @@ def time_to_done(work: float) -> tuple[float, float]:
             plan["ws"] = {"work": work, "approaches": APPROACHES}
             ws = workspace(Path(tmp), lanes, plan)
             began = time.monotonic()
-            proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+            proc = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                                   cwd=ws, capture_output=True, text=True, timeout=1800)
             out.append(time.monotonic() - began)
             cleanup(ws)
@@ -130,11 +130,11 @@ def cost_per_lane(lanes: int, seconds: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         plan = {f"lane-{k}": {"work": 3600, "approaches": [[1, True]]} for k in range(1, lanes + 1)}
         ws = workspace(Path(tmp), max(lanes, 2), plan)
-        from supervisor.fleet.launch import create_fleet
-        from supervisor.shift.launcher import resolve_config
+        from nightshift.supervisor.fleet.launch import create_fleet
+        from nightshift.supervisor.shift.launcher import resolve_config
         config = resolve_config(ws)
         if lanes == 1:  # a one-lane fleet (the CLI runs --lanes 1 as an ordinary run)
-            from supervisor.fleet.launch import with_lanes
+            from nightshift.supervisor.fleet.launch import with_lanes
             config = with_lanes(config, 1)
         run = create_fleet(ws, config) if lanes > 1 else _one_lane_fleet(ws, config)
         fleet = subprocess.Popen([sys.executable, "-c", "import sys; from supervisor.fleet.loop import FleetSupervisor;"
@@ -170,9 +170,9 @@ def cost_per_lane(lanes: int, seconds: float) -> dict[str, float]:
 
 
 def _one_lane_fleet(ws: Path, config):
-    from supervisor.fleet.lanes import refuse_fleet
-    from supervisor.run.paths import new_run_id
-    from supervisor.shift.launcher import create_run
+    from nightshift.supervisor.fleet.lanes import refuse_fleet
+    from nightshift.supervisor.run.paths import new_run_id
+    from nightshift.supervisor.shift.launcher import create_run
     run_id = new_run_id()
     refuse_fleet(ws, config, run_id, 1)
     return create_run(ws, config, run_id=run_id)

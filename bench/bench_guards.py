@@ -23,12 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
-from supervisor import gitguard, gitops  # noqa: E402
-from supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
-from supervisor.run import untrusted  # noqa: E402
-from supervisor.verify import git_controls  # noqa: E402
-from supervisor.commit_refusals import refused_paths  # noqa: E402
-from supervisor.verify.nested_repos import check_nested_repos  # noqa: E402
+from nightshift.supervisor import gitguard, gitops  # noqa: E402
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace  # noqa: E402
+from nightshift.supervisor.run import untrusted  # noqa: E402
+from nightshift.supervisor.verify import git_controls  # noqa: E402
+from nightshift.supervisor.commit_refusals import refused_paths  # noqa: E402
+from nightshift.supervisor.verify.nested_repos import check_nested_repos  # noqa: E402
 
 GOAL_STOP_MS = 5.0
 

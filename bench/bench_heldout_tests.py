@@ -44,8 +44,8 @@ def _suite(ws: Path) -> None:
 
 
 def _workspace(root: Path):
-    from supervisor.cli.init.workspace import InitOptions, init_workspace
-    from supervisor.config.schema import parse_config
+    from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+    from nightshift.supervisor.config.schema import parse_config
 
     ws = root / "ws"
     ws.mkdir()
@@ -87,8 +87,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")  # init's private store: never the user's own
-        from supervisor.sandbox.boundary import boundary_for
-        from supervisor.verify.heldout_checkout import run_heldout
+        from nightshift.supervisor.sandbox.boundary import boundary_for
+        from nightshift.supervisor.verify.heldout_checkout import run_heldout
 
         ws, config = _workspace(Path(tmp))
         store = Path(config.verify.heldout_tests)

@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
-from supervisor.shift import stop_channel  # noqa: E402
+from nightshift.supervisor.shift import stop_channel  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, text  # noqa: E402
 
 
 def claude_settings() -> dict:
     """The settings nightshift writes for an interactive session (the same Stop hook command)."""
-    from supervisor.agents.claude_settings import claude_settings as settings_for
+    from nightshift.supervisor.agents.claude_settings import claude_settings as settings_for
     return settings_for(None, 660, [], [])
 
 TICK = os.sysconf("SC_CLK_TCK")

@@ -27,8 +27,8 @@ CHILD = r'''
 import sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.cli.init.references import survey_references
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.cli.init.references import survey_references
 t1 = time.perf_counter()
 ws = Path(sys.argv[1])
 survey = survey_references(ws, "reference", "out", "agree with CLASS to 0.1%")

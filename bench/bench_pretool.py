@@ -34,12 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info, percentile  # noqa: E402
-from supervisor.agents.claude_settings import claude_settings, hook_command, pretool_command  # noqa: E402
-from supervisor.config.schema import parse_config  # noqa: E402
-from supervisor.run.paths import RunPaths  # noqa: E402
-from supervisor.sandbox.boundary import boundary_for  # noqa: E402
-from supervisor.sandbox.command import command_namespace  # noqa: E402
-from supervisor.sandbox.turn import turn_namespace  # noqa: E402
+from nightshift.supervisor.agents.claude_settings import claude_settings, hook_command, pretool_command  # noqa: E402
+from nightshift.supervisor.config.schema import parse_config  # noqa: E402
+from nightshift.supervisor.run.paths import RunPaths  # noqa: E402
+from nightshift.supervisor.sandbox.boundary import boundary_for  # noqa: E402
+from nightshift.supervisor.sandbox.command import command_namespace  # noqa: E402
+from nightshift.supervisor.sandbox.turn import turn_namespace  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, bash, text, tools  # noqa: E402
 
 
@@ -79,7 +79,7 @@ class Bench:
             settings["permissions"] = {"allow": ["Bash"]}
         elif hook != "http":
             entry = settings["hooks"]["PreToolUse"][0]["hooks"][0]
-            command = {"socat": pretool_command(), "plain": hook_command("supervisor.shift.pretool")}.get(hook, hook)
+            command = {"socat": pretool_command(), "plain": hook_command("nightshift.supervisor.shift.pretool")}.get(hook, hook)
             # A subshell: the helper's command ends with `exit 0` (the stamps and the fork cost ~2 ms, counted).
             entry["command"] = (f"s=$(date +%s%N); ( {command} ); rc=$?; "
                                 f"echo $s $(date +%s%N) >> {shlex.quote(str(self.stamps))}; exit $rc")
@@ -103,7 +103,7 @@ class Bench:
         elif hook == "http":  # no namespace: the helper as a turn starts it, on the host's loopback
             folder = self.tmp / f"bare-helper-{self.turns}"
             folder.mkdir()
-            helper = (f"{shlex.quote(sys.executable)} -m supervisor.shift.pretool_server "
+            helper = (f"{shlex.quote(sys.executable)} -m nightshift.supervisor.shift.pretool_server "
                       f"{shlex.quote(str(folder / 's'))} --http host --settings {shlex.quote(str(settings))}")
             script = (f"(cd {shlex.quote(str(ROOT))} && exec {helper}) &\nh=$!\n"
                       f"for i in $(seq 500); do [ -S {shlex.quote(str(folder / 's'))} ] && break; sleep 0.02; done\n"
@@ -129,7 +129,7 @@ class Bench:
         settings = self.settings("http", False)
         folder = self.tmp / "bench-helper"
         folder.mkdir(exist_ok=True)
-        helper = subprocess.Popen([sys.executable, "-m", "supervisor.shift.pretool_server", str(folder / "s"),
+        helper = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.shift.pretool_server", str(folder / "s"),
                                    "--http", "host", "--settings", str(settings)], cwd=ROOT, env=self.env)
         try:
             for _ in range(500):

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import against_goal, info  # noqa: E402
-from supervisor.cli.report.verb import build_report  # noqa: E402
+from nightshift.supervisor.cli.report.verb import build_report  # noqa: E402
 from tests.fixtures_report import write_long_run  # noqa: E402
 
 REPEATS = 3
@@ -48,8 +48,8 @@ def timed(run_root: Path, out: Path) -> float:
 
 def heldout_reads(run_root: Path) -> tuple[float, float]:
     """(per verdict, as before; one listing, as now): seconds to read the timeline's held-out figures."""
-    from supervisor.cli.report.data import gather
-    from supervisor.run.heldout import read_private, read_private_many
+    from nightshift.supervisor.cli.report.data import gather
+    from nightshift.supervisor.run.heldout import read_private, read_private_many
 
     keys = [(p["shift"], p["turn"]) for p in gather(run_root).timeline]
     start = time.perf_counter()
@@ -76,7 +76,7 @@ def main() -> int:
         t_small = timed(tiny, tmp / "tiny.html")
         t_big = timed(big, tmp / "big.html")
         cmd_start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "supervisor.cli.main", "report", str(big), "-o", str(tmp / "cli.html")],
+        subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "report", str(big), "-o", str(tmp / "cli.html")],
                        check=True, capture_output=True)
         t_cli = time.perf_counter() - cmd_start
         print(info(f"report of the {n_tiny}-event run (median of {REPEATS})", t_small, "s"))

@@ -24,11 +24,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from bench._common import against_goal, info  # noqa: E402
-from supervisor.config.oracle import OracleConfig  # noqa: E402
-from supervisor.verify.oracle import protect_references  # noqa: E402
-from supervisor.verify.oracle.check import _sealed_command, run_command  # noqa: E402
-from supervisor.sandbox.boundary import boundary_for_oracle  # noqa: E402
-from supervisor.sandbox.probe import bwrap_problem  # noqa: E402
+from nightshift.supervisor.config.oracle import OracleConfig  # noqa: E402
+from nightshift.supervisor.verify.oracle import protect_references  # noqa: E402
+from nightshift.supervisor.verify.oracle.check import _sealed_command, run_command  # noqa: E402
+from nightshift.supervisor.sandbox.boundary import boundary_for_oracle  # noqa: E402
+from nightshift.supervisor.sandbox.probe import bwrap_problem  # noqa: E402
 
 SOLVER = ("import pathlib, shutil\npathlib.Path('out').mkdir(exist_ok=True)\n"
           "for p in pathlib.Path('data').glob('*.dat'): shutil.copy(p, 'out/' + p.name)\n")

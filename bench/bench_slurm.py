@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hpc.client import make_client  # noqa: E402
-from supervisor.config.slurm import SlurmConfig  # noqa: E402
-from hpc.localcluster import LocalCluster  # noqa: E402
-from hpc.poller import JobPoller  # noqa: E402
-from hpc.script import BatchJob, write_script  # noqa: E402
+from nightshift.hpc.client import make_client  # noqa: E402
+from nightshift.supervisor.config.slurm import SlurmConfig  # noqa: E402
+from nightshift.hpc.localcluster import LocalCluster  # noqa: E402
+from nightshift.hpc.poller import JobPoller  # noqa: E402
+from nightshift.hpc.script import BatchJob, write_script  # noqa: E402
 
 SCALE = 30.0  # 30 s base interval -> 1 s here
 WINDOW = 60.0  # seconds of compressed time per measurement (= 30 min of real time)

@@ -23,13 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_slurm import SCALE, sdiag_rpcs, submit  # noqa: E402
-from hpc.backend import job_event  # noqa: E402
-from hpc.client import make_client  # noqa: E402
-from hpc.localcluster import LocalCluster  # noqa: E402
-from hpc.poller import JobPoller  # noqa: E402
-from supervisor.run.events import EventLog  # noqa: E402
-from supervisor.run.paths import RunPaths  # noqa: E402
-from supervisor.run.registry import register  # noqa: E402
+from nightshift.hpc.backend import job_event  # noqa: E402
+from nightshift.hpc.client import make_client  # noqa: E402
+from nightshift.hpc.localcluster import LocalCluster  # noqa: E402
+from nightshift.hpc.poller import JobPoller  # noqa: E402
+from nightshift.supervisor.run.events import EventLog  # noqa: E402
+from nightshift.supervisor.run.paths import RunPaths  # noqa: E402
+from nightshift.supervisor.run.registry import register  # noqa: E402
 
 RUNS = 20
 WINDOW = 40.0  # seconds per measurement (= 20 min of real time at SCALE 30)
@@ -80,7 +80,7 @@ def window(with_tui: bool) -> dict[str, int]:
 
 
 async def tui_open(seconds: float) -> None:
-    from tui.app import make_app
+    from nightshift.tui.app import make_app
 
     app = make_app(live=True)
     async with app.run_test(size=(160, 50)) as pilot:

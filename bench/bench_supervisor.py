@@ -40,12 +40,12 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import against_goal, info, percentile  # noqa: E402
 
-from supervisor.run import inbox  # noqa: E402
-from supervisor.backends.base import LaunchSpec, read_exit  # noqa: E402
-from supervisor.backends.tmux import TmuxBackend  # noqa: E402
-from supervisor.run.liveness import pid_alive  # noqa: E402
-from supervisor.run.paths import RunPaths  # noqa: E402
-from supervisor.shift.ledger import RunLedger  # noqa: E402
+from nightshift.supervisor.run import inbox  # noqa: E402
+from nightshift.supervisor.backends.base import LaunchSpec, read_exit  # noqa: E402
+from nightshift.supervisor.backends.tmux import TmuxBackend  # noqa: E402
+from nightshift.supervisor.run.liveness import pid_alive  # noqa: E402
+from nightshift.supervisor.run.paths import RunPaths  # noqa: E402
+from nightshift.supervisor.shift.ledger import RunLedger  # noqa: E402
 
 CPU_GOAL_PCT, RSS_GOAL_MB, P95_GOAL_MS = 0.5, 80.0, 300.0
 
@@ -131,9 +131,9 @@ def fill_like_a_long_run(run: RunPaths) -> None:
 
 
 def bench_wakeups(root: Path, seconds: float, started: list[Run]) -> None:
-    from supervisor.shift import stop_channel
-    from supervisor.shift.policy import take_refusals
-    from supervisor.shift.waits import take_waits
+    from nightshift.supervisor.shift import stop_channel
+    from nightshift.supervisor.shift.policy import take_refusals
+    from nightshift.supervisor.shift.waits import take_waits
 
     run = start("polling wake-ups", make_workspace(root / "wakeups", f"sleep {seconds + 40:.0f}", 3), started,
                 {"NIGHTSHIFT_POLL": "1"})

@@ -2,7 +2,7 @@
 1 s, ratio under 1.5), and the CPU an idle open TUI takes while it watches 20 runs (inotify and polling).
 
 First paint is measured twice: in process (app start to the run's title drawn, headless) and as a user sees it
-(`python -m tui.app RUN_DIR` started in a real terminal, a tmux pane on a private socket, until the title
+(`python -m nightshift.tui.app RUN_DIR` started in a real terminal, a tmux pane on a private socket, until the title
 shows in the pane). Prints figures; asserts nothing.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from supervisor.run.registry import register  # noqa: E402
+from nightshift.supervisor.run.registry import register  # noqa: E402
 from tests.fixtures_tui import FIXED_NOW, write_big_run  # noqa: E402
 
 REPEATS = 7
@@ -29,7 +29,7 @@ SOCKETS = itertools.count()
 
 
 async def _first_paint_once(run) -> float:
-    from tui.app import make_app
+    from nightshift.tui.app import make_app
 
     start = time.perf_counter()
     app = make_app(live=False, runs=[run], open_run=run.run_id)
@@ -51,7 +51,7 @@ def first_paint_in_terminal(run, env: dict[str, str], script: str | None = None)
     if not shutil.which("tmux"):
         return None
     sock = f"nsbench-{os.getpid()}-{next(SOCKETS)}"
-    cmd = f"cd {ROOT} && exec {sys.executable} " + (script or f"-m tui.app {run.root}")
+    cmd = f"cd {ROOT} && exec {sys.executable} " + (script or f"-m nightshift.tui.app {run.root}")
     start = time.perf_counter()
     subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", cmd],
                    env=env, check=True)
@@ -97,7 +97,7 @@ def idle_cpu(env: dict[str, str], tag: str, seconds: float = 20.0, script: str |
     if not shutil.which("tmux"):
         return None
     sock = f"nsbench-{os.getpid()}-{next(SOCKETS)}"
-    cmd = f"cd {ROOT} && exec {sys.executable} " + (script or "-m tui.app")
+    cmd = f"cd {ROOT} && exec {sys.executable} " + (script or "-m nightshift.tui.app")
     subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", cmd],
                    env=env, check=True)
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hpc.jobs import JobInfo
+from nightshift.hpc.jobs import JobInfo
 
 FROM_SACCT = "sacct"
 FROM_ELAPSED = "elapsed x allocated CPUs (no accounting)"

@@ -24,8 +24,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from hpc.interface import SlurmClient, SubmitOptions
-from hpc.script import BatchJob, ShellWord, write_script
+from nightshift.hpc.interface import SlurmClient, SubmitOptions
+from nightshift.hpc.script import BatchJob, ShellWord, write_script
 
 OFFER_WAIT = 1800  # seconds a task waits for its lane's supervisor before it gives its allocation back
 OFFER, GO, CLAIMED = "array-offer", "array-go", "array-claimed"
@@ -98,7 +98,7 @@ def write_array(slurm, fleet_root: Path, fleet_id: str, workdir: Path, lane_root
 def usable(config) -> bool:
     """Array tasks are read by the CLI client (pyslurm's job list is not parsed for them): with pyslurm, each lane
     submits its own first job, as before."""
-    from hpc.client import make_client
+    from nightshift.hpc.client import make_client
 
     return make_client(config.slurm.client).kind == "cli"
 
@@ -106,8 +106,8 @@ def usable(config) -> bool:
 def submit(config, fleet_run, lane_roots: list[Path], look: bool) -> dict[str, Any]:
     """Find (``look``: after a crash) or submit the fleet's array for these lanes, task k for lane_roots[k]:
     {"job_id": id}, {"wait": why} (the controller does not answer: try again) or {"refused": Slurm's words}."""
-    from hpc.client import make_client
-    from hpc.errors import ControllerUnavailable, SlurmError
+    from nightshift.hpc.client import make_client
+    from nightshift.hpc.errors import ControllerUnavailable, SlurmError
 
     client = make_client(config.slurm.client)
     try:

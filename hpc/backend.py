@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hpc.accounting import job_usage
-from hpc.client import make_client
-from hpc.interface import SlurmClient, SubmitOptions
-from hpc.errors import ControllerUnavailable
-from hpc import array
-from hpc.jobs import CLEAN_ENDS, JOB_FAILURES, JobInfo, job_key
-from hpc.poller import JobPoller
-from hpc.script import BatchJob, read_status, write_script
-from supervisor.backends.base import LaunchSpec, write_wrapper
+from nightshift.hpc.accounting import job_usage
+from nightshift.hpc.client import make_client
+from nightshift.hpc.interface import SlurmClient, SubmitOptions
+from nightshift.hpc.errors import ControllerUnavailable
+from nightshift.hpc import array
+from nightshift.hpc.jobs import CLEAN_ENDS, JOB_FAILURES, JobInfo, job_key
+from nightshift.hpc.poller import JobPoller
+from nightshift.hpc.script import BatchJob, read_status, write_script
+from nightshift.supervisor.backends.base import LaunchSpec, write_wrapper
 
 SUBMIT_PATIENCE = 600.0  # seconds a launch keeps retrying a controller that does not answer
 VANISH_GRACE = 30.0  # seconds a job may be gone from the queue before its missing exit record counts

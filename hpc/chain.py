@@ -19,14 +19,14 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from hpc.interface import SlurmClient, SubmitOptions
-from supervisor.config.slurm import SlurmConfig
-from hpc.jobs import JobInfo
-from hpc.script import BatchJob, write_script
-from supervisor.run.chain_record import append_record, read_chain, record_path
-from supervisor.run.own_python import python_line
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import load_state
+from nightshift.hpc.interface import SlurmClient, SubmitOptions
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.jobs import JobInfo
+from nightshift.hpc.script import BatchJob, write_script
+from nightshift.supervisor.run.chain_record import append_record, read_chain, record_path
+from nightshift.supervisor.run.own_python import python_line
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import load_state
 
 STOPPING = "stopping"  # the record's mark of `nightshift stop`: no continuation is queued after it
 
@@ -50,7 +50,7 @@ def chain_files(run: RunPaths) -> dict[str, Path]:
 def chain_job(run: RunPaths) -> BatchJob:
     """What each job of the chain runs; nothing is created (a preview renders it before the run exists)."""
     d = run.root / "slurm"
-    work = python_line("hpc.chain_job", str(run.root))  # -E -P: the workspace (the job's folder) is not imported
+    work = python_line("nightshift.hpc.chain_job", str(run.root))  # -E -P: the workspace (the job's folder) is not imported
     return BatchJob(job_name=chain_name(run), work=work, workdir=run.workspace, log_file=d / "chain.log",
                     status_file=d / "job.json", signal_file=d / "walltime", forward_usr1=True,
                     description=f"the supervisor of run {run.run_id} (one job of a self-continuing chain)")
@@ -152,7 +152,7 @@ def stop_chain(run: RunPaths, client: SlurmClient) -> tuple[list[int], int | Non
 
 def attach_argv(run: RunPaths, client: SlurmClient) -> list[str] | None:
     """srun into the running job of the chain and attach to the agent's tmux server there, or None."""
-    from supervisor.backends.base import AGENT_SESSION, socket_for  # not .tmux: no libtmux under the TUI
+    from nightshift.supervisor.backends.base import AGENT_SESSION, socket_for  # not .tmux: no libtmux under the TUI
 
     running = [j for j in chain_jobs(run, client) if j.running]
     if not running:

@@ -1,4 +1,4 @@
-"""What one job of a `nightshift submit` chain runs: ``python -m hpc.chain_job <run dir>``.
+"""What one job of a `nightshift submit` chain runs: ``python -m nightshift.hpc.chain_job <run dir>``.
 
 It queues its successor first (so a job killed at the limit, warned or not, is continued), runs the supervisor
 as a child, and on the walltime warning (USR1, forwarded by the batch script) asks the agent through the inbox
@@ -14,14 +14,14 @@ import sys
 import time
 from pathlib import Path
 
-from hpc.chain import cancel_chain, ensure_successor, record
-from hpc.client import make_client
-from hpc.errors import SlurmError
-from supervisor.run import inbox
-from supervisor.backends.tmux import socket_for
-from supervisor.shift.launcher import frozen_config, supervise_argv
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import load_state
+from nightshift.hpc.chain import cancel_chain, ensure_successor, record
+from nightshift.hpc.client import make_client
+from nightshift.hpc.errors import SlurmError
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.backends.tmux import socket_for
+from nightshift.supervisor.shift.launcher import frozen_config, supervise_argv
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import load_state
 
 WRAPUP = ("The batch job running this session reaches its walltime in about {grace} seconds. Write what you "
           "learned and what is left to CHANGELOG.md now and commit your work; the run continues in the next job "
@@ -38,7 +38,7 @@ def kill_agent_server(run: RunPaths) -> None:
 
 def lane_runs(run: RunPaths) -> list[RunPaths]:
     """A fleet's lanes (none for one run), from the fleet's own log."""
-    from supervisor.run.events import read_events
+    from nightshift.supervisor.run.events import read_events
 
     return [RunPaths.for_run(Path(e["data"]["worktree"]), e["data"]["run_id"]) for e in read_events(run.events).events
             if e.get("type") == "lane.planned" and (e.get("data") or {}).get("run_id")]
@@ -47,7 +47,7 @@ def lane_runs(run: RunPaths) -> list[RunPaths]:
 def let_lanes_finish(run: RunPaths, limit: float = 60.0) -> None:
     """A finished fleet told its other lanes to stop: give their supervisors the time to record it before the job
     (and kill_agent_server) ends them."""
-    from supervisor.fleet.lanes_watch import supervised
+    from nightshift.supervisor.fleet.lanes_watch import supervised
 
     deadline = time.monotonic() + limit
     while any(supervised(lane) for lane in lane_runs(run)) and time.monotonic() < deadline:

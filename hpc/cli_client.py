@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
-from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
-from hpc.errors import ControllerUnavailable, SlurmCommandFailed, SlurmMissing, SubmitRejected
-from hpc.jobs import JobInfo, base_state, gpus_in, job_key, parse_duration
+from nightshift.hpc.interface import JOB_PREFIX, Backoff, SubmitOptions, current_user
+from nightshift.hpc.errors import ControllerUnavailable, SlurmCommandFailed, SlurmMissing, SubmitRejected
+from nightshift.hpc.jobs import JobInfo, base_state, gpus_in, job_key, parse_duration
 
 # Messages of a controller that is down, restarting or overloaded: worth retrying with backoff.
 TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"

@@ -2,10 +2,10 @@
 the sbatch/squeue/sacct/scontrol CLI otherwise (both implement hpc.interface.SlurmClient)."""
 from __future__ import annotations
 
-from hpc.cli_client import CliClient
-from hpc.errors import SlurmMissing
-from hpc.interface import Backoff, SlurmClient
-from hpc.pyslurm_client import PyslurmClient, pyslurm_problem
+from nightshift.hpc.cli_client import CliClient
+from nightshift.hpc.errors import SlurmMissing
+from nightshift.hpc.interface import Backoff, SlurmClient
+from nightshift.hpc.pyslurm_client import PyslurmClient, pyslurm_problem
 
 
 def make_client(kind: str = "auto", backoff: Backoff = Backoff()) -> SlurmClient:

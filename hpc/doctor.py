@@ -3,7 +3,7 @@ environment lacks (claude, git, tmux, Python packages, the oracle's program, the
 never its value), each with its fix.
 
 The job is rendered from the same template as every nightshift job (modules, setup and env included) and runs
-``hpc.doctor_probe`` with this nightshift's own Python, which is what a `nightshift submit` job runs too. Its
+``nightshift.hpc.doctor_probe`` with this nightshift's own Python, which is what a `nightshift submit` job runs too. Its
 files live in a private temporary folder under the workspace (on the shared filesystem, so the node can write
 there) and are removed afterwards.
 """
@@ -18,19 +18,19 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from hpc.client import make_client
-from hpc.errors import SlurmError
-from hpc.script import BatchJob, read_status, write_script
-from supervisor.run.own_python import python_line
+from nightshift.hpc.client import make_client
+from nightshift.hpc.errors import SlurmError
+from nightshift.hpc.script import BatchJob, read_status, write_script
+from nightshift.supervisor.run.own_python import python_line
 
 # What the supervisor and the agent's tooling import in a job (nightshift's own rooms included).
-PACKAGES = ("supervisor", "hpc", "pydantic", "git", "libtmux", "watchdog", "anthropic", "numpy")
+PACKAGES = ("nightshift.supervisor", "nightshift.hpc", "pydantic", "git", "libtmux", "watchdog", "anthropic", "numpy")
 Row = tuple[bool, str, str]
 
 
 def _config(workspace: Path):
-    from supervisor.config.schema import Config
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.config.schema import Config
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     if (workspace / "nightshift.toml").is_file():
         return resolve_config(workspace)
@@ -49,7 +49,7 @@ def run_probe(workspace: Path, say: Callable[[str], None] = print, timeout: floa
     folder = Path(tempfile.mkdtemp(prefix="doctor-", dir=state_dir))
     try:
         out = folder / "report.json"
-        work = (f"{python_line('hpc.doctor_probe', str(out))} "
+        work = (f"{python_line('nightshift.hpc.doctor_probe', str(out))} "
                 f"{shlex.quote(json.dumps(wanted))}")
         job = BatchJob(job_name="ns-doctor", work=work, workdir=workspace, log_file=folder / "job.log",
                        status_file=folder / "job.json", signal_file=folder / "walltime",

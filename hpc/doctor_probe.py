@@ -1,4 +1,4 @@
-"""What runs inside the tiny job of `nightshift doctor --slurm`: ``python -m hpc.doctor_probe OUT CHECKS``.
+"""What runs inside the tiny job of `nightshift doctor --slurm`: ``python -m nightshift.hpc.doctor_probe OUT CHECKS``.
 
 It looks at the job's environment as the agent and the oracle will find it (after [slurm] modules, setup and
 env) and writes what it found to OUT as JSON: the tools on PATH with their versions, the Python packages,

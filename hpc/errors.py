@@ -1,6 +1,6 @@
 """The errors of the Slurm layer, each a one-line message a user (or the supervisor) can act on."""
 from __future__ import annotations
-from supervisor.errors import UserError
+from nightshift.supervisor.errors import UserError
 
 
 class SlurmError(UserError):

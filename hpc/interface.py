@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, TypeVar
 
-from hpc.errors import ControllerUnavailable
-from hpc.jobs import JobInfo
+from nightshift.hpc.errors import ControllerUnavailable
+from nightshift.hpc.jobs import JobInfo
 
 JOB_PREFIX = "ns-"
 T = TypeVar("T")

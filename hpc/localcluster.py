@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from supervisor.run.liveness import pid_alive
+from nightshift.supervisor.run.liveness import pid_alive
 
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 MARKER = "# nightshift private test cluster"

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpc.interface import JOB_PREFIX, SlurmClient
-from hpc.errors import ControllerUnavailable, SlurmCommandFailed
-from hpc.jobs import JobInfo, job_key
-from supervisor.run.paths import user_state_dir
+from nightshift.hpc.interface import JOB_PREFIX, SlurmClient
+from nightshift.hpc.errors import ControllerUnavailable, SlurmCommandFailed
+from nightshift.hpc.jobs import JobInfo, job_key
+from nightshift.supervisor.run.paths import user_state_dir
 
 
 @dataclass(frozen=True)

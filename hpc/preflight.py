@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpc.errors import SlurmError, SubmitRejected
-from supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.errors import SlurmError, SubmitRejected
+from nightshift.supervisor.config.slurm import SlurmConfig
 
 TEST_ONLY_TIMEOUT = 60.0
 
@@ -20,7 +20,7 @@ TEST_ONLY_TIMEOUT = 60.0
 def preflight_script(config: SlurmConfig, workspace: Path, out_dir: Path) -> Path:
     """The batch script a job of this run would have, doing nothing: the real template and the run's [slurm],
     so what the cluster is asked about is what it will be sent (written to out_dir; refused secrets raise)."""
-    from hpc.script import BatchJob, write_script
+    from nightshift.hpc.script import BatchJob, write_script
 
     out_dir = Path(out_dir)
     job = BatchJob(job_name="ns-preflight", work="true", workdir=Path(workspace),
@@ -32,8 +32,8 @@ def preflight_script(config: SlurmConfig, workspace: Path, out_dir: Path) -> Pat
 
 def slurm_preflight(config: SlurmConfig, workspace: Path, out_dir: Path, job: bool = False) -> list[tuple[str, str]]:
     """(status, text) lines; status is ok, note, fail or skip."""
-    from hpc.cli_client import CliClient
-    from hpc.errors import SlurmMissing
+    from nightshift.hpc.cli_client import CliClient
+    from nightshift.hpc.errors import SlurmMissing
 
     try:
         script = preflight_script(config, workspace, out_dir)
@@ -60,7 +60,7 @@ def slurm_preflight(config: SlurmConfig, workspace: Path, out_dir: Path, job: bo
 
 def environment_job_lines(config: SlurmConfig, workspace: Path) -> list[tuple[str, str]]:
     """``--job``: the tiny job of `doctor --slurm`, each thing the job's environment lacks as a fail with its fix."""
-    from hpc.doctor import rows_from, run_probe
+    from nightshift.hpc.doctor import rows_from, run_probe
 
     try:
         report, log = run_probe(Path(workspace), say=lambda _: None)

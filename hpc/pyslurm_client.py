@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from hpc.interface import JOB_PREFIX, Backoff, SubmitOptions
-from hpc.errors import SlurmCommandFailed, SubmitRejected
-from hpc.jobs import JobInfo, base_state, gpus_in
+from nightshift.hpc.interface import JOB_PREFIX, Backoff, SubmitOptions
+from nightshift.hpc.errors import SlurmCommandFailed, SubmitRejected
+from nightshift.hpc.jobs import JobInfo, base_state, gpus_in
 
 OWN_OPTIONS = re.compile(r"^#SBATCH\s+--(partition|time)[= ](.+)$", re.M)
 TRANSIENT = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|"

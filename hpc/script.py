@@ -14,9 +14,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.config.slurm import SlurmConfig
-from hpc.errors import SlurmError
-from supervisor.resources import template_path
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.errors import SlurmError
+from nightshift.supervisor.resources import template_path
 
 TEMPLATE = "sbatch.sh.template"
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")

@@ -11,10 +11,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpc.chain import chain_files, chain_job, submit_link, write_chain_script
-from hpc.client import make_client
-from hpc.errors import SlurmError, SubmitRejected
-from hpc.script import render_script
+from nightshift.hpc.chain import chain_files, chain_job, submit_link, write_chain_script
+from nightshift.hpc.client import make_client
+from nightshift.hpc.errors import SlurmError, SubmitRejected
+from nightshift.hpc.script import render_script
 
 
 def submit_run(workspace: Path, backend: str | None = None, on_created=None,
@@ -30,8 +30,8 @@ def submit_run(workspace: Path, backend: str | None = None, on_created=None,
 
 def submit_config(workspace: Path, backend: str | None = None, lanes: int | None = None):
     """The config a submit runs with; a fleet that cannot start is refused here (one line), before anything."""
-    from supervisor.fleet.launch import is_fleet, refuse_fleet_now, with_lanes
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.fleet.launch import is_fleet, refuse_fleet_now, with_lanes
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     config = with_lanes(resolve_config(workspace, backend=_backend(backend)), lanes)
     if is_fleet(config):
@@ -52,8 +52,8 @@ class SubmitPlan:
 
 def plan_submit(workspace: Path, backend: str | None = None) -> SubmitPlan:
     """Render the first job of a run's chain from nightshift.toml without creating anything."""
-    from supervisor.run.paths import new_run_id
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.run.paths import new_run_id
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     workspace = Path(workspace).expanduser().resolve()
     backend = _backend(backend)
@@ -67,7 +67,7 @@ def plan_submit(workspace: Path, backend: str | None = None) -> SubmitPlan:
 def submit_plan(plan: SubmitPlan) -> tuple[str, int]:
     """Send what the plan showed. Slurm checks the script first (``sbatch --test-only`` queues nothing), so a
     refusal (a partition or account the cluster refuses) creates no run; sbatch's words come back verbatim."""
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     config = resolve_config(plan.workspace, backend=plan.backend)
     if render_script(config.slurm, chain_job(_paths(plan.workspace, plan.run_id))) != plan.script:
@@ -87,8 +87,8 @@ def _queue_chain(workspace: Path, config, client, by: str, run_id: str | None = 
     """What both ways of submitting share: create the run, write its chain's script, queue the first job. A
     refusal after the run exists (no check before it, or the cluster changed since) ends the run on record, with
     Slurm's own words."""
-    from supervisor.fleet.launch import create_fleet, is_fleet
-    from supervisor.shift.launcher import create_run, finish_unsupervised
+    from nightshift.supervisor.fleet.launch import create_fleet, is_fleet
+    from nightshift.supervisor.shift.launcher import create_run, finish_unsupervised
 
     run = create_fleet(workspace, config, run_id) if is_fleet(config) else create_run(workspace, config, run_id=run_id)
     if on_created is not None:
@@ -107,7 +107,7 @@ def _backend(backend: str | None) -> str:
 
 
 def _paths(workspace: Path, run_id: str):
-    from supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.paths import RunPaths
 
     return RunPaths.for_run(workspace, run_id)
 

@@ -14,7 +14,7 @@ import, and tests/test_layers.py holds every module to it):
 
 Leaf modules any room may use: errors (the one-line user error), gitops (the workspace's git), gitguard (what
 nightshift's git never runs: hooks, drivers, pagers), resources
-(templates), pricing (model list prices).
+(templates), pricing (model list prices), version (nightshift's version and source commit).
 
 May import: nothing (the package itself holds only this map).
 """

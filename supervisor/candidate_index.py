@@ -12,9 +12,9 @@ import shutil
 import stat
 from pathlib import Path
 
-from supervisor import gitops
-from supervisor.commit_refusals import MAX_COMMIT_BYTES, refused_paths
-from supervisor.gitguard import git_dirs, run_git
+from nightshift.supervisor import gitops
+from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES, refused_paths
+from nightshift.supervisor.gitguard import git_dirs, run_git
 
 
 def stage_candidate(workspace: Path, index: Path, max_bytes: int = MAX_COMMIT_BYTES) -> dict[str, str]:

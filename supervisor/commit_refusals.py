@@ -19,7 +19,7 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
-from supervisor.gitguard import git_dirs, run_git
+from nightshift.supervisor.gitguard import git_dirs, run_git
 
 GITLINK = b"160000"
 GITLINK_MODE = (0o160000).to_bytes(4, "big")  # an index entry's mode field, as git writes it

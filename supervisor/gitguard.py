@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from supervisor.errors import UserError
+from nightshift.supervisor.errors import UserError
 
 GIT_TIMEOUT = 120.0  # seconds for one git call of ours: a verdict never waits on git forever
 HASHING = frozenset({"add", "hash-object", "update-index", "write-tree", "commit-tree"})  # calls that read file content

@@ -21,9 +21,9 @@ import stat
 from pathlib import Path
 
 import git
-from supervisor import gitguard
-from supervisor.commit_refusals import MAX_COMMIT_BYTES, gitlinks_added, refused_paths
-from supervisor.errors import UserError
+from nightshift.supervisor import gitguard
+from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES, gitlinks_added, refused_paths
+from nightshift.supervisor.errors import UserError
 
 FALLBACK_IDENTITY = ("nightshift", "nightshift@localhost")
 

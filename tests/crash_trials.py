@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.run.events import read_events
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.run.events import read_events
 from tests.fixtures_core import AGENT, Workspace, kill_supervisor
 
 WRONG = [["sleep", "0.6"], ["write", "check.txt", "no"], ["claim", "done", "premature"]]
@@ -43,7 +43,7 @@ def live_agents(socket: str) -> int:
 
 
 def _supervisor(run) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    return subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                             cwd=run.workspace, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -69,7 +69,7 @@ def run_trial(seed: int, workdir: Path, kill_server: bool) -> TrialResult:
             proc.wait()
             if kill_server and n == 0:
                 subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
-        final = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+        final = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                                cwd=path, capture_output=True, text=True, timeout=180)
         if "run.finished" not in [e["type"] for e in read_events(run.events).events] and final.returncode != 0:
             result.problems.append(f"final supervisor exited {final.returncode}: {final.stderr.strip()[-300:]}")

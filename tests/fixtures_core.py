@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
 
 AGENT = r'''
 import json, os, subprocess, sys, time
@@ -34,7 +34,7 @@ for action in script.get(key, script.get("default", [])):
     elif kind == "sleep":
         time.sleep(float(args[0]))
     elif kind == "claim":
-        subprocess.run([sys.executable, "-m", "supervisor.cli.main", "claim", args[0], "--summary", args[1]], check=True)
+        subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "claim", args[0], "--summary", args[1]], check=True)
     elif kind == "exit":
         sys.exit(int(args[0]))
     elif kind == "shell":
@@ -113,11 +113,11 @@ class Workspace:
         return self
 
     def create_run(self):
-        from supervisor.shift.launcher import create_run, resolve_config
+        from nightshift.supervisor.shift.launcher import create_run, resolve_config
         return create_run(self.path, resolve_config(self.path))
 
     def events(self, run) -> list[dict]:
-        from supervisor.run.events import read_events
+        from nightshift.supervisor.run.events import read_events
         return read_events(run.events).events
 
     def types(self, run) -> list[str]:
@@ -148,14 +148,14 @@ def kill_supervisor(run_dir: Path) -> None:
 
 def supervise(run, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The supervisor in a subprocess (as `nightshift run` starts it: its argv, its folder), waited for."""
-    from supervisor.shift.launcher import supervise_argv
+    from nightshift.supervisor.shift.launcher import supervise_argv
     return subprocess.run(supervise_argv(run), capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})}, cwd=run.root)
 
 
 def nightshift(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 60,
                input: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "supervisor.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})}, input=input)
 
 

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from supervisor.cli.watch.cron import cron_running, marker
+from nightshift.supervisor.cli.watch.cron import cron_running, marker
 
 SBIN = "/usr/sbin:/sbin"
 

@@ -77,7 +77,7 @@ class Fleet:
         return runs[-1]
 
     def events(self, run_dir: Path | None = None) -> list[dict]:
-        from supervisor.run.events import read_events
+        from nightshift.supervisor.run.events import read_events
         return read_events((run_dir or self.run_dir()) / "events.jsonl").events
 
     def of(self, kind: str, run_dir: Path | None = None) -> list[dict]:
@@ -102,14 +102,14 @@ def fleet(workspace):  # noqa: F811
 
 
 def lane_events(run_dir: Path) -> list[dict]:
-    from supervisor.run.events import read_events
+    from nightshift.supervisor.run.events import read_events
     return read_events(run_dir / "events.jsonl").events
 
 
 def record_job(run, job_id: str, core_hours: float, gpu_hours: float = 0.0) -> None:
     """A Slurm job of the lane that ended, with what it spent, as hpc/backend.py records it (once per job)."""
-    from supervisor.run.events import EventLog
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.events import EventLog
+    from nightshift.supervisor.run.state import load_state
 
     seq = load_state(run.root)[0]["seq"]
     log = EventLog(run.events, last_seq=seq)
@@ -123,10 +123,10 @@ def record_job(run, job_id: str, core_hours: float, gpu_hours: float = 0.0) -> N
 def planned_fleet(fleet: Fleet, limit: str):
     """A two-lane fleet under this [limits] line, planned, its lanes made (worktrees and runs), none started: its
     FleetSupervisor, whose ledger the caller closes."""
-    from supervisor.fleet.lanes import make_lane
-    from supervisor.fleet.launch import create_fleet
-    from supervisor.fleet.loop import FleetSupervisor
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.fleet.lanes import make_lane
+    from nightshift.supervisor.fleet.launch import create_fleet
+    from nightshift.supervisor.fleet.loop import FleetSupervisor
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     fleet.configure({"default": [["sleep", 1]]}, "lanes = 2\n")
     toml = fleet.ws.path / "nightshift.toml"

@@ -20,7 +20,7 @@ HONEST = ("import os\nos.makedirs('out', exist_ok=True)\n"
 
 
 def need_namespace() -> None:
-    from supervisor.sandbox.probe import bwrap_problem
+    from nightshift.supervisor.sandbox.probe import bwrap_problem
 
     problem = bwrap_problem()
     if problem is None:
@@ -55,7 +55,7 @@ def run_until_it_rests(workspace, run, timeout: float = 180) -> None:
 
     from tests.fixtures_core import nightshift, wait_for
 
-    from supervisor.shift.launcher import supervise_argv
+    from nightshift.supervisor.shift.launcher import supervise_argv
 
     proc = subprocess.Popen(supervise_argv(run), cwd=run.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.config.oracle import OracleConfig
+from nightshift.supervisor.config.oracle import OracleConfig
 
 
 def write_table(path: Path, data: np.ndarray, header: str | None = None, fmt: str = "%.17g",

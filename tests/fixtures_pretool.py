@@ -10,13 +10,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.agents.claude_settings import claude_settings
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.config.schema import load_config
-from supervisor.run.paths import RunPaths
-from supervisor.sandbox.boundary import boundary_for
-from supervisor.sandbox.turn import turn_namespace
-from supervisor.shift.policy import compile_policy, write_policy
+from nightshift.supervisor.agents.claude_settings import claude_settings
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.sandbox.boundary import boundary_for
+from nightshift.supervisor.sandbox.turn import turn_namespace
+from nightshift.supervisor.shift.policy import compile_policy, write_policy
 from tests.fake_anthropic import FakeAnthropic
 
 

@@ -9,8 +9,8 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import apply, empty_state, write_snapshot
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import apply, empty_state, write_snapshot
 
 T0 = datetime(2026, 11, 20, 22, 0, 0, tzinfo=timezone.utc)
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from hpc.client import make_client
-from hpc.errors import SlurmCommandFailed
-from hpc.wiring import register as register_slurm
-from hpc.interface import Backoff
-from supervisor.config.slurm import SlurmConfig
-from hpc.localcluster import ClusterUnavailable, LocalCluster
-from hpc.pyslurm_client import pyslurm_problem
-from hpc.script import BatchJob, write_script
+from nightshift.hpc.client import make_client
+from nightshift.hpc.errors import SlurmCommandFailed
+from nightshift.hpc.wiring import register as register_slurm
+from nightshift.hpc.interface import Backoff
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.localcluster import ClusterUnavailable, LocalCluster
+from nightshift.hpc.pyslurm_client import pyslurm_problem
+from nightshift.hpc.script import BatchJob, write_script
 
 QUICK = Backoff(delays=(0.5, 1.0))  # tests do not wait out a long controller outage
 

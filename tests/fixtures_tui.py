@@ -17,11 +17,11 @@ from typing import Any, Iterator
 
 import pytest
 
-import supervisor.run.events as events_module
-from supervisor.run.events import EventLog
-from supervisor.run.paths import RunPaths
-from supervisor.run.registry import register
-from supervisor.run.state import apply, empty_state, write_snapshot
+import nightshift.supervisor.run.events as events_module
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.registry import register
+from nightshift.supervisor.run.state import apply, empty_state, write_snapshot
 
 FIXED_NOW = datetime(2026, 11, 22, 9, 0, 0, tzinfo=timezone.utc).timestamp()
 HOST = "login2"  # not this machine: liveness comes from the heartbeat's age, measured with the fixed clock

@@ -15,10 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from supervisor.config.slurm import SlurmConfig
-from supervisor.run.events import EventLog
-from supervisor.run.paths import RunPaths
-from supervisor.run.registry import register
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.registry import register
 from tests.fixtures_slurm import submit_job, wait_for
 from tests.fixtures_tui import FIXED_NOW, HOST, clock_from, heartbeat, make_run
 
@@ -34,7 +34,7 @@ def _events(backend, job_id: int, info, target, old=None) -> list[dict[str, Any]
 def capture_jobs(client, tmp: Path) -> dict[str, Any]:
     """Four real jobs: one running (1 CPU), one asking for every CPU of the node (so PENDING on Resources), one
     with a one-minute walltime that Slurm ends TIMEOUT, and the next shift's job queued behind them."""
-    from hpc.backend import SlurmBackend
+    from nightshift.hpc.backend import SlurmBackend
 
     backend = SlurmBackend(SimpleNamespace(slurm=SlurmConfig()), run=None, client=client)
     sleep = "sleep 600"

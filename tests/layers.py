@@ -22,7 +22,7 @@ def room_of(module: str, root: Path = ROOT) -> str:
     parts = module.split(".")
     if parts[0] != "supervisor":
         return parts[0]
-    return parts[1] if len(parts) > 1 else "supervisor"
+    return (parts[1].lstrip("_") if parts[1] == "_version" else parts[1]) if len(parts) > 1 else "supervisor"
 
 
 def room_docstring_file(room: str, root: Path = ROOT) -> Path:
@@ -44,8 +44,11 @@ def allowed_imports(room: str, root: Path = ROOT) -> set[str] | None:
     return {name.strip() for name in re.split(r"[,\s]+", text) if name.strip()}
 
 
+GENERATED = ("_version.py",)  # setuptools-scm's, written at install into supervisor/ (part of the version room)
+
+
 def python_files(root: Path = ROOT) -> list[Path]:
-    return sorted(p for top in TOPS for p in (root / top).rglob("*.py"))
+    return sorted(p for top in TOPS for p in (root / top).rglob("*.py") if p.name not in GENERATED)
 
 
 def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
@@ -75,11 +78,13 @@ def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
             for alias in node.names:  # `from supervisor import gitops` names a module
                 sub = f"{base}.{alias.name}"
                 found.append((node.lineno, sub if _is_module(sub, root) else base))
+    # what is installed is one package, nightshift (pyproject.toml); a room is named by its folder
+    found = [(line, name.removeprefix("nightshift.")) for line, name in found]
     return [(line, name) for line, name in found if name.split(".")[0] in TOPS]
 
 
 def _is_module(name: str, root: Path) -> bool:
-    path = root.joinpath(*name.split("."))
+    path = root.joinpath(*name.removeprefix("nightshift.").split("."))
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 

@@ -14,10 +14,10 @@ import uuid
 
 import pytest
 
-from supervisor.verify.oracle import protect_references, run_oracle
-from supervisor.sandbox.boundary import boundary_for_oracle
-from supervisor.sandbox.probe import bwrap_problem
-from supervisor.verify.oracle.seal import MARKER, put_back
+from nightshift.supervisor.verify.oracle import protect_references, run_oracle
+from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+from nightshift.supervisor.sandbox.probe import bwrap_problem
+from nightshift.supervisor.verify.oracle.seal import MARKER, put_back
 from tests.fixtures_core import wait_for
 from tests.fixtures_oracle import oracle, spectrum, write_table
 

@@ -12,7 +12,7 @@ import subprocess
 
 import jsonschema
 
-from supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
+from nightshift.supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
 from tests.fixtures_attest import (demo_run, independent_verify, read_envelope, reseal_unsigned,  # noqa: F401
                                    statement_of)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from supervisor.config.schema import load_config
-from supervisor.shift.launcher import run_foreground
-from supervisor.verify.judge.call import gather_inputs, rubric_for
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.verify.judge.call import gather_inputs, rubric_for
 from tests.fake_anthropic import FakeAnthropic
 from tests.fixtures_attest import read_envelope, statement_of
 from tests.fixtures_core import workspace  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_attest import read_envelope, statement_of
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_slurm import slurm_cluster  # noqa: F401
@@ -15,7 +15,7 @@ SLURM = '[slurm]\nclient = "cli"\ntime = "5:00"\npoll_interval = "1s"\nmax_job_r
 
 def test_a_run_on_the_slurm_cluster_carries_its_job_id(slurm_cluster, workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    from supervisor.attest.keys import new_key
+    from nightshift.supervisor.attest.keys import new_key
     key, _ = new_key()
     fix = [["write", "check.txt", "ok"], ["claim", "done", "check.txt says ok"]]
     ws = workspace.configure({"s1t1": fix}, backend="slurm", extra=SLURM)

@@ -100,9 +100,9 @@ def test_the_predicate_names_tests_by_id_the_source_the_model_and_the_oracles_in
 def test_host_is_published_only_when_the_user_opts_in():
     import platform
 
-    from supervisor.attest.config_view import run_config
-    from supervisor.attest.environment import environment
-    from supervisor.config.schema import parse_config
+    from nightshift.supervisor.attest.config_view import run_config
+    from nightshift.supervisor.attest.environment import environment
+    from nightshift.supervisor.config.schema import parse_config
     assert parse_config("").attest.host is False and run_config("").attest.host is False
     assert run_config("[attest]\nhost = true\n").attest.host is True
     assert "host" not in environment("demo", "claude", {}, {})

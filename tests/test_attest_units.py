@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from supervisor.attest.config_view import file_of, run_config
-from supervisor.attest.digests import LinkRefused, sha256_under
-from supervisor.config.schema import Config, parse_config
-from supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.attest.config_view import file_of, run_config
+from nightshift.supervisor.attest.digests import LinkRefused, sha256_under
+from nightshift.supervisor.config.schema import Config, parse_config
+from nightshift.supervisor.verify.oracle.readers import split_part
 
 
 @pytest.mark.parametrize("spec", ["out/a.dat", "out/a.npz:cl", "b.H5:/g/d", "x.json:a.b", "c:/d.dat", "e.hdf5:",
@@ -55,7 +55,7 @@ def test_the_readme_publishes_the_schema_nightshift_validates_with():
     import json
     from pathlib import Path
 
-    from supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
+    from nightshift.supervisor.attest.statement import PREDICATE_TYPE, SCHEMA_FILE
     root = Path(__file__).resolve().parent.parent
     readme = (root / "supervisor" / "attest" / "README.md").read_text()
     block = readme.split("<!-- attest-schema: begin")[1].split("<!-- attest-schema: end")[0]
@@ -68,7 +68,7 @@ def test_the_readme_publishes_the_schema_nightshift_validates_with():
 def test_the_container_image_is_named_and_digested_from_the_runtimes_variables(tmp_path, monkeypatch):
     import hashlib
 
-    from supervisor.attest.environment import environment
+    from nightshift.supervisor.attest.environment import environment
     image = tmp_path / "solver.sif"
     image.write_bytes(b"SIF image bytes" * 1000)
     monkeypatch.delenv("SINGULARITY_CONTAINER", raising=False)
@@ -85,7 +85,7 @@ def test_the_container_image_is_named_and_digested_from_the_runtimes_variables(t
 def test_a_commits_tree_is_written_from_the_object_store_without_running_the_repository(tmp_path):
     import subprocess
 
-    from supervisor.attest.gitnotes import write_tree
+    from nightshift.supervisor.attest.gitnotes import write_tree
     repo = tmp_path / "repo"
     (repo / "src" / "deep").mkdir(parents=True)
     (repo / "src" / "deep" / "data.bin").write_bytes(bytes(range(256)) * 5000)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config.schema import ConfigError, parse_config
-from supervisor.run.events import EventLog, EventLogError, read_events
+from nightshift.supervisor.config.schema import ConfigError, parse_config
+from nightshift.supervisor.run.events import EventLog, EventLogError, read_events
 from tests.fixtures_core import mount_tmpfs, nightshift, require_tool, supervise, unmount, wait_for
 from tests.fixtures_core import workspace  # noqa: F401
 
@@ -80,7 +80,7 @@ def test_tmux_missing_is_named_with_the_fix(workspace, tmp_path):
 def test_a_second_supervisor_on_the_same_run_is_refused(workspace):
     ws = workspace.configure({"default": [["sleep", "30"]]})
     run = ws.create_run()
-    first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    first = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "agent.started" in ws.types(run), what="the first supervisor")
         before = run.events.read_bytes()
@@ -127,7 +127,7 @@ def test_an_agent_command_that_does_not_exist_is_a_failed_turn_not_a_crash(works
     toml.write_text(toml.read_text().replace(f'command = "{sys.executable} agent.py"',
                                              'command = "no-such-agent-binary {prompt_file}"'))
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), what="the budget pause")
         stop = next(e["data"] for e in ws.events(run) if e["type"] == "agent.stopped")

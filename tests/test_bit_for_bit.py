@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from supervisor.sandbox.probe import bwrap_problem
+from nightshift.supervisor.sandbox.probe import bwrap_problem
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_namespace import run_until_it_rests
 
@@ -98,7 +98,7 @@ def reports(run) -> list[dict]:
 @pytest.mark.parametrize("analytic", [False, True], ids=["regression-reference", "analytic-reference"])
 def test_an_honest_fix_that_reproduces_the_reference_bit_for_bit_ends_verified_done(workspace, tmp_path, analytic):
     fixed = (ANALYTIC.replace("FACTOR", "1") if analytic else SOLVER.replace("WEIGHT", "1"))
-    compare = f"{sys.executable} -m supervisor.cli.main compare > compare.txt 2>&1"  # the agent's own look
+    compare = f"{sys.executable} -m nightshift.supervisor.cli.main compare > compare.txt 2>&1"  # the agent's own look
     script = {"default": [["write", "solver.py", fixed], ["shell", compare], ["write", "check.txt", "ok"],
                           ["claim", "done", "fixed the bug; outputs identical to the reference"]]}
     ws, run = set_up(workspace, tmp_path, script, analytic)

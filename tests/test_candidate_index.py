@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import subprocess
 
-from supervisor.candidate_index import stage_candidate
-from supervisor.verify.heldout_checkout import candidate_tree
+from nightshift.supervisor.candidate_index import stage_candidate
+from nightshift.supervisor.verify.heldout_checkout import candidate_tree
 
 
 def git(ws, *args) -> str:

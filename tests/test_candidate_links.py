@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.check import _one
-from supervisor.verify.oracle.copies import reference_inodes
-from supervisor.verify.oracle.field import open_field
-from supervisor.verify.oracle.readers import read_table
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.verify.oracle.check import _one
+from nightshift.supervisor.verify.oracle.copies import reference_inodes
+from nightshift.supervisor.verify.oracle.field import open_field
+from nightshift.supervisor.verify.oracle.readers import read_table
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 h5py = pytest.importorskip("h5py")
 
@@ -109,7 +109,7 @@ def test_values_kept_in_other_files_are_not_read(ws):
 
 
 def test_a_stale_candidate_that_is_a_link_is_removed_itself_never_its_target(ws):
-    from supervisor.verify.oracle.check import _clean_candidates
+    from nightshift.supervisor.verify.oracle.check import _clean_candidates
 
     (ws / "reference" / "cl.dat").write_text("1 2\n")
     (ws / "solver.py").write_text("print('the solver')\n")

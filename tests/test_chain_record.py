@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from supervisor.run.allocation import chain_usage
-from supervisor.run.chain_record import ChainReader, append_record, read_chain, record_path
-from tui.slurm_view import chain_line
+from nightshift.supervisor.run.allocation import chain_usage
+from nightshift.supervisor.run.chain_record import ChainReader, append_record, read_chain, record_path
+from nightshift.tui.slurm_view import chain_line
 
 
 def test_a_reader_parses_what_was_appended_since_its_last_read(tmp_path):

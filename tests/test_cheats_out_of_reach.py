@@ -59,7 +59,7 @@ def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, so
                                      ["claim", "done", "matches the reference"]]},
                         backend="local", pushbacks=1, max_shifts=1, extra=oracle_block(str(held)))
     run = workspace.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws)
     try:
         wait_for(lambda: "run.paused" in workspace.types(run) or "run.finished" in workspace.types(run), timeout=120,
                  what="the run to stop")

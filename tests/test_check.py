@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.demo import build_workspace
+from nightshift.supervisor.cli.demo import build_workspace
 from tests.fixtures_core import kill_supervisor, nightshift, require_tool
 from tests.fixtures_references import CANDIDATE_MAKER, make_reference_folder
 
@@ -199,7 +199,7 @@ def test_one_real_agent_turn_starts_stops_and_is_heard(ready, tmp_path):
 
 def _gap_at_l100(ws: Path) -> float:
     """TT moved by 0.5% at l = 100 (CANDIDATE_MAKER), over its tolerance there: atol + rtol |TT|."""
-    from supervisor.config.schema import load_config
+    from nightshift.supervisor.config.schema import load_config
     from tests.fixtures_references import cl_rows
 
     comp = next(c for c in load_config(ws).oracle.compare if c.name == "cl_class")
@@ -225,12 +225,12 @@ def test_run_records_the_preflight_as_its_starting_point_and_no_check_says_so(re
         gap = _gap_at_l100(ready)  # 0.5% off at l = 100 against rtol 1e-3 and the atol init derived for TT
         assert baseline["passed"] and baseline["metrics"]["cl_class"] == pytest.approx(gap, rel=1e-6)
         assert baseline["metric"] == pytest.approx(gap, rel=1e-6)
-        from supervisor.run.state import load_state
+        from nightshift.supervisor.run.state import load_state
         root = ready / ".nightshift" / "runs" / run_id
         assert load_state(root)[0]["baseline"]["metrics"]["cl_class"] == pytest.approx(gap, rel=1e-6)
         assert (root / "preflight" / "oracle" / "oracle.json").exists()
-        from supervisor.cli.oracle_verbs import history_series
-        from tui.oracle_report import history
+        from nightshift.supervisor.cli.oracle_verbs import history_series
+        from nightshift.tui.oracle_report import history
         labels, series, _ = history_series(root)  # `nightshift plot`: the history begins before any shift
         assert labels[0] == "before" and series["cl_class"][0] == pytest.approx(0.005, rel=1e-6)
         assert history([], load_state(root)[0]["baseline"])["cl_class"] == [(0, pytest.approx(gap, rel=1e-6))]
@@ -274,7 +274,7 @@ def test_a_reference_deleted_after_init_is_named_and_one_only_touched_is_not(rea
 def test_checks_built_elsewhere_plug_into_the_hook_point(tmp_path):
     """The agent's boundary (#10) and the references out of reach (#14) add their lines through EXTRA_CHECKS."""
     require_tool("git")
-    from supervisor.cli.preflight import screen as pf
+    from nightshift.supervisor.cli.preflight import screen as pf
 
     ws = build_workspace(tmp_path / "demo")
 

@@ -5,7 +5,7 @@ import json
 import threading
 import time
 
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, usage_limit, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import wait_for, workspace  # noqa: F401
@@ -67,7 +67,7 @@ def test_cost_budget_pauses_the_run(workspace, fake_claude):
     wait_for(lambda: any(e["type"] == "run.paused" for e in events(run)), what="the budget pause")
     exceeded = [e["data"] for e in events(run) if e["type"] == "budget.exceeded"]
     assert exceeded[0]["what"] == "max_cost_usd" and exceeded[0]["value"] >= 0.001
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
     send_command(run, "stop")
     wait_for(lambda: any(e["type"] == "run.finished" for e in events(run)), what="the stop")
 

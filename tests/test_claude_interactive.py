@@ -9,8 +9,8 @@ import sys
 import threading
 import time
 
-from supervisor.shift import stop_channel
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.shift import stop_channel
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
@@ -42,7 +42,7 @@ def test_stop_hook_pushes_back_twice_then_lets_the_agent_finish(workspace, fake_
 
 def hook(env: dict, stdin: str, timeout: float = 30) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
-    return subprocess.run([sys.executable, "-m", "supervisor.cli.main", "hook", "stop"], input=stdin, text=True,
+    return subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "hook", "stop"], input=stdin, text=True,
                           capture_output=True, env={**clean, **env}, timeout=timeout)
 
 
@@ -88,9 +88,9 @@ def test_another_claude_session_in_the_workspace_is_untouched(workspace, fake_cl
     ws = workspace.path
     seed(ws, mode="interactive", backend="tmux")
     run = create_run(ws, resolve_config(ws))
-    from supervisor.agents.claude import ClaudeAgent
-    from supervisor.agents.base import TurnContext
-    from supervisor.shift.launcher import frozen_config
+    from nightshift.supervisor.agents.claude import ClaudeAgent
+    from nightshift.supervisor.agents.base import TurnContext
+    from nightshift.supervisor.shift.launcher import frozen_config
     agent = ClaudeAgent("interactive")
     ctx = TurnContext(run=run, config=frozen_config(run), shift=1, turn=1, prompt_file=ws / "x", fresh=True,
                       token="tok")

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from supervisor.agents.claude import ClaudeAgent, trust_workspace
-from supervisor.agents.claude_records import limit_wait, read_stream, read_transcript
+from nightshift.supervisor.agents.claude import ClaudeAgent, trust_workspace
+from nightshift.supervisor.agents.claude_records import limit_wait, read_stream, read_transcript
 from tests.fixtures_core import nightshift
 
 
@@ -89,8 +89,8 @@ def test_doctor_names_what_is_missing_without_secrets(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("given", ["nothing", "a login", "a token"])
 def test_doctor_and_the_preflight_say_the_same_about_credentials(given, tmp_path, monkeypatch):
-    from supervisor.agents.credentials import CREDENTIAL_VARS
-    from supervisor.cli.preflight.agent import credentials_line
+    from nightshift.supervisor.agents.credentials import CREDENTIAL_VARS
+    from nightshift.supervisor.cli.preflight.agent import credentials_line
 
     config = tmp_path / "claude-config"
     config.mkdir()

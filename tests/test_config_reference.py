@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config import reference
-from supervisor.config.schema import Config, parse_config
+from nightshift.supervisor.config import reference
+from nightshift.supervisor.config.schema import Config, parse_config
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -18,7 +18,7 @@ def test_the_readme_reference_is_the_rendering_of_the_schema():
     assert published is not None, f"README.md lacks the markers {reference.BEGIN!r} ... {reference.END!r}"
     assert published == reference.render(), (
         "README.md's nightshift.toml reference differs from the schema; regenerate it with "
-        "`.venv/bin/python -m supervisor.config.reference --write` (and describe a new key with a docstring under it)")
+        "`.venv/bin/python -m nightshift.supervisor.config.reference --write` (and describe a new key with a docstring under it)")
 
 
 def test_every_key_the_loader_accepts_is_described_in_its_table():

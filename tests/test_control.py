@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from supervisor.cli.watch.attach import attach_argv
-from supervisor.run.inbox import send_command, take_commands
+from nightshift.supervisor.cli.watch.attach import attach_argv
+from nightshift.supervisor.run.inbox import send_command, take_commands
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 
 LONG = [["sleep", "60"]]
@@ -20,7 +20,7 @@ def start_detached(ws):
     out = nightshift("run", str(ws.path))
     assert out.returncode == 0, out.stderr
     run_id = out.stdout.split()[1]
-    from supervisor.run.registry import find_run
+    from nightshift.supervisor.run.registry import find_run
     run = find_run(run_id)
     wait_for(lambda: "agent.started" in ws.types(run), what="the agent to start")
     return run

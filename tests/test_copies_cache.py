@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from supervisor.verify.oracle.stash_data import dataset_copies
+from nightshift.supervisor.verify.oracle.stash_data import dataset_copies
 
 FIELD = np.sin(np.linspace(0, 7, 48 * 32)).reshape(48, 32) + 2.0
 
@@ -32,7 +32,7 @@ def test_a_container_rewritten_with_its_mtime_set_back_is_hashed_again(tmp_path)
 
 
 def test_a_table_reference_is_parsed_once_while_it_stays_the_same(tmp_path, monkeypatch):
-    from supervisor.verify.oracle import stash_data
+    from nightshift.supervisor.verify.oracle import stash_data
 
     ref = tmp_path / "ref.dat"
     np.savetxt(ref, np.column_stack([np.arange(300.0), np.sin(np.arange(300.0)) + 2.0]), fmt="%.17g",

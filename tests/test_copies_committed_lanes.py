@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from supervisor.verify.oracle.committed import committed_copies
-from supervisor.verify.oracle.stash import digests
+from nightshift.supervisor.verify.oracle.committed import committed_copies
+from nightshift.supervisor.verify.oracle.stash import digests
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
 

@@ -13,8 +13,8 @@ import uuid
 import h5py
 import numpy as np
 
-from supervisor.verify.oracle import protect_references, run_oracle
-from supervisor.verify.oracle.stash import walk
+from nightshift.supervisor.verify.oracle import protect_references, run_oracle
+from nightshift.supervisor.verify.oracle.stash import walk
 from tests.fixtures_oracle import oracle, spectrum, write_table
 from tests.test_answers_out_of_reach import HEADER, REF, SOLVED, entry, need_bwrap
 
@@ -110,8 +110,8 @@ def test_a_copy_hidden_inside_dot_git_is_found(tmp_path):
 def test_a_copy_committed_then_taken_back_or_stashed_is_found_in_git(tmp_path):
     """Beside the committed-then-deleted copy (tests/test_bit_for_bit.py): a commit reset away (still in the reflog)
     and a stash are git's store too, where the solver's `git cat-file` reads them."""
-    from supervisor.verify.oracle.copies import reference_files
-    from supervisor.verify.oracle.kept import kept_copies
+    from nightshift.supervisor.verify.oracle.copies import reference_files
+    from nightshift.supervisor.verify.oracle.kept import kept_copies
     ws = tmp_path / "ws"
     write_table(ws / "reference" / "cl.dat", REF, HEADER)
     git = ["git", "-c", "user.name=a", "-c", "user.email=a@a"]
@@ -196,9 +196,9 @@ def test_the_walk_says_what_it_did_not_scan(tmp_path):
 def test_a_copy_is_named_once_whatever_its_file_name_says(tmp_path):
     """The copies found by their bytes are passed on by path, not recovered from the finding's words: a copy whose
     name reads like a finding is still one finding, not a second one from the dataset scan."""
-    from supervisor.config.oracle import OracleConfig
-    from supervisor.verify.oracle.copies import reference_files
-    from supervisor.verify.oracle.kept import kept_copies
+    from nightshift.supervisor.config.oracle import OracleConfig
+    from nightshift.supervisor.verify.oracle.copies import reference_files
+    from nightshift.supervisor.verify.oracle.kept import kept_copies
 
     ws = tmp_path / "ws"
     (ws / "reference").mkdir(parents=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from supervisor.cli.init.scales import field_scale
-from supervisor.verify.oracle.field import FirstRows
+from nightshift.supervisor.cli.init.scales import field_scale
+from nightshift.supervisor.verify.oracle.field import FirstRows
 
 h5py = pytest.importorskip("h5py")
 
@@ -38,8 +38,8 @@ def test_first_rows_reads_only_the_rows_that_are_data_for_every_whole_key():
 
 
 def test_a_fields_group_is_laid_out_once_however_many_scales_it_has(tmp_path, monkeypatch):
-    from supervisor.verify.oracle import hdf5_layout
-    from supervisor.verify.oracle.field import open_field
+    from nightshift.supervisor.verify.oracle import hdf5_layout
+    from nightshift.supervisor.verify.oracle.field import open_field
 
     path = tmp_path / "scaled.h5"
     with h5py.File(path, "w") as f:
@@ -63,9 +63,9 @@ def test_a_fields_group_is_laid_out_once_however_many_scales_it_has(tmp_path, mo
 def test_a_reference_with_no_scale_is_named_for_what_it_is():
     """One sentence for init and the calibration alike, and "zero everywhere" only of what is: a reference with no
     finite value has nothing to compare, and tolerance = "both" with an atol set needs another mode, not an atol."""
-    from supervisor.cli.init.derived_atol import Derived
-    from supervisor.cli.init.scales import Scale
-    from supervisor.verify.oracle.calibrate import zero_tolerance
+    from nightshift.supervisor.cli.init.derived_atol import Derived
+    from nightshift.supervisor.cli.init.scales import Scale
+    from nightshift.supervisor.verify.oracle.calibrate import zero_tolerance
 
     nan = np.full(20, np.nan)
     zeros = np.zeros(20)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from supervisor.verify.checks import run_tests
+from nightshift.supervisor.verify.checks import run_tests
 
 TESTS = '''from unittest import mock
 

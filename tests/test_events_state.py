@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from supervisor.run.events import EventLog, read_events
-from supervisor.run.state import apply, empty_state, load_state, write_snapshot
+from nightshift.supervisor.run.events import EventLog, read_events
+from nightshift.supervisor.run.state import apply, empty_state, load_state, write_snapshot
 
 
 def fill(log: EventLog, shifts: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from supervisor.verify.oracle.copies import IN_TURN_EXACT, exact_notes, not_out_of_reach
+from nightshift.supervisor.verify.oracle.copies import IN_TURN_EXACT, exact_notes, not_out_of_reach
 
 CFG = SimpleNamespace(clean_candidates=True)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.field import Field
-from supervisor.verify.oracle.field_compare import compare_fields
-from supervisor.verify.oracle.layout import dim_names
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.verify.oracle.field import Field
+from nightshift.supervisor.verify.oracle.field_compare import compare_fields
+from nightshift.supervisor.verify.oracle.layout import dim_names
 
 
 def field(values: np.ndarray) -> Field:

@@ -131,7 +131,7 @@ TWO = {"lane-1:default": [["sleep", 1], ["write", "solver.py", solver(1e-8)], ["
 @pytest.mark.parametrize("crash_after", ["lane.started", "lane.verified", "fleet.merged"])
 def test_kill_9_of_the_fleet_and_resume_no_lane_twice_no_verdict_lost_or_doubled(fleet: Fleet, crash_after):
     fleet.configure(TWO, "lanes = 2\n")
-    proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+    proc = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                           cwd=fleet.ws.path, capture_output=True, text=True, timeout=200,
                           env={**os.environ, "NIGHTSHIFT_TEST_CRASH_AFTER": crash_after})
     assert proc.returncode == -9, proc.stdout + proc.stderr  # killed right after recording the event
@@ -154,7 +154,7 @@ def test_a_branch_moved_under_the_merge_holds_the_fleet_and_loses_nothing(fleet:
     fleet.configure({"lane-1:default": [["sleep", 4], ["write", "solver.py", solver(1e-8)],
                                         ["write", "check.txt", "ok"], ["claim", "done", "converged"]]}, "lanes = 2\n")
     base = fleet.git("rev-parse", "HEAD").strip()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                             cwd=fleet.ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: fleet.of("lane.started") if list(fleet.ws.path.glob(".nightshift/runs/*")) else None,
@@ -183,7 +183,7 @@ def test_one_budget_for_the_fleet_pauses_every_lane(fleet: Fleet):
     toml = fleet.ws.path / "nightshift.toml"
     toml.write_text(toml.read_text().replace("[limits]\n", "[limits]\nmax_hours = 0.002\n"))  # about 7 s
     fleet.git("commit", "-qam", "a short budget")
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                             cwd=fleet.ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: list(fleet.ws.path.glob(".nightshift/runs/*")) and fleet.of("run.paused"), timeout=120,

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from supervisor.config.schema import parse_config
-from supervisor.fleet.lanes import FleetRefused, branch_for, refuse_fleet
+from nightshift.supervisor.config.schema import parse_config
+from nightshift.supervisor.fleet.lanes import FleetRefused, branch_for, refuse_fleet
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet  # noqa: F401
 
@@ -70,9 +70,9 @@ def test_lanes_in_the_config_file_are_checked_with_the_line(fleet: Fleet):
 
 
 def test_a_lane_that_cannot_be_made_is_recorded_and_the_others_go_on(fleet: Fleet):
-    from supervisor.fleet.lanes import lanes_dir
-    from supervisor.fleet.launch import create_fleet, supervise_any
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.fleet.lanes import lanes_dir
+    from nightshift.supervisor.fleet.launch import create_fleet, supervise_any
+    from nightshift.supervisor.shift.launcher import resolve_config
     from tests.fixtures_fleet import solver
 
     fleet.configure({"lane-1:default": [["write", "solver.py", solver(1e-8)], ["write", "check.txt", "ok"],

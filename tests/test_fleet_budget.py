@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.fleet.budget import lanes_allocation, spent_over
-from supervisor.fleet.state import lane_run
-from supervisor.run.allocation import allocation
-from supervisor.run.state import load_state
-from supervisor.shift.launcher import resolve_config
+from nightshift.supervisor.fleet.budget import lanes_allocation, spent_over
+from nightshift.supervisor.fleet.state import lane_run
+from nightshift.supervisor.run.allocation import allocation
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.shift.launcher import resolve_config
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet, planned_fleet, record_job  # noqa: F401
 

@@ -7,9 +7,9 @@ import json
 import os
 from pathlib import Path
 
-from supervisor.fleet.lanes import lanes_dir
-from supervisor.fleet.launch import create_fleet, supervise_any
-from supervisor.shift.launcher import resolve_config
+from nightshift.supervisor.fleet.lanes import lanes_dir
+from nightshift.supervisor.fleet.launch import create_fleet, supervise_any
+from nightshift.supervisor.shift.launcher import resolve_config
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import workspace  # noqa: F401

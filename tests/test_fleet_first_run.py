@@ -33,7 +33,7 @@ def new_folder(tmp_path):
 
 
 def events(run_dir: Path) -> list[dict]:
-    from supervisor.run.events import read_events
+    from nightshift.supervisor.run.events import read_events
     return read_events(run_dir / "events.jsonl").events
 
 
@@ -73,7 +73,7 @@ def test_init_oracle_commit_then_run_lanes_3_starts_and_names_what_the_lanes_mis
 def test_the_winners_merge_sets_aside_an_untracked_file_it_would_overwrite(tmp_path):
     """The preflight's out/result.dat is untracked in the workspace; the winning lane committed its own: the merge
     goes through and the user's file is kept in the run's folder, not deleted."""
-    from supervisor.fleet.finish import merge_problem, merge_winner
+    from nightshift.supervisor.fleet.finish import merge_problem, merge_winner
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from hpc.array import array_name
-from hpc.client import make_client
+from nightshift.hpc.array import array_name
+from nightshift.hpc.client import make_client
 from tests.fixtures_core import kill_supervisor, nightshift, workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet, lane_events, lane_run_dirs, show, solver  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
@@ -87,7 +87,7 @@ def test_kill_9_right_after_the_array_and_resume_submits_no_second_array(jobs_ca
     fleet = jobs_cancelled
     fleet.configure({"lane-1:default": [["sleep", 2], *FAST], "default": [["sleep", 300]]}, "lanes = 2\n" + SLURM,
                     backend="slurm")
-    proc = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+    proc = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                           cwd=fleet.ws.path, capture_output=True, text=True, timeout=200,
                           env={**os.environ, "NIGHTSHIFT_TEST_CRASH_AFTER": crash_after})
     assert proc.returncode == -9, proc.stdout + proc.stderr  # killed right after recording the event
@@ -111,9 +111,9 @@ def test_kill_9_right_after_the_array_and_resume_submits_no_second_array(jobs_ca
 
 @pytest.mark.timeout(600)
 def test_a_submitted_fleet_runs_its_supervisor_in_the_chain_of_batch_jobs(slurm_cluster, fleet: Fleet):  # noqa: F811
-    from hpc.chain import cancel_chain, chain_jobs, read_record
-    from hpc.submit import submit_run
-    from supervisor.run.paths import RunPaths
+    from nightshift.hpc.chain import cancel_chain, chain_jobs, read_record
+    from nightshift.hpc.submit import submit_run
+    from nightshift.supervisor.run.paths import RunPaths
     from tests.fixtures_core import require_tool
 
     require_tool("tmux")
@@ -155,7 +155,7 @@ def test_a_fleet_that_cannot_start_is_refused_by_submit_in_one_line(slurm_cluste
 def test_the_tasks_of_an_array_are_read_from_the_controllers_one_answer():
     """scontrol -o show job as Slurm 22.05 writes an array: the tasks still waiting share one record, a started task
     has its own line; each is known by "<array>_<task>" (no cluster needed)."""
-    from hpc.cli_client import _parse_jobs, array_tasks
+    from nightshift.hpc.cli_client import _parse_jobs, array_tasks
 
     waiting = ("JobId=41 ArrayJobId=41 ArrayTaskId=1-2%5 JobName=ns-f-array UserId=root(0) GroupId=root(0) "
                "JobState=PENDING Reason=Resources Dependency=(null) Restarts=0 ExitCode=0:0 RunTime=00:00:00 "
@@ -171,7 +171,7 @@ def test_the_tasks_of_an_array_are_read_from_the_controllers_one_answer():
 def test_a_lane_takes_its_offered_task_once_and_the_task_runs_that_turns_wrapper(tmp_path):
     """The hand-over between the fleet, a lane's supervisor and the array task, with real files and real bash (the
     task's side runs as Slurm would run it, with SLURM_ARRAY_TASK_ID set; no cluster needed)."""
-    from hpc import array
+    from nightshift.hpc import array
 
     fleet_root, lane = tmp_path / "fleet", tmp_path / "lane run"
     fleet_root.mkdir(), lane.mkdir()
@@ -197,9 +197,9 @@ def test_a_lane_takes_its_offered_task_once_and_the_task_runs_that_turns_wrapper
 
 def test_an_array_submitted_but_not_yet_recorded_is_found_by_its_name_not_submitted_again(slurm_cluster, tmp_path):
     """The window the event log cannot close: sbatch answered, the supervisor died before recording the id."""
-    from hpc import array
-    from supervisor.config.schema import parse_config
-    from supervisor.run.paths import RunPaths
+    from nightshift.hpc import array
+    from nightshift.supervisor.config.schema import parse_config
+    from nightshift.supervisor.run.paths import RunPaths
 
     config = parse_config(SLURM)
     run = RunPaths.for_run(tmp_path / "ws", "20260101-000000-arr1").create()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.chain import cancel_chain
-from hpc.client import make_client
-from supervisor.run.paths import RunPaths
+from nightshift.hpc.chain import cancel_chain
+from nightshift.hpc.client import make_client
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster  # noqa: F401

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from supervisor.shift.launcher import create_run, resolve_config
+from nightshift.supervisor.shift.launcher import create_run, resolve_config
 from tests.fake_anthropic import bash, text, tool, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import workspace  # noqa: F401

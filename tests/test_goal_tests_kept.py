@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_goal_tests import CLAIM, FIX, GOAL, MOVES, SMALL, TEST_COMMAND, TEST_LIB, write_suite
 
@@ -28,7 +28,7 @@ def verdict_tests(ws, run, n: int = 0) -> tuple[dict, dict]:
 
 
 def outcome(run) -> str | None:
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
     return load_state(run.root)[0]["outcome"]
 
 
@@ -95,7 +95,7 @@ def test_a_wrong_goal_test_is_the_persons_the_agent_claims_blocked_and_a_release
     ws = configured(workspace, {"s1t1": [["claim", "blocked", why]],
                                 "default": [["write", "tests/test_lib.py", fixed_test], *FIX, CLAIM]})
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                             cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         paused = wait_for(lambda: [e["data"] for e in ws.events(run) if e["type"] == "run.paused"], 180,

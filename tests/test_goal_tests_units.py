@@ -1,8 +1,8 @@
 """The held-out tests' small parts, without a run: the verdict's deadline counts their run."""
 from __future__ import annotations
 
-from supervisor.config.schema import parse_config
-from supervisor.shift.verdict_clock import deadline_for
+from nightshift.supervisor.config.schema import parse_config
+from nightshift.supervisor.shift.verdict_clock import deadline_for
 
 TESTS = '[verify]\ntest_command = "python -m pytest -q"\ntimeout = "10m"\n'
 
@@ -16,7 +16,7 @@ def test_the_verdicts_deadline_counts_the_held_out_tests_run():
 def test_the_tests_answers_count_what_the_same_verdicts_reference_exam_released():
     from types import SimpleNamespace
 
-    from supervisor.verify.heldout_tests import check_heldout_tests
+    from nightshift.supervisor.verify.heldout_tests import check_heldout_tests
     ctx = SimpleNamespace(config=parse_config(TESTS + 'heldout_tests = "/somewhere/tests"\n'),
                           state={"heldout": {"bits": 29.0}})
     check, record = check_heldout_tests(ctx, True, True, oracle_released={"bits": 2.0})  # 29 + 2 + log2(4) > 32
@@ -25,8 +25,8 @@ def test_the_tests_answers_count_what_the_same_verdicts_reference_exam_released(
 
 
 def test_one_ladder_for_both_exams_and_an_answer_after_a_pass_costs_a_bit():
-    from supervisor.verify import heldout_tests
-    from supervisor.verify.oracle.exam import BANDS, answers, ladder
+    from nightshift.supervisor.verify import heldout_tests
+    from nightshift.supervisor.verify.oracle.exam import BANDS, answers, ladder
     assert [answers(best) for best in (0, 1, 2, 3)] == [2, 2, 3, 4]  # after a pass: "passes" or "fails", 1 bit
     said = [ladder(before, now, BANDS, "again", lambda b: f"no better ({b})") for before, now in
             [(3, 0), (3, 2), (3, 3), (2, 2), (2, 1), (1, 2), (0, 1), (0, 0)]]
@@ -38,9 +38,9 @@ def test_one_ladder_for_both_exams_and_an_answer_after_a_pass_costs_a_bit():
 def test_the_report_reads_the_held_out_tests_store_without_validating_the_config_again(tmp_path, monkeypatch):
     import json
 
-    import supervisor.config.schema as schema
-    from supervisor.cli.report.verb import build_report
-    from supervisor.run.heldout_tests_record import read_report, report_name, write_report
+    import nightshift.supervisor.config.schema as schema
+    from nightshift.supervisor.cli.report.verb import build_report
+    from nightshift.supervisor.run.heldout_tests_record import read_report, report_name, write_report
     store = tmp_path / "store"
     write_report(store, report_name("r1", 1, 2), {"tree": "abc", "outcomes": {"tests/test_x.py::test_y": "passed"}})
     assert read_report(store, "r1-1-t2")["outcomes"] == {"tests/test_x.py::test_y": "passed"}
@@ -52,7 +52,7 @@ def test_the_report_reads_the_held_out_tests_store_without_validating_the_config
     parsed = []
     real = schema.parse_config
     monkeypatch.setattr(schema, "parse_config", lambda *a, **k: parsed.append(1) or real(*a, **k))
-    monkeypatch.setattr("supervisor.shift.launcher.parse_config", schema.parse_config, raising=False)
+    monkeypatch.setattr("nightshift.supervisor.shift.launcher.parse_config", schema.parse_config, raising=False)
     out, report = build_report(run_dir, tmp_path / "report.html")
     assert len(parsed) == 1, parsed  # the report's own gathering; the store is one key read, not a second validation
     assert any("tests/test_x.py::test_y: passed" in line for line in report.heldout_lines), report.heldout_lines
@@ -67,7 +67,7 @@ JUNIT = '''<testsuites><testsuite name="pytest">
 
 
 def test_one_reading_of_the_junit_report_gives_the_outcomes_and_the_probes_findings(tmp_path):
-    from supervisor.verify.junit import read_junit
+    from nightshift.supervisor.verify.junit import read_junit
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("")
     (tmp_path / "junit.xml").write_text(JUNIT)
@@ -78,8 +78,8 @@ def test_one_reading_of_the_junit_report_gives_the_outcomes_and_the_probes_findi
 
 
 def test_a_verdicts_ratchet_and_held_sets_come_from_one_reading_of_the_passed_tests(tmp_path, monkeypatch):
-    from supervisor.run.paths import RunPaths
-    from supervisor.shift.ledger import RunLedger
+    from nightshift.supervisor.run.paths import RunPaths
+    from nightshift.supervisor.shift.ledger import RunLedger
     ledger = RunLedger(RunPaths(tmp_path))
     ledger.state = {"ratchet": {"passing": ["a"], "collected": ["a", "b", "c"], "released": {"c": "x"}}}
     reads = []
@@ -96,8 +96,8 @@ def test_a_test_file_that_is_not_utf8_moves_byte_for_byte_and_is_never_split(tmp
 
     import pytest
 
-    from supervisor.cli.init.holdout import HoldoutError
-    from supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
+    from nightshift.supervisor.cli.init.holdout import HoldoutError
+    from nightshift.supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
     ws = tmp_path / "ws"
     (ws / "tests").mkdir(parents=True)
     (ws / "tests" / "test_lib.py").write_text("def test_lib():\n    pass\n")
@@ -108,5 +108,5 @@ def test_a_test_file_that_is_not_utf8_moves_byte_for_byte_and_is_never_split(tmp
     move_tests(ws, plan_tests(ws, ["tests/test_old.py"]))
     assert (store_for(ws) / "files" / "tests" / "test_old.py").read_bytes() == LATIN1
     assert not (ws / "tests" / "test_old.py").exists()
-    from supervisor.verify.heldout_checkout import held_ids
+    from nightshift.supervisor.verify.heldout_checkout import held_ids
     assert held_ids(store_for(ws) / "files") == ["tests/test_old.py::test_one", "tests/test_old.py::test_two"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
 from tests.fixtures_core import AGENT, Workspace, kill_supervisor, mount_tmpfs, nightshift, require_tool, supervise
 from tests.fixtures_core import unmount, wait_for
 from tests.fixtures_core import workspace  # noqa: F401
@@ -60,7 +60,7 @@ def test_a_stale_git_lock_pauses_the_run_with_the_fix_and_resume_commits(workspa
     notes = tmp_path / "notes.txt"
     ws = workspace.configure({"s1t1": [["shell", "touch .git/index.lock"], *FIX]}, extra=notify_to(notes))
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), 60, what="the run to pause on the git lock")
@@ -140,7 +140,7 @@ def test_a_full_disk_is_a_crash_with_the_fix_and_resume_continues_once_space_is_
 def test_stop_while_a_git_lock_holds_the_commit_ends_the_run_saying_so(workspace):
     ws = workspace.configure({"s1t1": [["shell", "touch .git/index.lock"], *FIX]})
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), 60, what="the run to pause on the git lock")

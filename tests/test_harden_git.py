@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from supervisor.run.registry import find_run
+from nightshift.supervisor.run.registry import find_run
 from tests.fixtures_core import nightshift, supervise, wait_for, workspace  # noqa: F401
 from tests.test_bad_input import one_line_error
 
@@ -94,7 +94,7 @@ def test_a_head_detached_by_the_agent_pauses_the_run_instead_of_committing_off_b
     ws = workspace.configure({"s1t1": [["shell", "git checkout -q --detach"], *FIX]})
     branch = git(ws, "rev-parse", "--abbrev-ref", "HEAD").strip()
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), 60, what="the run to pause")
@@ -111,7 +111,7 @@ def test_a_head_detached_by_the_agent_pauses_the_run_instead_of_committing_off_b
 
 def test_a_head_detached_during_the_run_is_held_with_a_command_that_pastes(tmp_path):
     """The hold names the fix as a command for the user's shell, quoted for a path with a space and a quote."""
-    from supervisor.cli.init.workspace import InitOptions, init_workspace
+    from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
     from tests.fixtures_core import AGENT, Workspace, kill_supervisor
 
     path = tmp_path / "my lab's run" / "ws"
@@ -122,7 +122,7 @@ def test_a_head_detached_during_the_run_is_held_with_a_command_that_pastes(tmp_p
                                              ["claim", "done", "fixed"]]}, backend="local")
     branch = git(ws, "rev-parse", "--abbrev-ref", "HEAD").strip()
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), 90, what="the hold for the detached HEAD")

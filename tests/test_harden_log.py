@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from supervisor.run.events import EventLog
-from supervisor.run.state import empty_state, load_state, write_snapshot
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.state import empty_state, load_state, write_snapshot
 from tests.fixtures_core import supervise, workspace  # noqa: F401
 
 SLOW_FIX = [["sleep", "1"], ["write", "check.txt", "ok"], ["claim", "done", "fixed"]]

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.config.oracle import CompareConfig
-from supervisor.run.paths import registry_path
-from supervisor.verify.oracle.compare import compare_tables
-from supervisor.verify.oracle.report import pushback_lines
-from supervisor.verify.oracle.table import Table
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.run.paths import registry_path
+from nightshift.supervisor.verify.oracle.compare import compare_tables
+from nightshift.supervisor.verify.oracle.report import pushback_lines
+from nightshift.supervisor.verify.oracle.table import Table
 from tests.fixtures_core import AGENT, Workspace, mount_tmpfs, nightshift, supervise, unmount, wait_for
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.test_bad_input import one_line_error
@@ -100,7 +100,7 @@ def test_status_into_a_closed_pipe_ends_quietly(workspace):
     run = ws.create_run()
     assert supervise(run).returncode == 0
     for verb in (["status", run.run_id], ["log", run.run_id], ["ls"]):
-        proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", *verb], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", *verb], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         proc.stdout.close()  # the reader is gone before a line is written, as `| head -1` after its line
         err = proc.stderr.read().decode()
@@ -118,7 +118,7 @@ def test_an_empty_agent_command_is_refused_before_detaching(workspace):
 def test_a_long_nudge_is_delivered_whole_through_a_file(workspace):
     ws = workspace.configure({"s1t1": [["sleep", "6"], ["write", "check.txt", "no"]], "s1t2": FIX})
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "agent.started" in ws.types(run), 60, what="the agent")
@@ -138,7 +138,7 @@ def test_a_long_nudge_is_delivered_whole_through_a_file(workspace):
 def test_a_wrong_hook_token_in_a_command_run_is_let_go_at_once(workspace):
     ws = workspace.configure({"s1t1": [["sleep", "20"], *FIX]})
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "agent.started" in ws.types(run), 60, what="the agent")

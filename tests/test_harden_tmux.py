@@ -8,8 +8,8 @@ import signal
 import subprocess
 import sys
 
-from supervisor.backends.base import LaunchSpec
-from supervisor.backends.tmux import TmuxBackend
+from nightshift.supervisor.backends.base import LaunchSpec
+from nightshift.supervisor.backends.tmux import TmuxBackend
 from pathlib import Path
 
 from tests.fixtures_core import nightshift, require_tool, wait_for, workspace  # noqa: F401
@@ -45,7 +45,7 @@ def test_a_target_of_a_dead_server_is_never_acted_on(tmp_path):
                                 text=True).stdout.split()
         assert old["pane"] in victim  # the reuse the identity guards against
         victim_target = {**old, "server": backend.server_identity()}
-        from tui.widgets.agent_tail import capture_pane
+        from nightshift.tui.widgets.agent_tail import capture_pane
         wait_for(lambda: "VICTIM-SCREEN" in (capture_pane(victim_target) or ""), 30, what="the victim's screen")
         assert not backend.is_alive(old)
         backend.terminate(old)
@@ -65,7 +65,7 @@ def test_kill_9_and_a_dead_tmux_server_then_resume_finishes_in_a_fresh_shift(wor
     run_id, socket = run.run_id, f"ns-{run.run_id}"
     # A supervisor outside the run's server (`run --foreground`, a batch job): the agent's pane is that
     # server's %0, the id the supervisor's own pane gets in the server `nightshift resume` starts.
-    first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    first = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                              cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: "agent.started" in ws.types(run), 60, what="the agent to start")
     assert ws.events(run)[-1]["data"]["target"]["pane"] == "%0"
@@ -100,10 +100,10 @@ IGNORES_HUP = "(trap '' HUP TERM; exec sleep 300) >/dev/null 2>&1 &"  # a child 
 def _kill_supervisor_and_server(ws, extra: str = ""):
     """Shift 1's agent starts a child that ignores SIGHUP; the supervisor is killed -9 and the run's tmux server is
     killed under the agent. Returns the run."""
-    from supervisor.run.liveness import processes_of_shift
+    from nightshift.supervisor.run.liveness import processes_of_shift
     ws.configure({"s1t1": [["shell", IGNORES_HUP], ["sleep", "120"]], "s2t1": FIX}, extra=extra)
     run = ws.create_run()
-    first = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    first = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                              cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: any("sleep" in _cmdline(p) for p in processes_of_shift(run.root, 1)), 60,
@@ -126,7 +126,7 @@ def _cmdline(pid: int) -> str:
 def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next_shift(workspace):
     """Without nightshift's namespace (sandbox = "off"), the child that ignored the hangup outlives its server: the
     next supervisor finds it by its environment and ends it before shift 2."""
-    from supervisor.run.liveness import processes_of_shift
+    from nightshift.supervisor.run.liveness import processes_of_shift
     from tests.fixtures_core import supervise
 
     run = _kill_supervisor_and_server(workspace, extra='[policy]\nsandbox = "off"\n')
@@ -146,7 +146,7 @@ def test_an_agent_process_that_outlives_its_dead_server_is_ended_before_the_next
 def test_the_namespace_ends_every_process_of_a_turn_whose_server_died(workspace):
     """With init defaults (nightshift's namespace where bubblewrap works) nothing of the turn outlives its server,
     not even a child that ignored the hangup: the namespace dies with its wrapper. The next shift starts as usual."""
-    from supervisor.run.liveness import processes_of_shift
+    from nightshift.supervisor.run.liveness import processes_of_shift
     from tests.fixtures_core import supervise
     from tests.fixtures_namespace import need_namespace
 
@@ -165,7 +165,7 @@ def test_the_namespace_ends_every_process_of_a_turn_whose_server_died(workspace)
 def test_a_leftover_of_a_later_turn_of_the_shift_is_found_by_its_shift(tmp_path):
     """An interactive session counts turns up with each push-back, but its processes keep the turn they were
     launched with: a lost turn 3 must still find the agent started as turn 1."""
-    from supervisor.run.liveness import processes_of_shift
+    from nightshift.supervisor.run.liveness import processes_of_shift
     env = {**os.environ, "NIGHTSHIFT_RUN_DIR": str(tmp_path), "NIGHTSHIFT_SHIFT": "2", "NIGHTSHIFT_TURN": "1"}
     agent = subprocess.Popen(["sleep", "60"], env=env)
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
-from supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
+from nightshift.supervisor.sandbox.boundary import Boundary
 from tests.fixtures_core import require_tool
 from tests.fixtures_namespace import need_namespace
 
@@ -45,7 +45,7 @@ class Held:
                                  network=False, command_network=False, unprotected_ok=False)
 
     def run(self, kept: set[str] = frozenset()):
-        from supervisor.verify.heldout_checkout import run_heldout
+        from nightshift.supervisor.verify.heldout_checkout import run_heldout
         return run_heldout(self.ws, self.store, "run-1-t2", COMMAND, 120, self.boundary, set(kept))
 
 

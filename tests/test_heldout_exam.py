@@ -14,11 +14,11 @@ from tests.fixtures_core import nightshift, supervise, workspace  # noqa: F401
 from tests.fixtures_namespace import HELDOUT, HONEST, need_namespace, oracle_block, run_until_it_rests, setup_references
 from tests.fixtures_oracle import all_text_under
 
-from supervisor.verify.oracle.exam import AT_CLAIM, BANDS, WITHHELD, read_private
+from nightshift.supervisor.verify.oracle.exam import AT_CLAIM, BANDS, WITHHELD, read_private
 from tests.test_tui_actions import until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
-from tui.widgets.oracle_view import OracleView
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
+from nightshift.tui.widgets.oracle_view import OracleView
 
 
 def probe_solver(x_off: int, factor: float) -> str:
@@ -158,7 +158,7 @@ def test_a_heldout_reference_that_vanished_holds_the_run_with_one_line_naming_th
     run = workspace.create_run()
     killed = supervise(run, env={"NIGHTSHIFT_TEST_CRASH_AFTER": "shift.started"})  # the store holds its copy now
     assert killed.returncode == -9
-    from supervisor.run.paths import heldout_store
+    from nightshift.supervisor.run.paths import heldout_store
     copies = list(heldout_store(run.references).glob("*-heldout-*.dat"))
     assert copies
     for path in [held, *copies]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config.schema import load_config
+from nightshift.supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_references import reference_ws  # noqa: F401
 from tests.test_bad_input import one_line_error

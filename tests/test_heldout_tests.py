@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_goal_tests import CLAIM, EQUAL_ELSEWHERE, FIX, MOVES, TEST_COMMAND, TEST_MORE, write_suite
 
@@ -38,7 +38,7 @@ def held_check(verdict: dict) -> dict:
 
 
 def outcome(run) -> str | None:
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
     return load_state(run.root)[0]["outcome"]
 
 
@@ -47,7 +47,7 @@ def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
     assert not (ws.path / "tests" / "test_more.py").exists()
     from pathlib import Path
 
-    from supervisor.run.paths import user_state_dir
+    from nightshift.supervisor.run.paths import user_state_dir
     # in the user's private state folder, out of the workspace (and so out of the agent's sight)
     assert store and Path(store).is_relative_to(user_state_dir()) and not Path(store).is_relative_to(ws.path)
     assert oct((Path(store) / "files").stat().st_mode & 0o777) == "0o700"
@@ -56,8 +56,8 @@ def test_init_moves_the_held_out_tests_into_the_private_store(workspace):
 
 
 def test_the_runs_log_counts_the_held_out_tests_and_names_none(workspace):
-    from supervisor.cli.preflight.check import record_preflight
-    from supervisor.cli.preflight.screen import run_preflight
+    from nightshift.supervisor.cli.preflight.check import record_preflight
+    from nightshift.supervisor.cli.preflight.screen import run_preflight
     ws, _, _ = held_out(workspace, {})
     run, said = ws.create_run(), []
     preflight = run_preflight(ws.path)
@@ -103,7 +103,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace, tmp_
     ws, store, _ = held_out(workspace, {"s1t1": [*FIX, CLAIM]})
     checkouts = tmp_path / "checkouts"  # under the host's /tmp (the base temp), as the real place is
     checkouts.mkdir()
-    monkeypatch.setattr("supervisor.verify.heldout_checkout.CHECKOUTS", checkouts)
+    monkeypatch.setattr("nightshift.supervisor.verify.heldout_checkout.CHECKOUTS", checkouts)
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) == 0
     last = verdicts(ws, run)[-1]
@@ -111,7 +111,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace, tmp_
     assert outcome(run) == "done"
     seen = json.dumps(verdicts(ws, run)) + run.turn_file(1, 1, "verdict.json").read_text()
     assert not any(t.split("::")[1] in seen for t in HELD)  # the agent's record names no held-out test
-    from supervisor.run.heldout_tests_record import read_reports
+    from nightshift.supervisor.run.heldout_tests_record import read_reports
     from pathlib import Path
     reports = read_reports(Path(store), run.run_id)
     assert set(reports[-1]["outcomes"]) == HELD and set(reports[-1]["outcomes"].values()) == {"passed"}
@@ -121,7 +121,7 @@ def test_the_honest_fix_ends_done_and_the_agent_learns_only_pass(workspace, tmp_
     assert all(t in checked.stdout for t in HELD), checked.stdout
     reported = nightshift("report", run.run_id, cwd=ws.path, timeout=120)
     assert reported.returncode == 0, reported.stderr
-    from supervisor.cli.watch.heldout import default_report_path
+    from nightshift.supervisor.cli.watch.heldout import default_report_path
     page = default_report_path(run.root, True)  # it holds held-out outcomes: written outside the workspace
     assert not (run.root / "report.html").exists() and all(t in page.read_text() for t in HELD)
     from tests.fixtures_attest import read_envelope, statement_of
@@ -174,7 +174,7 @@ def test_with_the_store_gone_a_claim_pauses_the_run_and_the_agent_learns_no_path
 
 
 def test_preflight_fails_held_out_tests_without_a_pytest_command(workspace):
-    from supervisor.cli.preflight.screen import run_preflight
+    from nightshift.supervisor.cli.preflight.screen import run_preflight
     ws, _, _ = held_out(workspace, {})
     config = (ws.path / "nightshift.toml").read_text()
     (ws.path / "nightshift.toml").write_text(config.replace(json.dumps(TEST_COMMAND), '"make check"'))

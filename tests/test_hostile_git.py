@@ -163,7 +163,7 @@ def test_the_users_own_hooks_and_drivers_are_named_at_the_start_and_not_run(work
     turn = [["write", HONEST, "ok"], ["write", "data.bin", "raw"], ["claim", "done", "done"]]
     workspace.configure({"default": turn}, backend="local", pushbacks=1, max_shifts=1)
     marker.unlink(missing_ok=True)  # the fixture's own setup commit ran the user's hook: that was the user's git
-    from supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.paths import RunPaths
     from tests.fixtures_core import nightshift
     out = nightshift("run", "--foreground", "--no-check", cwd=ws, timeout=180)  # as the user starts it
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
@@ -184,7 +184,7 @@ def test_modules_named_like_the_supervisors_imports_are_never_imported(workspace
     (standard library and third party): an honest run ends done and none of them ran."""
     ws, marker = workspace.path, tmp_path / "imported"
     probe = ("import sys, supervisor.fleet.launch, supervisor.shift.loop, supervisor.verify.pipeline, "
-             "supervisor.verify.oracle.check, supervisor.backends.tmux, supervisor.agents.command, git, numpy; "
+             "nightshift.supervisor.verify.oracle.check, supervisor.backends.tmux, supervisor.agents.command, git, numpy; "
              "print('\\n'.join(sorted({m.split('.')[0] for m in sys.modules})))")
     names = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     names = [n for n in names if n.isidentifier() and not n.startswith("_") and n not in ("agent_script",)]
@@ -200,15 +200,15 @@ def test_modules_named_like_the_supervisors_imports_are_never_imported(workspace
 
 
 def test_every_python_process_nightshift_starts_keeps_the_workspace_and_python_variables_off_its_path(workspace):
-    from supervisor.cli.watch.cron import command
-    from supervisor.shift.launcher import supervise_argv
+    from nightshift.supervisor.cli.watch.cron import command
+    from nightshift.supervisor.shift.launcher import supervise_argv
 
     run = workspace.configure({"default": []}, backend="local").create_run()
     argv = supervise_argv(run)
-    assert argv[1:3] == ["-E", "-P"] and argv[3:5] == ["-m", "supervisor.cli.main"]
-    assert " -E -P -m supervisor.cli.main resume --dead" in command()
-    from hpc.chain import chain_job
-    assert " -E -P -m hpc.chain_job " in chain_job(run).work  # a Slurm chain's job, started in the workspace
+    assert argv[1:3] == ["-E", "-P"] and argv[3:5] == ["-m", "nightshift.supervisor.cli.main"]
+    assert " -E -P -m nightshift.supervisor.cli.main resume --dead" in command()
+    from nightshift.hpc.chain import chain_job
+    assert " -E -P -m nightshift.hpc.chain_job " in chain_job(run).work  # a Slurm chain's job, started in the workspace
 
 
 def test_the_import_guard_refuses_a_module_from_the_workspace_and_names_it(tmp_path):
@@ -262,14 +262,14 @@ def nightshift_log(run) -> str:
 
 
 def _nightshift() -> list[str]:
-    return [sys.executable, "-E", "-P", "-m", "supervisor.cli.main"]
+    return [sys.executable, "-E", "-P", "-m", "nightshift.supervisor.cli.main"]
 
 
 def test_what_was_planted_while_no_supervisor_ran_is_put_back_before_resume_dead_runs_any_git(workspace, tmp_path):
     """The supervisor dies (kill -9 at its start); a process of the agent (no namespace here) plants every door
     while none runs; `nightshift resume --dead`, as cron runs it, starts the supervisor the guarded way, which puts
     the control files back before its first git, and the run ends done without running any of them."""
-    from supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.liveness import supervisor_status
     from tests.fixtures_core import nightshift, wait_for
 
     ws, marker = workspace.path, tmp_path / "outside" / "git-ran"
@@ -298,7 +298,7 @@ def test_what_was_planted_while_no_supervisor_ran_is_put_back_before_resume_dead
 def test_claude_code_planting_git_doors_from_its_shell_is_refused_named_and_never_run(workspace, fake_claude, tmp_path):
     """The real Claude Code CLI (headless, init defaults, the fake model): its Bash tool plants the doors, then it
     claims done. Nothing planted runs, the claim is refused, and the finding names the control file."""
-    from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
     from tests.fake_anthropic import bash, text, tools, write
     from tests.fixtures_claude import claim
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.run import untrusted
+from nightshift.supervisor.run import untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTS = re.compile(r"subprocess\.(run|Popen|check_output|check_call)\(|\bPopen\(|os\.exec|os\.spawn|libtmux\.|"

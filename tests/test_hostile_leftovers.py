@@ -12,7 +12,7 @@ import os
 import sys
 import subprocess
 
-from supervisor.commit_refusals import refused_paths
+from nightshift.supervisor.commit_refusals import refused_paths
 from tests.fixtures_claude import fake_claude  # noqa: F401
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
@@ -167,7 +167,7 @@ def test_a_git_of_ours_dies_with_the_process_that_started_it(tmp_path):
 
 
 def test_the_users_own_submodule_is_never_taken_for_the_agents(tmp_path):
-    from supervisor.commit_refusals import gitlinks_added
+    from nightshift.supervisor.commit_refusals import gitlinks_added
     ws, lib = tmp_path / "ws", tmp_path / "lib"
     for repo in (ws, lib):
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -189,7 +189,7 @@ def test_the_users_own_submodule_is_never_taken_for_the_agents(tmp_path):
 def test_claude_codes_refused_writes_to_a_kept_test_are_named(workspace, fake_claude):
     """The same with the real Claude Code CLI (headless; only the model is faked): its Bash `rm` and `sed -i` of a
     test kept since the start are refused, and named as refusals, whichever layer refused them."""
-    from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
     from tests.fake_anthropic import bash, text, tools
     from tests.fixtures_claude import claim
     need_namespace()
@@ -217,8 +217,8 @@ def test_claude_codes_refused_writes_to_a_kept_test_are_named(workspace, fake_cl
 def test_only_writes_refused_on_a_kept_path_are_refusals(tmp_path):
     """NFS's busy `.nfs000...` files on a cluster home and the erofs filesystem's name are no refusal of the
     namespace's; a write refused on a kept test (or a rename beside it, as sed -i does) is, in C's words and Node's."""
-    from supervisor.sandbox.boundary import Boundary
-    from supervisor.shift.turn_boundary import kept_places, refused_write
+    from nightshift.supervisor.sandbox.boundary import Boundary
+    from nightshift.supervisor.shift.turn_boundary import kept_places, refused_write
     ws = tmp_path / "ws"
     boundary = Boundary(ws, "auto", (), (ws / "reference" / "r.dat",), (), (ws / "tests" / "test_kept.py",
                         ws / "nightshift.toml"), (), True, False, False)

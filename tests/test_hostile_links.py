@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 
-from supervisor.shift.verdict_clock import verify_in_time
+from nightshift.supervisor.shift.verdict_clock import verify_in_time
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
 
@@ -59,7 +59,7 @@ def test_the_supervisor_answers_stop_while_a_verdict_runs(workspace):
     workspace.configure({"default": [["write", "check.txt", "ok"], ["claim", "done", "done"]]}, backend="local",
                         test_command="sleep 25; test \"$(cat check.txt)\" = ok")
     run = workspace.create_run()
-    from supervisor.shift.launcher import supervise_argv
+    from nightshift.supervisor.shift.launcher import supervise_argv
     proc = subprocess.Popen(supervise_argv(run), cwd=run.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: "verify.started" in workspace.types(run), timeout=60, what="the verdict to start")
@@ -81,7 +81,7 @@ def test_a_step_that_never_answers_fails_the_verdict_by_name_and_ticks_go_on(tmp
     ticks: list[float] = []
 
     def verify():
-        from supervisor.verify.pipeline import STEPS
+        from nightshift.supervisor.verify.pipeline import STEPS
         STEPS[threading.get_ident()] = "plan"
         with open(fifo) as fh:  # blocks: nobody opens it for writing
             return fh.read()

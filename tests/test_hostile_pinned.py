@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from supervisor.run import untrusted
-from supervisor.verify.oracle.field import open_field
-from supervisor.verify.oracle.readers import read_table
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.verify.oracle.field import open_field
+from nightshift.supervisor.verify.oracle.readers import read_table
 from tests.fixtures_fields import hydro_state, temperature_3d, write_hdf5, write_netcdf, write_npz
 
 

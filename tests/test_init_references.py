@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from supervisor.cli.init.goal_words import tolerance_from_goal
-from supervisor.config.schema import load_config
+from nightshift.supervisor.cli.init.goal_words import tolerance_from_goal
+from nightshift.supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift, require_tool
 from tests.fixtures_references import CANDIDATE_MAKER, make_reference_folder, reference_ws  # noqa: F401
 from tests.test_bad_input import one_line_error
@@ -109,7 +109,7 @@ def test_in_a_terminal_init_shows_what_it_found_and_asks_before_writing(ws):
 
     require_tool("tmux")
     sock = f"ns-test-init-{os.getpid()}"
-    init = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "supervisor.cli.main", "init", str(ws), "--goal",
+    init = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "nightshift.supervisor.cli.main", "init", str(ws), "--goal",
                                              GOAL, "--reference-dir", "reference"])
     script = f"{init}; echo FIRST=$?; {init}; echo SECOND=$?; sleep 120"
     screen = lambda: subprocess.run(["tmux", "-L", sock, "capture-pane", "-p", "-t", "init", "-S", "-200"],  # noqa
@@ -135,9 +135,9 @@ def test_every_data_set_init_finds_is_read_the_same_by_the_oracle(tmp_path):
     import h5py
     import numpy as np
 
-    from supervisor.verify.oracle.field import open_field
-    from supervisor.verify.oracle.peek import peek_file
-    from supervisor.verify.oracle.readers import read_table
+    from nightshift.supervisor.verify.oracle.field import open_field
+    from nightshift.supervisor.verify.oracle.peek import peek_file
+    from nightshift.supervisor.verify.oracle.readers import read_table
 
     with h5py.File(tmp_path / "odd.h5", "w") as handle:
         group = handle.create_group("background")
@@ -157,8 +157,8 @@ def test_every_data_set_init_finds_is_read_the_same_by_the_oracle(tmp_path):
 
 
 def test_a_fortran_d_exponent_is_named_as_not_a_number_not_a_crash(tmp_path):
-    from supervisor.verify.oracle.peek import peek_file
-    from supervisor.verify.oracle.table import OracleInputError
+    from nightshift.supervisor.verify.oracle.peek import peek_file
+    from nightshift.supervisor.verify.oracle.table import OracleInputError
     path = tmp_path / "fortran.dat"
     path.write_text("# 1:x 2:y\n1.0 2.0\n2.0 1.0d-3\n")
     with pytest.raises(OracleInputError, match="'1.0d-3' is not a number"):
@@ -179,7 +179,7 @@ def test_a_fortran_d_exponent_is_named_as_not_a_number_not_a_crash(tmp_path):
     ("the fields agree to 1e-10 relative, 1e-14 absolute", (1e-10, 1e-14), {}),
 ])
 def test_a_field_named_in_the_goal_takes_its_own_tolerance(goal, general, own):
-    from supervisor.cli.init.goal_words import goal_tolerances
+    from nightshift.supervisor.cli.init.goal_words import goal_tolerances
 
     found, its = goal_tolerances(goal, {"rho", "momx", "energy", "T", "gamma"})
     assert (found.rtol, found.atol) == pytest.approx(general)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def init(folder: Path, *args: str, claude_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "supervisor.cli.main", "init", str(folder), *args],
+    return subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "init", str(folder), *args],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(claude_dir)})
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from supervisor.verify.judge.call import JudgeInputs, JudgeOutcome, combine, run_judge
-from supervisor.config.judge import JudgeConfig
-from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
+from nightshift.supervisor.verify.judge.call import JudgeInputs, JudgeOutcome, combine, run_judge
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
 from tests.fake_anthropic import FakeAnthropic, error, overloaded, raw, text, tool, tools
 
 RUBRIC = ["The oracle passes: every comparison is within its tolerance.", "The test command passes."]

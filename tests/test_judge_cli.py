@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from supervisor.config.judge import JudgeConfig
-from supervisor.verify.judge.call import JudgeInputs, combine, resolve_via, run_judge
-from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.verify.judge.call import JudgeInputs, combine, resolve_via, run_judge
+from nightshift.supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
 from tests.fake_anthropic import FakeAnthropic, overloaded, text, tool, tools
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
 
@@ -121,12 +121,12 @@ def test_cost_cap_is_checked_before_the_cli_runs(cli_fake):
 def test_in_the_loop_a_cli_judge_fail_pushes_back_then_its_pass_ends_the_run(cli_fake, workspace):
     """The whole loop with `via = "agent"`: the CLI judge's FAIL becomes a push-back, its PASS ends the run,
     its cost is counted, and the report and status show it ran."""
-    from supervisor.cli.watch.outcome import trust_line
-    from supervisor.cli.report.verb import build_report
-    from supervisor.config.schema import load_config
-    from supervisor.run.state import load_state
-    from supervisor.shift.launcher import run_foreground
-    from supervisor.verify.judge.call import gather_inputs, rubric_for
+    from nightshift.supervisor.cli.watch.outcome import trust_line
+    from nightshift.supervisor.cli.report.verb import build_report
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.run.state import load_state
+    from nightshift.supervisor.shift.launcher import run_foreground
+    from nightshift.supervisor.verify.judge.call import gather_inputs, rubric_for
 
     fix = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
     ws = workspace.configure({"s1t1": fix, "s1t2": fix}, backend="local",
@@ -192,9 +192,9 @@ def test_an_overloaded_api_on_a_port_holding_401_is_busy_not_logged_out(tmp_path
 def test_in_the_loop_a_cli_judge_that_stays_overloaded_holds_the_run(cli_fake, workspace):
     """The same fail-closed rule with `via = "agent"`: the CLI judge is asked again while the API is overloaded,
     and at `max_wait` the run is held for a person, never ended done on the other checks alone."""
-    from supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
-    from supervisor.run.state import load_state
-    from supervisor.shift.launcher import run_foreground
+    from nightshift.supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
+    from nightshift.supervisor.run.state import load_state
+    from nightshift.supervisor.shift.launcher import run_foreground
 
     fix = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
     ws = workspace.configure({"s1t1": fix}, backend="local", extra='[judge]\nvia = "agent"\nmodel = '

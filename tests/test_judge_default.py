@@ -11,9 +11,9 @@ import os
 import subprocess
 import sys
 
-from supervisor.config.schema import load_config
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
-from supervisor.verify.judge.call import gather_inputs, rubric_for
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.verify.judge.call import gather_inputs, rubric_for
 from tests.fake_anthropic import FakeAnthropic, tool, tools
 from tests.fixtures_core import nightshift, require_tool
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import threading
 
-from supervisor.cli.watch import outcome as outcome
-from supervisor.cli.report.verb import build_report
-from supervisor.config.schema import load_config
-from supervisor.run.state import load_state
-from supervisor.shift.launcher import run_foreground
-from supervisor.verify.judge.call import gather_inputs, rubric_for
+from nightshift.supervisor.cli.watch import outcome as outcome
+from nightshift.supervisor.cli.report.verb import build_report
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.verify.judge.call import gather_inputs, rubric_for
 from tests.fake_anthropic import FakeAnthropic, overloaded, text, tool, tools
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.test_bad_input import one_line_error

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.verify.judge.call import gather_inputs
-from supervisor.config.judge import JudgeConfig
-from supervisor.pricing import price_for
-from supervisor.verify.judge.inputs import definition_of_done, newest_changelog_entry, trim_diff, workspace_diff
-from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
+from nightshift.supervisor.verify.judge.call import gather_inputs
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.pricing import price_for
+from nightshift.supervisor.verify.judge.inputs import definition_of_done, newest_changelog_entry, trim_diff, workspace_diff
+from nightshift.supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
 
 CLAUDE_MD = """# CLAUDE.md
 
@@ -151,7 +151,7 @@ def test_prices_by_family(model, rates, known_note):
 
 
 def test_end_to_end_workspace_to_verdict_with_the_diff_delimited(workspace, monkeypatch):
-    from supervisor.verify.judge.call import run_judge
+    from nightshift.supervisor.verify.judge.call import run_judge
     from tests.fake_anthropic import FakeAnthropic, tool, tools
 
     ws, base = workspace

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from supervisor.config.schema import load_config
-from supervisor.verify.judge.call import gather_inputs, rubric_for
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.verify.judge.call import gather_inputs, rubric_for
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fake_anthropic import FakeAnthropic, tool, tools
 from tests.fixtures_core import workspace  # noqa: F401
 
@@ -58,8 +58,8 @@ def test_a_failing_deterministic_check_is_never_turned_into_done_by_the_judge(wo
 
 def test_an_unavailable_judge_is_never_a_pass_and_holds_the_run(workspace, monkeypatch):
     """No key: waiting will not bring one, so the run is held for a person at once, with the fix (no retries)."""
-    from supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.cli.watch.outcome import NEEDS_PERSON, outcome_code
+    from nightshift.supervisor.run.state import load_state
 
     ws = workspace.configure({"s1t1": FIX}, extra=JUDGE)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -9,15 +9,15 @@ import signal
 import subprocess
 import sys
 
-from supervisor.run.state import apply, empty_state, load_state
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.run.state import apply, empty_state, load_state
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fake_anthropic import FakeAnthropic, overloaded, tool, tools
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.test_judge_held import FIX, api_env, judge_section, passing
 
 
 def start(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", *args], env={**os.environ, **env},
+    return subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", *args], env={**os.environ, **env},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

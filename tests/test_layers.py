@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import hpc
-import supervisor
+import nightshift.hpc
+import nightshift.supervisor
 from tests.layers import ROOT, circles, face_violations, module_graph, room_graph, violations
 
 
@@ -74,7 +74,7 @@ def test_a_room_without_its_rule_and_a_circle_are_named(tree):
 
 def headless_modules() -> list[str]:
     names = []
-    for package in (supervisor, hpc):
+    for package in (nightshift.supervisor, nightshift.hpc):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             names.append(info.name)
     return names

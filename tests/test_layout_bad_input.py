@@ -9,9 +9,9 @@ import h5py
 import numpy as np
 import pytest
 
-from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.check import _one
-from supervisor.verify.oracle.field import open_field
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.verify.oracle.check import _one
+from nightshift.supervisor.verify.oracle.field import open_field
 from tests.fixtures_core import nightshift
 from tests.fixtures_layouts import GRID, write_pde_storage
 

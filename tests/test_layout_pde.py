@@ -91,7 +91,7 @@ def test_init_compares_the_field_located_by_its_times_and_grid_and_check_reads_i
 
 def run_agent(root, solver: str):
     """One shift of the scripted agent: it writes ``solver``, checks its plan, notes it, claims done."""
-    from supervisor.shift.launcher import create_run, resolve_config
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config
     from tests.fixtures_core import Workspace
 
     tick = ("import re, pathlib; p = pathlib.Path('CLAUDE.md'); head, plan = p.read_text().split('## Plan', 1); "

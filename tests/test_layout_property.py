@@ -9,11 +9,11 @@ import shutil
 
 import pytest
 
-from supervisor.config.schema import load_config
-from supervisor.verify.oracle.calibrate import calibrate
-from supervisor.verify.oracle.calibrate_field import calibrate_field
-from supervisor.verify.oracle.check import _one
-from supervisor.verify.oracle.readers import read_table, split_part
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.verify.oracle.calibrate import calibrate
+from nightshift.supervisor.verify.oracle.calibrate_field import calibrate_field
+from nightshift.supervisor.verify.oracle.check import _one
+from nightshift.supervisor.verify.oracle.readers import read_table, split_part
 from tests.fixtures_core import nightshift
 from tests.fixtures_layouts import WRITERS, reference_set
 
@@ -118,7 +118,7 @@ def test_the_grid_classes_a_storage_states_locate_the_last_axes(tmp_path, grid, 
     import h5py
     import numpy as np
 
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
 
     shape = (3, 6, 5)  # t, then the grid's axes (a 1-D grid: the last one only)
     for side, factor in (("reference", 1.0), ("out", 1.01)):

@@ -7,9 +7,9 @@ import os
 import subprocess
 import time
 
-from supervisor.run import listing
-from supervisor.run.inbox import send_command, take_commands
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run import listing
+from nightshift.supervisor.run.inbox import send_command, take_commands
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import require_tool
 
 
@@ -59,7 +59,7 @@ def test_commands_sent_to_a_quiet_inbox_are_taken(tmp_path):
 
 def test_a_new_tmux_server_on_the_same_socket_is_not_the_cached_one(tmp_path):
     require_tool("tmux")
-    from supervisor.backends.tmux import TmuxBackend
+    from nightshift.supervisor.backends.tmux import TmuxBackend
 
     socket = f"ns-listing-{os.getpid()}"
     try:
@@ -82,7 +82,7 @@ def test_a_new_tmux_server_on_the_same_socket_is_not_the_cached_one(tmp_path):
 
 
 def test_the_stop_channel_sees_a_new_request_in_a_quiet_folder_and_its_answer(tmp_path):
-    from supervisor.shift import stop_channel
+    from nightshift.supervisor.shift import stop_channel
 
     stops = tmp_path / "stops"
     stops.mkdir()

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import supervise, wait_for, workspace, nightshift  # noqa: F401
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed check.txt"]]
@@ -90,7 +90,7 @@ def test_a_blocked_claim_pauses_the_run_and_tells_the_human(workspace, tmp_path)
     ws = workspace.configure({"s1t1": [["claim", "blocked", "need the reference data for z > 3"]]},
                              extra=f'[notify]\ncommand = "echo $NIGHTSHIFT_EVENT: $NIGHTSHIFT_MESSAGE > {told}"\n')
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), what="run.paused")
         wait_for(told.exists, what="the notify command")
@@ -105,7 +105,7 @@ def test_a_blocked_claim_pauses_the_run_and_tells_the_human(workspace, tmp_path)
 def test_budget_of_shifts_and_the_breaker_pause_the_run(workspace):
     ws = workspace.configure({"default": [["write", "check.txt", "no"]]}, pushbacks=0, max_shifts=2, breaker=9)
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), what="run.paused")
         exceeded = [e["data"] for e in ws.events(run) if e["type"] == "budget.exceeded"]
@@ -120,7 +120,7 @@ def test_budget_of_shifts_and_the_breaker_pause_the_run(workspace):
 def test_breaker_trips_after_stops_with_no_diff_and_no_progress(workspace):
     ws = workspace.configure({"default": []}, pushbacks=9, breaker=2)
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "breaker.tripped" in ws.types(run), what="breaker.tripped")
         state = json.loads(run.snapshot.read_text())["state"]
@@ -139,7 +139,7 @@ def test_an_agent_that_commits_its_own_work_is_progress_not_a_stale_stop(workspa
     work = "date +%s%N >> notes.txt && git add notes.txt && git commit -qm 'a unit of work'"
     ws = workspace.configure({"default": [["shell", work]]}, pushbacks=9, breaker=2)
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         commits = lambda: [e["data"] for e in ws.events(run) if e["type"] in ("commit.created", "commit.skipped")]
         wait_for(lambda: len(commits()) >= 4, what="four stops committed")
@@ -156,7 +156,7 @@ def test_an_agent_that_only_makes_empty_commits_still_trips_the_breaker(workspac
     ws = workspace.configure({"default": [["shell", "git commit -q --allow-empty -m 'nothing'"]]}, pushbacks=9,
                              breaker=2)
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "breaker.tripped" in ws.types(run), what="breaker.tripped")
         nightshift("stop", run.run_id)

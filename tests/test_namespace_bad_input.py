@@ -102,7 +102,7 @@ def test_an_agent_whose_config_folder_is_missing_holds_the_run_with_the_fix(work
 
 def nightshift_supervise(run):
     import subprocess
-    return subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    return subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -125,8 +125,8 @@ def test_a_test_command_that_needs_the_network_is_told_why_and_the_fix(workspace
 
 def test_a_reference_that_is_a_symlink_out_of_the_workspace_is_hidden_at_its_target(workspace, tmp_path):
     need_namespace()
-    from supervisor.sandbox.boundary import boundary_for_oracle, notes
-    from supervisor.verify.oracle import run_oracle
+    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle, notes
+    from nightshift.supervisor.verify.oracle import run_oracle
     from tests.fixtures_oracle import oracle
 
     ws = workspace.path

@@ -13,8 +13,8 @@ import threading
 import uuid
 from pathlib import Path
 
-from supervisor.cli.watch.attach import attach_argv
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.cli.watch.attach import attach_argv
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, wait_for, workspace  # noqa: F401

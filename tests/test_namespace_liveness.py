@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from supervisor.run.liveness import write_supervisor_info
-from supervisor.sandbox.mounts import PACKAGE_ROOT
+from nightshift.supervisor.run.liveness import write_supervisor_info
+from nightshift.supervisor.run.own_python import PACKAGE_ROOT
 from tests.fixtures_namespace import need_namespace
 
-PROBE = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from pathlib import Path; "
-         "from supervisor.run.liveness import supervisor_status; "
+PROBE = (f"import sys, types; n = types.ModuleType('nightshift'); n.__path__ = [{str(PACKAGE_ROOT)!r}]; "
+         "sys.modules['nightshift'] = n; from pathlib import Path; "
+         "from nightshift.supervisor.run.liveness import supervisor_status; "
          "print(supervisor_status(Path(sys.argv[1]))['alive'])")
 
 

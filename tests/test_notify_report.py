@@ -2,7 +2,7 @@
 before it runs (a real supervisor, the scripted agent, real git)."""
 from __future__ import annotations
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import workspace  # noqa: F401
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]

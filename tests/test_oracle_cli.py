@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle import run_oracle
-from supervisor.cli.oracle_verbs import compare_main, history_series, plot_main
+from nightshift.supervisor.verify.oracle import run_oracle
+from nightshift.supervisor.cli.oracle_verbs import compare_main, history_series, plot_main
 from tests.fixtures_oracle import oracle, perturb, spectrum, workspace_with_oracle
 
 ORACLE = '''
@@ -62,7 +62,7 @@ def test_compare_missing_candidate_is_a_failing_row_not_an_error(tmp_path, capsy
 
 def test_compare_through_the_nightshift_cli(tmp_path):
     ws = workspace_with_oracle(tmp_path / "ws", ORACLE.format(rtol=1e-2), REF, perturb(REF, 1e-4))
-    done = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "compare", str(ws), "--json"],
+    done = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "compare", str(ws), "--json"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["passed"] is True

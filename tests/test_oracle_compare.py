@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle.compare import compare_tables
-from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle.table import OracleInputError, Table
+from nightshift.supervisor.verify.oracle.compare import compare_tables
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 from tests.fixtures_oracle import perturb, spectrum
 
 
@@ -139,7 +139,7 @@ def test_scale_for_a_quantity_crossing_zero():
 def test_scale_expressions_cannot_run_code():
     from pydantic import ValidationError
 
-    from supervisor.verify.oracle.scale import evaluate
+    from nightshift.supervisor.verify.oracle.scale import evaluate
     # a wrong argument count too: numpy's sqrt(TT, EE) would write into EE (its out=), max(TT) fails at compare time
     for bad in ("__import__('os').system('true')", "TT.__class__", "open('x')", "TT if 1 else EE", "sqrt(TT, EE)",
                 "max(TT)", "log()"):
@@ -235,8 +235,8 @@ def test_median_and_p95_are_numpys_to_the_bit_and_a_nan_makes_them_inf():
     import math
     import warnings
 
-    from supervisor.verify.oracle.compare import _percentiles
-    from supervisor.verify.oracle.evidence import sorted_unique
+    from nightshift.supervisor.verify.oracle.compare import _percentiles
+    from nightshift.supervisor.verify.oracle.evidence import sorted_unique
 
     rng = np.random.default_rng(7)
     cases = [np.array([np.inf, np.inf, 1.0]), np.array([np.inf] * 5)]

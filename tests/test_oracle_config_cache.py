@@ -14,7 +14,7 @@ from tests.test_oracle_cli import ORACLE, REF
 
 # The user's own command, run as a user runs it; prints whether pydantic was loaded, after the report.
 COMPARE = ("import sys, runpy; sys.argv = ['nightshift', 'compare', sys.argv[1], '--json']\n"
-           "try:\n    runpy.run_module('supervisor.cli.main', run_name='__main__')\n"
+           "try:\n    runpy.run_module('nightshift.supervisor.cli.main', run_name='__main__')\n"
            "except SystemExit as exc:\n    code = exc.code\n"
            "print('PYDANTIC' if 'pydantic' in sys.modules else 'NO-PYDANTIC', code)")
 

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle import embedded, protect_references, run_oracle
+from nightshift.supervisor.verify.oracle import embedded, protect_references, run_oracle
 from tests.fixtures_oracle import oracle, write_table
 
 HEADER = "# 1:x 2:a 3:b"

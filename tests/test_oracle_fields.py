@@ -13,7 +13,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from supervisor.config.schema import load_config
+from nightshift.supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift
 from tests.fixtures_fields import (HDF5_FIELDS, X, Y, Z, hydro_state, noisy, temperature_3d, write_hdf5,
                                    write_netcdf, write_npz)
@@ -152,8 +152,8 @@ def test_per_field_tolerance_and_the_combination_modes(ws):
 
 
 def test_the_tui_oracle_tab_shows_a_field_as_one_row_located_by_coordinates(ws):
-    from tui.oracle_report import rows_from_report
-    from tui.widgets.oracle_view import row_cells
+    from nightshift.tui.oracle_report import rows_from_report
+    from nightshift.tui.widgets.oracle_view import row_cells
 
     honest_outputs(ws, ("climate.nc", "T", (9, 20, 4)), 1 + 1e-9)
     code, report = compare(ws, "--json")
@@ -165,9 +165,9 @@ def test_the_tui_oracle_tab_shows_a_field_as_one_row_located_by_coordinates(ws):
 
 def test_check_calibrates_a_field_and_a_table_whose_header_repeats_names(ws):
     """The calibration gate of `nightshift check`, on a field and on `# nx aerr rerr aerr rerr`."""
-    from supervisor.verify.oracle.calibrate import calibrate
-    from supervisor.verify.oracle.calibrate_field import calibrate_field
-    from supervisor.verify.oracle.readers import read_table
+    from nightshift.supervisor.verify.oracle.calibrate import calibrate
+    from nightshift.supervisor.verify.oracle.calibrate_field import calibrate_field
+    from nightshift.supervisor.verify.oracle.readers import read_table
 
     oracle = load_config(ws).oracle
     by_name = {c.name: c for c in oracle.compare}
@@ -178,7 +178,7 @@ def test_check_calibrates_a_field_and_a_table_whose_header_repeats_names(ws):
     nx = np.array([16, 32, 64, 128, 256], dtype=float)
     rows = np.column_stack([nx, 3.1 / nx ** 2, 2.2 / nx ** 2, 5.3 / nx ** 1.5, 4.4 / nx ** 1.5])
     np.savetxt(ws / "conv.dat", rows, header="nx aerr rerr aerr rerr", fmt="%.17g")
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
     table = CompareConfig(name="conv", candidate="c.dat", reference="conv.dat", x="nx", columns=[1, 2, 3, 4])
     assert calibrate(table, read_table(ws / "conv.dat")).ok
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from supervisor.cli.oracle_verbs import compare_main
-from supervisor.cli.preflight.oracle import _gap_line
-from supervisor.config.oracle import CompareConfig
-from supervisor.verify.oracle import read_table, run_oracle
-from supervisor.verify.oracle.calibrate import Calibration, _expect_caught
+from nightshift.supervisor.cli.oracle_verbs import compare_main
+from nightshift.supervisor.cli.preflight.oracle import _gap_line
+from nightshift.supervisor.config.oracle import CompareConfig
+from nightshift.supervisor.verify.oracle import read_table, run_oracle
+from nightshift.supervisor.verify.oracle.calibrate import Calibration, _expect_caught
 from tests.fixtures_oracle import oracle, write_table
 
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from supervisor.verify.oracle.read_text import _parse_numpy
-from supervisor.verify.oracle.readers import read_table, split_part
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.verify.oracle.read_text import _parse_numpy
+from nightshift.supervisor.verify.oracle.readers import read_table, split_part
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 from tests.fixtures_oracle import class_style, spectrum, write_table
 
 DATA = spectrum(50)

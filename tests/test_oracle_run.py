@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 
-from supervisor.verify.oracle import heldout_store, protect_references, run_oracle
-from supervisor.verify.oracle.exam import UNAVAILABLE, Exam, private_folder
-from supervisor.verify.oracle.integrity import sha256_of
-from supervisor.verify.oracle.report import fmt
+from nightshift.supervisor.verify.oracle import heldout_store, protect_references, run_oracle
+from nightshift.supervisor.verify.oracle.exam import UNAVAILABLE, Exam, private_folder
+from nightshift.supervisor.verify.oracle.integrity import sha256_of
+from nightshift.supervisor.verify.oracle.report import fmt
 from tests.fixtures_oracle import all_text_under, oracle, perturb, spectrum, write_table
 
 HEADER = "# 1:l 2:TT 3:EE 4:TE"
@@ -246,7 +246,7 @@ def pytest_approx(value):
 
 
 def test_a_failing_oracle_check_opens_with_what_fails_it_not_with_all_pass(tmp_path):
-    from supervisor.verify.oracle.report import summary_line
+    from nightshift.supervisor.verify.oracle.report import summary_line
     ws = setup(tmp_path / "ws")
     shown = run_oracle(oracle(entry(rtol=1e-9)), ws, tmp_path / "o", None).report["comparisons"]
     line = summary_line(shown, ["out/cl.dat is a symlink out of the workspace: not read"])

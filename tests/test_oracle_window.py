@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import stat
 
-from supervisor.verify.oracle.kept import WINDOW, remember_window, window
+from nightshift.supervisor.verify.oracle.kept import WINDOW, remember_window, window
 
 
 def test_the_window_is_kept_privately_in_the_store_and_only_there(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.cli.watch import outcome as outcome
-from supervisor.run.events import EventLog
-from supervisor.run.state import apply, empty_state
+from nightshift.supervisor.cli.watch import outcome as outcome
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.state import apply, empty_state
 from tests.fixtures_core import nightshift, workspace, wait_for  # noqa: F401
 
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed"]]

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from supervisor.shift.launcher import LaunchError, create_run, resolve_config, run_foreground
+from nightshift.supervisor.shift.launcher import LaunchError, create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tool, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, wait_for, workspace  # noqa: F401
@@ -42,7 +42,7 @@ def oracle_workspace(ws, tmp_path) -> tuple[str, str]:
 
 def run_to_the_end(run, timeout: float = 240) -> int:
     """The supervisor in a thread, so a run that pauses (budget, breaker) fails the test instead of hanging it."""
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
 
     result: list[int] = []
     threading.Thread(target=lambda: result.append(run_foreground(run, say=lambda _: None)), daemon=True).start()
@@ -161,13 +161,13 @@ def test_an_un_allowed_tool_waits_visibly_and_approve_lets_it_through(workspace,
     waiting = wait_for(lambda: waits()[:1], timeout=90, what="agent.waiting")[0]
     seen_after = time.monotonic() - started
     assert waiting["data"]["kind"] == "human" and "Bash" in waiting["data"]["what"], waiting
-    status = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "status", run.run_id], capture_output=True,
+    status = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "status", run.run_id], capture_output=True,
                             text=True, cwd=ws)
     assert "WAITING" in status.stdout and f"nightshift approve {run.run_id}" in status.stdout, status.stdout
     answered = 0
     while not result:  # the python command, then the claim: each shell command waits for its approval
         if len(waits()) > answered:
-            approve = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "approve", run.run_id],
+            approve = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "approve", run.run_id],
                                      capture_output=True, text=True, cwd=ws)
             assert approve.returncode == 0, approve.stderr
             answered += 1
@@ -205,7 +205,7 @@ def test_a_required_sandbox_that_cannot_run_holds_the_run_with_the_reason(worksp
                                     if '"run.paused"' in l), None), timeout=60, what="run.paused")
     assert "bubblewrap is not installed" in paused["data"]["reason"] and "apt-get install bubblewrap" in paused["data"]["reason"]
     assert not fake.requests  # no shift was started without its sandbox
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
     send_command(run, "stop")
 
 
@@ -228,7 +228,7 @@ def test_a_solver_written_by_claude_that_copies_the_reference_never_passes(works
     assert "tried to read reference/y.dat" in text_ and "references are hidden while it runs" in text_, text_
     verdict = next(json.loads(l)["data"] for l in run.events.read_text().splitlines() if '"verify.finished"' in l)
     assert not verdict["passed"] and verdict["claimed"] == "done"
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
     send_command(run, "stop")
     wait_for(lambda: '"run.finished"' in run.events.read_text(), timeout=60, what="the stop")
     assert '"outcome":"done"' not in run.events.read_text().replace(" ", "")
@@ -254,5 +254,5 @@ def test_bypass_mode_as_root_holds_the_run_with_the_fix(workspace, fake_claude, 
     reason = paused["data"]["reason"]
     assert "IS_SANDBOX=1" in reason and "nightshift does not need it" in reason  # the fix it names: not a default
     assert not fake.requests
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
     send_command(run, "stop")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config.schema import ConfigError, parse_config
-from supervisor.shift.policy_check import decide
+from nightshift.supervisor.config.schema import ConfigError, parse_config
+from nightshift.supervisor.shift.policy_check import decide
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,9 +93,9 @@ def test_hidden_paths_in_any_shell_command_and_network_only_when_off(policy):
     assert rule(sandboxed, "Bash", command="curl https://example.org") is None  # the sandbox cuts it, visibly
 
 
-def hook(env: dict, stdin: str, module: str = "supervisor.shift.pretool", cwd=None) -> subprocess.CompletedProcess:
+def hook(env: dict, stdin: str, module: str = "nightshift.supervisor.shift.pretool", cwd=None) -> subprocess.CompletedProcess:
     """The hook exactly as Claude Code starts it: the command nightshift writes into the settings, through a shell."""
-    from supervisor.agents.claude_settings import hook_command
+    from nightshift.supervisor.agents.claude_settings import hook_command
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NIGHTSHIFT_")}
     return subprocess.run(["sh", "-c", hook_command(module)], input=stdin, text=True, capture_output=True,
                           env={**clean, **env}, timeout=30, cwd=cwd)
@@ -137,7 +137,7 @@ def test_the_permission_hook_records_what_waits(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     env = {"NIGHTSHIFT_RUN_DIR": str(run_dir), "NIGHTSHIFT_TOKEN": "t"}
-    out = hook(env, json.dumps({"tool_name": "Bash", "tool_input": {"command": "make"}}), "supervisor.shift.waits")
+    out = hook(env, json.dumps({"tool_name": "Bash", "tool_input": {"command": "make"}}), "nightshift.supervisor.shift.waits")
     assert out.returncode == 0 and out.stdout == ""
     [wait] = [json.loads(p.read_text()) for p in (run_dir / "waits").glob("*.json")]
     assert wait["what"] == "permission for Bash: make" and wait["token"] == "t"
@@ -161,19 +161,19 @@ def test_a_malformed_or_contradictory_policy_names_line_and_key(body, message):
 
 def test_a_bad_policy_is_one_line_from_the_cli(tmp_path):
     (tmp_path / "nightshift.toml").write_text('[policy]\nsandbox = "always"\n')
-    out = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "run", str(tmp_path)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", str(tmp_path)], capture_output=True,
                          text=True, cwd=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.startswith("nightshift: ") and "policy.sandbox" in out.stderr and len(out.stderr.splitlines()) == 1
 
 
 def test_doctor_says_what_holds_the_agents_hands(tmp_path, monkeypatch):
-    from supervisor.cli.doctor import boundary_checks
+    from nightshift.supervisor.cli.doctor import boundary_checks
     # This test is about the bypass setting a user might add. The sandbox variable is removed because some containers
     # (this CI machine's among them) export it, and a login node does not: the user's environment is what is tested.
     monkeypatch.delenv("IS_SANDBOX", raising=False)  # removed, never added: not a default
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run([sys.executable, "-m", "supervisor.cli.main", "init", str(tmp_path), "--goal", "g"], check=True,
+    subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "init", str(tmp_path), "--goal", "g"], check=True,
                    capture_output=True)
     init_defaults = {what: ok for ok, what, _detail in boundary_checks(tmp_path)}
     assert all(init_defaults.values()), init_defaults  # nothing in `init` defaults trips root's trap
@@ -219,7 +219,7 @@ def test_a_wait_only_the_hook_saw_is_not_cleared_by_a_screen_without_known_promp
     screen must not end a wait it never saw (status would say working while the agent sits at the prompt)."""
     from types import SimpleNamespace
 
-    from supervisor.shift import session as session_module
+    from nightshift.supervisor.shift import session as session_module
     events = []
     sess = object.__new__(session_module.AgentSession)
     sess.ledger = SimpleNamespace(state={"shift": 1, "waiting_for": None},
@@ -245,7 +245,7 @@ def test_a_prompt_just_answered_and_still_drawn_is_not_a_new_wait():
     the CI failure of stop 25), until the screen has been seen without it."""
     from types import SimpleNamespace
 
-    from supervisor.shift import session as session_module
+    from nightshift.supervisor.shift import session as session_module
     events, keys = [], []
     state = {"shift": 1, "waiting_for": None, "target": {"pane": "%0"}}
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from supervisor.agents.claude_settings import pretool_command
-from supervisor.config.schema import parse_config
-from supervisor.run.paths import RunPaths
-from supervisor.sandbox.boundary import boundary_for
-from supervisor.sandbox.turn import turn_namespace
+from nightshift.supervisor.agents.claude_settings import pretool_command
+from nightshift.supervisor.config.schema import parse_config
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.sandbox.boundary import boundary_for
+from nightshift.supervisor.sandbox.turn import turn_namespace
 from tests.fixtures_core import require_tool
 from tests.fixtures_namespace import need_namespace
 

@@ -111,7 +111,7 @@ def test_a_policy_refreshed_mid_turn_holds_at_the_next_call(tmp_path, session_pa
         turn = s.start(fake)
         try:
             wait_for(lambda: (ws / "a").exists(), 120, what="the first call to run")
-            from supervisor.shift.policy import compile_policy, write_policy
+            from nightshift.supervisor.shift.policy import compile_policy, write_policy
             write_policy(s.run, compile_policy(s.run, s.config, {"test_solver.py::test_it"}, sandbox=False))
             (ws / "go").touch()
             _, stderr = turn.proc.communicate(timeout=240)
@@ -126,9 +126,9 @@ def test_a_policy_refreshed_mid_turn_holds_at_the_next_call(tmp_path, session_pa
 
 
 def _supervisor_records(s: Session) -> list[dict]:
-    from supervisor.agents import make_agent
-    from supervisor.shift.ledger import RunLedger
-    from supervisor.shift.turn_boundary import TurnBoundary
+    from nightshift.supervisor.agents import make_agent
+    from nightshift.supervisor.shift.ledger import RunLedger
+    from nightshift.supervisor.shift.turn_boundary import TurnBoundary
 
     ledger = RunLedger(s.run)
     ledger.open()

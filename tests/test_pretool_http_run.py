@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, wait_for, workspace  # noqa: F401
@@ -49,7 +49,7 @@ def test_a_helper_killed_mid_session_ends_it_and_the_next_shift_has_one(workspac
         wait_for(lambda: result, 240, what="the run to end")
     finally:
         if not result:
-            from supervisor.run.inbox import send_command
+            from nightshift.supervisor.run.inbox import send_command
             send_command(run, "stop")
             wait_for(lambda: result, 60, what="the stop")
     evs = [json.loads(line) for line in run.events.read_text().splitlines()]

@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 
-from supervisor.agents import claude_version
-from supervisor.agents.claude_settings import HTTP_PLACEHOLDER, claude_settings
-from supervisor.cli.doctor import boundary_checks
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.config.schema import load_config
-from supervisor.shift.pretool_transport import pretool_transport
+from nightshift.supervisor.agents import claude_version
+from nightshift.supervisor.agents.claude_settings import HTTP_PLACEHOLDER, claude_settings
+from nightshift.supervisor.cli.doctor import boundary_checks
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.shift.pretool_transport import pretool_transport
 from tests.fake_anthropic import FakeAnthropic, bash, text, tools
 from tests.fixtures_core import require_tool
 from tests.fixtures_namespace import need_namespace
@@ -108,8 +108,8 @@ def test_check_names_the_hook_a_run_will_use(tmp_path):
     """`nightshift check`'s boundary lines: ok for HTTP, a note with the reason for the command hook."""
     require_tool("claude")
     need_namespace()
-    from supervisor.cli.preflight.boundary import boundary_lines
-    from supervisor.cli.preflight.lines import PreflightContext
+    from nightshift.supervisor.cli.preflight.boundary import boundary_lines
+    from nightshift.supervisor.cli.preflight.lines import PreflightContext
 
     ws = _workspace(tmp_path)
     ctx = PreflightContext(workspace=ws, out_dir=tmp_path / "out", config=load_config(ws))

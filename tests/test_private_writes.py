@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from supervisor.run.private import write_private_bytes, write_private_json
+from nightshift.supervisor.run.private import write_private_bytes, write_private_json
 
 
 def test_a_private_json_file_is_0600_and_replaces_the_old_one_whole(tmp_path):

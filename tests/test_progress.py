@@ -65,7 +65,7 @@ def first_seen(chunks: list[tuple[float, bytes]], needle: bytes) -> float:
 
 def test_check_in_a_terminal_prints_each_line_as_it_finishes_and_says_the_slow_step(tmp_path):
     ws = slow_workspace(tmp_path)
-    chunks = under_pty([sys.executable, "-m", "supervisor.cli.main", "check", str(ws)])
+    chunks = under_pty([sys.executable, "-m", "nightshift.supervisor.cli.main", "check", str(ws)])
     config, status = first_seen(chunks, b"ok    config"), first_seen(chunks, b"check: running the tests")
     tests, end = first_seen(chunks, b"ok    tests"), chunks[-1][0]
     # the config line was on the screen while the slow test command still ran (twice: 2 x SLOW seconds)
@@ -93,7 +93,7 @@ def test_init_on_references_says_what_it_reads_on_a_terminal_only(tmp_path):
         (ws / "reference" / "spectrum.dat").write_text("# k P\n" + "".join(f"{k} {k * k}\n" for k in range(1, 200)))
         folders.append(ws)
     argv = ["init", "--agent", "demo", "--yes", "--goal", "g", "--reference-dir", "reference"]
-    seen = b"".join(data for _, data in under_pty([sys.executable, "-m", "supervisor.cli.main", *argv[:1],
+    seen = b"".join(data for _, data in under_pty([sys.executable, "-m", "nightshift.supervisor.cli.main", *argv[:1],
                                                    str(folders[0]), *argv[1:]]))
     assert b"init: reading the references in reference/" in seen and b"nightshift: wrote" in seen, seen[-2000:]
     piped = nightshift(argv[0], str(folders[1]), *argv[1:])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.fixtures_ratchet import BASELINE, BREAK, CLAIM, ROUNDTRIP, TEST_COMMAND, write_suite
 
@@ -49,10 +49,10 @@ def test_a_suite_that_fails_to_collect_at_the_start_starts_no_run(workspace):
     assert unchecked.returncode == 14, unchecked.stdout + unchecked.stderr
     assert "Traceback" not in unchecked.stdout + unchecked.stderr
     [run_dir] = runs(ws)
-    from supervisor.run.events import read_events
+    from nightshift.supervisor.run.events import read_events
     types = [e["type"] for e in read_events(run_dir / "events.jsonl").events]
     assert "shift.started" not in types and "tests.baseline" not in types
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
     state = load_state(run_dir)[0]
     assert state["outcome"] == "failed"
     assert state["finish_reason"].startswith("the test suite fails to collect: tests/test_bad.py: ModuleNotFoundError")
@@ -84,7 +84,7 @@ def test_a_flaky_test_is_left_out_and_named_by_check_the_first_event_and_the_rep
     (ws.path / "flaky.count").unlink()
     started = nightshift("run", "--foreground", cwd=ws.path, timeout=200)
     [run_dir] = runs(ws)
-    from supervisor.run.events import read_events
+    from nightshift.supervisor.run.events import read_events
     events = read_events(run_dir / "events.jsonl").events
     baseline = next(e for e in events if e["type"] == "tests.baseline")
     assert [e["type"] for e in events[:5]] == ["run.created", "workspace.recorded", "git.guarded",
@@ -115,8 +115,8 @@ def test_release_refuses_what_it_cannot_do_in_one_line(workspace):
     assert unknown.returncode == 2 and "no-such-run" in one_line(unknown)
     stopped = nightshift("stop", run.run_id, cwd=ws.path)
     assert stopped.returncode in (0, 3)
-    from supervisor.run.events import EventLog
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.events import EventLog
+    from nightshift.supervisor.run.state import load_state
     log = EventLog(run.events, last_seq=load_state(run.root)[0]["seq"])
     log.append("run.finished", None, outcome="stopped", reason="stopped by the user")
     log.close()
@@ -127,8 +127,8 @@ def test_release_refuses_what_it_cannot_do_in_one_line(workspace):
 
 def test_the_agent_cannot_release_a_test_even_with_its_turns_variables_unset(workspace):
     release = (f"R=$(basename $NIGHTSHIFT_RUN_DIR); env -u NIGHTSHIFT_RUN_DIR -u NIGHTSHIFT_NAMESPACE {sys.executable} "
-               f"-m supervisor.cli.main release $R tests/test_io.py --why 'it was slow' > release.out 2>&1; "
-               f"{sys.executable} -m supervisor.cli.main release $R tests/test_io.py --why 'slow' > asked.out 2>&1")
+               f"-m nightshift.supervisor.cli.main release $R tests/test_io.py --why 'it was slow' > release.out 2>&1; "
+               f"{sys.executable} -m nightshift.supervisor.cli.main release $R tests/test_io.py --why 'slow' > asked.out 2>&1")
     ws = suite(workspace, {"s1t1": [BREAK, ["shell", release], CLAIM]})
     run = ws.create_run()
     assert run_foreground(run, say=lambda _: None, leave_on_outcome=True) != 0

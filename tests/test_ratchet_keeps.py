@@ -25,7 +25,7 @@ def test_a_persons_release_lets_an_honest_rename_through_and_the_report_shows_it
     ws = workspace.configure({"s1t1": [["shell", "until [ -f released ]; do sleep 0.1; done"]],
                               "s1t2": [RENAME, CLAIM]}, test_command=TEST_COMMAND, max_shifts=1)
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)],
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)],
                             cwd=ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: "agent.started" in ws.types(run), 60, what="the first turn")
@@ -99,11 +99,11 @@ def test_every_lane_of_a_fleet_starts_with_the_fleets_starting_set(fleet):
 
 
 def test_a_release_on_a_fleet_is_in_every_lane_made_after_it(fleet):
-    from supervisor.fleet.launch import create_fleet
-    from supervisor.fleet.loop import FleetSupervisor
-    from supervisor.run.state import load_state
-    from supervisor.shift.launcher import resolve_config
-    from supervisor.shift.ratchet import kept
+    from nightshift.supervisor.fleet.launch import create_fleet
+    from nightshift.supervisor.fleet.loop import FleetSupervisor
+    from nightshift.supervisor.run.state import load_state
+    from nightshift.supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.shift.ratchet import kept
 
     ws = fleet.ws
     write_suite(ws.path)

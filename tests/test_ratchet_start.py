@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_ratchet import (BASELINE, BREAK, CHEATS, CLAIM, FORGE_CONFTEST, PYPROJECT, ROUNDTRIP, TEST_COMMAND,
                                     write_suite)
@@ -31,7 +31,7 @@ def ratchet_check(verdict: dict) -> dict:
 
 
 def ended(ws, run) -> dict:
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
     return load_state(run.root)[0]
 
 

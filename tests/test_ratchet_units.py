@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from supervisor.verify.junit import collection_errors, parse_junit, passed_total
-from supervisor.verify.ratchet import Ratchet, definition, judge
+from nightshift.supervisor.verify.junit import collection_errors, parse_junit, passed_total
+from nightshift.supervisor.verify.ratchet import Ratchet, definition, judge
 
 SUITE = '''import pytest
 
@@ -88,11 +88,11 @@ def test_a_definition_is_its_decorators_and_body():
 
 
 def test_claude_codes_hook_refuses_the_agent_a_release_and_nothing_else_that_mentions_it():
-    from supervisor.shift.policy_check import decide
+    from nightshift.supervisor.shift.policy_check import decide
 
     policy = {"workspace": "/ws"}
     for command in ("nightshift release RUN tests/test_io.py --why slow", "cd /ws && nightshift release RUN t --why x",
-                    f"{sys.executable} -m supervisor.cli.main release RUN t --why x", "/usr/local/bin/nightshift release R t"):
+                    f"{sys.executable} -m nightshift.supervisor.cli.main release RUN t --why x", "/usr/local/bin/nightshift release R t"):
         assert decide(policy, "Bash", {"command": command})[0] == "person_only", command
     for command in ("nightshift claim done --summary 'we release the GIL now'", "git tag release-1",
                     "nightshift status RUN"):

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from supervisor.run import registry
-from supervisor.run.paths import registry_path
+from nightshift.supervisor.run import registry
+from nightshift.supervisor.run.paths import registry_path
 from tests.fixtures_core import nightshift, wait_for
 from tests.fixtures_tui import tui_home  # noqa: F401
 from tests.test_bad_input import one_line_error
@@ -65,7 +65,7 @@ def test_forget_drops_one_dead_run_and_nothing_else(tui_home):
 def in_a_terminal(args: list[str], answer: bytes) -> tuple[int, str]:
     """`nightshift ...` with a real pseudo-terminal as its stdin and stdout, answering its question."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", *args], stdin=follower, stdout=follower,
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", *args], stdin=follower, stdout=follower,
                             stderr=follower, close_fds=True)
     os.close(follower)
     seen = b""
@@ -134,9 +134,9 @@ def test_a_run_registering_during_a_rewrite_is_not_lost(tui_home, tmp_path):
 
 async def test_the_dashboard_reports_bad_lines_and_loses_a_pruned_run(tui_home):
     from tests.test_tui_actions import notices, open_dashboard, until
-    from tui.app import make_app
-    from tui.screens.dashboard import DashboardScreen
-    from tui.screens.run_screen import RunScreen
+    from nightshift.tui.app import make_app
+    from nightshift.tui.screens.dashboard import DashboardScreen
+    from nightshift.tui.screens.run_screen import RunScreen
 
     home, runs = tui_home
     add_bad_lines()

@@ -42,7 +42,7 @@ def demo_run(tmp_path_factory):
     require_tool("tmux")
     require_tool("git")
     where = tmp_path_factory.mktemp("demo") / "ws"
-    out = subprocess.run([sys.executable, "-m", "supervisor.cli.main", "demo", "--headless", "--dir", str(where)],
+    out = subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "demo", "--headless", "--dir", str(where)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return next((where / ".nightshift" / "runs").glob("*"))

@@ -92,8 +92,8 @@ def test_not_a_run_and_an_unwritable_output_are_one_line_errors(tmp_path):
 
 
 def test_a_wait_for_a_person_and_its_answer_are_told_as_such_not_as_an_api_limit():
-    from supervisor.cli.report.human import human_events
-    from supervisor.cli.report.scan import Scan
+    from nightshift.supervisor.cli.report.human import human_events
+    from nightshift.supervisor.cli.report.scan import Scan
     scan = Scan()
     scan.human = [
         {"type": "agent.waiting", "shift": 1, "data": {"kind": "human", "what": "Bash(make)", "on_wait": "wait"}},
@@ -111,8 +111,8 @@ def test_a_wait_for_a_person_and_its_answer_are_told_as_such_not_as_an_api_limit
 def test_what_needed_a_person_is_in_words_with_what_to_do_never_raw_fields_cut_mid_word():
     """The boundary event that printed as 'policy.sandbox: available=False, problem=..., doors=[...' cut mid-word,
     a budget, a breaker, a crash loop, a long refusal and a type this report does not know yet."""
-    from supervisor.cli.report.human import human_events
-    from supervisor.cli.report.scan import Scan
+    from nightshift.supervisor.cli.report.human import human_events
+    from nightshift.supervisor.cli.report.scan import Scan
     doors = ["no namespace (bubblewrap is not installed (Debian: apt-get install bubblewrap)): the test and verify "
              "commands run unsealed: they can read held-out references and leave files behind " * 3]
     long_why = "the command would publish the branch to a remote that the run's policy does not allow " * 6
@@ -153,7 +153,7 @@ def test_what_needed_a_person_is_in_words_with_what_to_do_never_raw_fields_cut_m
 
 def test_the_tests_passing_plot_has_whole_number_ticks():
     """Three verdicts with 1, 2 and 2 tests passing: matplotlib's default would tick 1.25, 1.5, 1.75 tests."""
-    from supervisor.cli.report.timeline import timeline_figure
+    from nightshift.supervisor.cli.report.timeline import timeline_figure
     timeline = [{"label": f"s1t{k}", "shift": 1, "turn": k, "values": {"C_l": r}, "tests": t}
                 for k, (r, t) in enumerate([(9.0, 1), (3.0, 2), (0.5, 2)], start=1)]
     fig, why = timeline_figure(timeline, {}, set(), "run x")

@@ -19,8 +19,8 @@ def test_every_namespace_that_shares_the_network_runs_its_command_in_the_landloc
     namespace with the network, as any caller builds one, cannot reach the machine's abstract socket, which the same
     probe reaches outside (the control)."""
     need_namespace()
-    from supervisor.sandbox import landlock
-    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+    from nightshift.supervisor.sandbox import landlock
+    from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
     if landlock.abi() < landlock.SCOPED_ABI:
         pytest.skip("this kernel has no Landlock scope (Linux 6.12+): the landlock door is open here")
@@ -48,7 +48,7 @@ def test_the_filter_file_costs_a_namespace_one_stat_and_the_nested_filter_allows
     """Every namespace asks for the filter's file: it is written once per state folder and then neither re-read nor
     its folder re-made (its name is its content's hash). The nested filter lets through exactly the mount family and
     unshare/setns."""
-    from supervisor.sandbox import seccomp
+    from nightshift.supervisor.sandbox import seccomp
 
     if seccomp.seccomp_problem() is not None:
         pytest.skip(seccomp.seccomp_problem())
@@ -75,7 +75,7 @@ def test_no_cover_for_a_host_socket_under_a_folder_that_is_new_inside(tmp_path):
     need_namespace()
     if os.getuid() != 0:
         pytest.skip("a socket in /dev needs root (CI runs as root)")
-    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+    from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
     path = Path(f"/dev/ns37-{uuid.uuid4().hex[:8]}.sock")
     listener = socket.socket(socket.AF_UNIX)

@@ -11,19 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.run.own_python import bare_code
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace
 from tests.test_sandbox_surfaces import stranger_home  # noqa: F401
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _probe_command(plan_file: Path, out: Path) -> str:
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from supervisor.sandbox.surfaces import main; "
-            "sys.exit(main(sys.argv[1:]))")
+    code = bare_code("nightshift.supervisor.sandbox.surfaces")
     return f"{sys.executable} -S -E -P -c \"{code}\" {plan_file} > {out} 2>&1"
 
 
@@ -33,9 +32,9 @@ def test_claude_codes_tool_calls_meet_a_closed_sandbox(workspace, fake_claude, s
     need_namespace()
     if backend == "tmux":
         require_tool("tmux")
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.sandbox.survey import plan
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.survey import plan
 
     fake, seed = fake_claude
     ws = workspace.path

@@ -53,9 +53,9 @@ def test_a_kernel_without_the_landlock_scope_is_a_door_only_where_the_network_is
     need_namespace()
     from dataclasses import replace
 
-    from supervisor.config.policy import PolicyConfig
-    from supervisor.sandbox import landlock, probe
-    from supervisor.sandbox.boundary import Boundary, start_problems, surface_door
+    from nightshift.supervisor.config.policy import PolicyConfig
+    from nightshift.supervisor.sandbox import landlock, probe
+    from nightshift.supervisor.sandbox.boundary import Boundary, start_problems, surface_door
 
     monkeypatch.setattr(landlock, "abi", lambda: 5)  # Landlock as Linux 6.7-6.11 has it: no scope
     probe.hardening_parts.cache_clear()
@@ -78,9 +78,9 @@ def test_a_kernel_without_the_landlock_scope_is_a_door_only_where_the_network_is
 def test_the_survey_runs_once_per_namespace_and_without_one_says_so_once(tmp_path, monkeypatch):
     """`check` takes the boundary rows of doctor's boundary_checks and probes the surfaces itself: boundary_checks
     must not run the survey (it ran four times a check); without a namespace the survey is one line, not ten."""
-    from supervisor.cli.doctor import boundary_checks
-    from supervisor.sandbox import survey as survey_module
-    from supervisor.sandbox.boundary import boundary_for_oracle
+    from nightshift.supervisor.cli.doctor import boundary_checks
+    from nightshift.supervisor.sandbox import survey as survey_module
+    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
 
     def counted(*args, **kwargs):
         raise AssertionError("boundary_checks ran the survey")
@@ -97,11 +97,11 @@ def test_the_survey_runs_once_per_namespace_and_without_one_says_so_once(tmp_pat
 
 
 def test_door_names_come_from_one_list_and_a_refused_rerun_names_every_open_door(monkeypatch, capsys):
-    from supervisor.cli.attest_verbs import verify_result_main
-    from supervisor.cli.main import build_parser
-    from supervisor.config.doors import DOORS, PART_DOORS
-    from supervisor.config.policy import PolicyConfig
-    from supervisor.sandbox import probe
+    from nightshift.supervisor.cli.attest_verbs import verify_result_main
+    from nightshift.supervisor.cli.main import build_parser
+    from nightshift.supervisor.config.doors import DOORS, PART_DOORS
+    from nightshift.supervisor.config.policy import PolicyConfig
+    from nightshift.supervisor.sandbox import probe
 
     assert PolicyConfig(open_doors=list(PART_DOORS)).open_doors == list(PART_DOORS)
     parser = build_parser()
@@ -120,7 +120,7 @@ def test_deny_read_and_sockets_take_absolute_paths_only_and_are_stripped():
     line that names the key, as sockets are; surrounding spaces are not part of a path."""
     import pytest
 
-    from supervisor.config.schema import ConfigError, parse_config
+    from nightshift.supervisor.config.schema import ConfigError, parse_config
 
     for key in ("deny_read", "sockets"):
         with pytest.raises(ConfigError) as err:

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.timeout(600)
 def test_a_lanes_turn_meets_a_closed_sandbox(fleet: Fleet, stranger_home):  # noqa: F811
     need_namespace()
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.sandbox.survey import plan
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.survey import plan
 
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from supervisor.sandbox.surfaces import main; "
             "sys.exit(main(sys.argv[1:]))")

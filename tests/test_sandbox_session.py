@@ -17,11 +17,11 @@ SIDE = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from supervisor.config.schema import load_config
-from supervisor.sandbox.boundary import boundary_for
-from supervisor.verify.checks import run_shell
-from supervisor.verify.oracle.check import run_command
-from supervisor.sandbox.command import command_namespace
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.sandbox.boundary import boundary_for
+from nightshift.supervisor.verify.checks import run_shell
+from nightshift.supervisor.verify.oracle.check import run_command
+from nightshift.supervisor.sandbox.command import command_namespace
 ws, out = Path({ws!r}), Path({out!r})
 open('/dev/tty', 'w').close()  # the supervisor's side has a controlling terminal
 boundary = boundary_for(ws, load_config(ws))

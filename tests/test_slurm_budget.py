@@ -21,7 +21,7 @@ def test_the_core_hour_budget_pauses_a_run_after_its_turn(slurm_cluster, workspa
     toml = ws.path / "nightshift.toml"  # 2 CPUs for a few seconds spend more than 0.001 core-hours (3.6 core-s)
     toml.write_text(toml.read_text().replace("[limits]\n", "[limits]\nmax_core_hours = 0.001\n"))
     run = ws.create_run()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
     try:
         wait_for(lambda: "run.paused" in ws.types(run), timeout=150, what="run.paused")
         events = ws.events(run)
@@ -44,10 +44,10 @@ def test_the_core_hour_budget_pauses_a_run_after_its_turn(slurm_cluster, workspa
 
 def test_the_core_hour_budget_pauses_a_submitted_run_inside_its_job(slurm_cluster, workspace):
     """`nightshift submit`: the supervisor runs in the chain's job and counts that job's CPUs from its start."""
-    from hpc.chain import cancel_chain, chain_jobs
-    from hpc.client import make_client
-    from hpc.submit import submit_run
-    from supervisor.run.paths import RunPaths
+    from nightshift.hpc.chain import cancel_chain, chain_jobs
+    from nightshift.hpc.client import make_client
+    from nightshift.hpc.submit import submit_run
+    from nightshift.supervisor.run.paths import RunPaths
     from tests.fixtures_core import require_tool
 
     require_tool("tmux")

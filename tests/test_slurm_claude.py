@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 from tests.fake_anthropic import bash, text, tools, write
 from tests.fixtures_claude import claim, fake_claude  # noqa: F401
 from tests.fixtures_core import workspace  # noqa: F401

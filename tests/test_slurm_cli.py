@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from hpc.chain import chain_jobs, read_record
-from hpc.client import make_client
-from hpc.submit import submit_run
-from supervisor.cli.watch.attach import attach_argv
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import load_state
+from nightshift.hpc.chain import chain_jobs, read_record
+from nightshift.hpc.client import make_client
+from nightshift.hpc.submit import submit_run
+from nightshift.supervisor.cli.watch.attach import attach_argv
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import load_state
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
 from tests.test_bad_input import one_line_error
@@ -78,7 +78,7 @@ def test_stop_on_a_running_chain_cancels_the_continuation_and_ends_the_run(slurm
     supervisor = json.loads(run.supervisor.read_text())["pid"]
     os.kill(supervisor, signal.SIGSTOP)
     try:
-        stop = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "stop", run_id], text=True,
+        stop = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "stop", run_id], text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={**os.environ, "NIGHTSHIFT_ACK_TIMEOUT": "120"})
         wait_for(lambda: "cancelled" in whats(run), timeout=60, what="stop to cancel the queued continuation")

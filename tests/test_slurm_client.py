@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.config.slurm import SlurmConfig
-from hpc.errors import SubmitRejected
-from hpc.script import read_status
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.errors import SubmitRejected
+from nightshift.hpc.script import read_status
 from tests.fixtures_slurm import slurm_client, slurm_cluster, start_if_pending, submit_job, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.slurm

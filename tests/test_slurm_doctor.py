@@ -18,7 +18,7 @@ CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_T
 
 def doctor(ws, **env) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in CREDENTIALS and k != "CLAUDE_CONFIG_DIR"}
-    return subprocess.run([sys.executable, "-m", "supervisor.cli.main", "doctor", "--slurm", str(ws.path)],
+    return subprocess.run([sys.executable, "-m", "nightshift.supervisor.cli.main", "doctor", "--slurm", str(ws.path)],
                           capture_output=True, text=True, timeout=300, env={**base, **env})
 
 

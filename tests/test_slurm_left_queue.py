@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.jobs import JobInfo
+from nightshift.hpc.jobs import JobInfo
 from tests.fixtures_slurm import slurm_cluster, wait_for  # noqa: F401
 from tests.test_slurm_backend import backend_for, spec_for, wait_over
 

@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from hpc.client import make_client
-from hpc.interface import Backoff
-from hpc.errors import ControllerUnavailable
-from hpc.poller import JobPoller
-from hpc.script import read_status
+from nightshift.hpc.client import make_client
+from nightshift.hpc.interface import Backoff
+from nightshift.hpc.errors import ControllerUnavailable
+from nightshift.hpc.poller import JobPoller
+from nightshift.hpc.script import read_status
 from tests.fixtures_slurm import slurm_client, slurm_cluster, submit_job, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.slurm

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.run.state import load_state
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_slurm import slurm_cluster  # noqa: F401
 

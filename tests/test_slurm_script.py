@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hpc.client import make_client
-from supervisor.config.slurm import SlurmConfig
-from hpc.errors import SlurmError, SlurmMissing
-from hpc.jobs import JobInfo, parse_duration
-from hpc.script import BatchJob, read_status, refuse_secrets, render_script, write_script
+from nightshift.hpc.client import make_client
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.errors import SlurmError, SlurmMissing
+from nightshift.hpc.jobs import JobInfo, parse_duration
+from nightshift.hpc.script import BatchJob, read_status, refuse_secrets, render_script, write_script
 
 
 def job(tmp_path: Path, **extra) -> BatchJob:
@@ -120,7 +120,7 @@ def test_modules_setup_and_env_come_first_in_the_job(tmp_path):
 
 
 def test_env_refuses_secrets_and_bad_names(tmp_path):
-    from supervisor.config.schema import ConfigError, parse_config
+    from nightshift.supervisor.config.schema import ConfigError, parse_config
 
     with pytest.raises(ConfigError, match=r"line 3: slurm.env .*looks like a secret: export it in your shell"):
         parse_config('goal = "g"\n[slurm]\nenv = {ANTHROPIC_API_KEY = "sk-ant-x"}\n')

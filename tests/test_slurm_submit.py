@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.chain import attach_argv, cancel_chain, chain_jobs, read_record
-from hpc.client import make_client
-from hpc.submit import submit_run
-from supervisor.run.paths import RunPaths
+from nightshift.hpc.chain import attach_argv, cancel_chain, chain_jobs, read_record
+from nightshift.hpc.client import make_client
+from nightshift.hpc.submit import submit_run
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401
 

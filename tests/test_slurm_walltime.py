@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.client import make_client
-from supervisor.config.slurm import SlurmConfig
-from hpc.script import read_status
+from nightshift.hpc.client import make_client
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.hpc.script import read_status
 from tests.fixtures_slurm import QUICK, slurm_cluster, submit_job, wait_for  # noqa: F401
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

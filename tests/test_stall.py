@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
-from supervisor.run.state import load_state
-from supervisor.shift.launcher import run_foreground
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.shift.launcher import run_foreground
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 from tests.test_bad_input import one_line_error
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config.schema import load_config
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.shift.turns import orientation_prompt, pushback_text
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.shift.turns import orientation_prompt, pushback_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,7 @@ def test_prompts_orient_and_push_back_with_the_measured_failures():
 
 def test_references_are_hashed_at_init_and_a_change_before_the_run_is_undone(tmp_path):
     import sys as _sys
-    from supervisor.shift.launcher import create_run, resolve_config, run_foreground
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
 
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / "y.dat").write_text("# 1:x 2:y\n1 1.0\n2 4.0\n")
@@ -77,5 +77,5 @@ def test_references_are_hashed_at_init_and_a_change_before_the_run_is_undone(tmp
     oracle = next(c for c in verdict["data"]["checks"] if c["name"] == "oracle")
     assert not oracle["passed"] and any("ref/y.dat" in line and "changed" in line for line in oracle["lines"])
     assert (tmp_path / "ref" / "y.dat").read_text().endswith("2 4.0\n")  # restored from the init-time copy
-    from supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.inbox import send_command
     send_command(run, "stop")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 
-from supervisor.run.story import describe
+from nightshift.supervisor.run.story import describe
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 
 OWN_COMMIT = ["shell", "git add -A && git -c user.name=a -c user.email=a@a commit -qm 'my own commit'"]

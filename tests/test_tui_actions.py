@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from textual.css.query import NoMatches
 
-from supervisor.run.events import EventLog
-from supervisor.run.state import load_state
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.state import load_state
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
 
 
 def notices(app) -> list[str]:
@@ -232,9 +232,9 @@ async def test_help_screen_opens_and_closes(tui_home):
 
 async def test_a_waiting_agent_shows_and_y_approves_it(tui_home):
     """An agent waiting for a human: the run screen says what for, and `y` sends approve (N would deny)."""
-    from supervisor.run.events import EventLog
-    from supervisor.run.state import load_state
-    from tui.screens.run_screen import RunScreen
+    from nightshift.supervisor.run.events import EventLog
+    from nightshift.supervisor.run.state import load_state
+    from nightshift.tui.screens.run_screen import RunScreen
 
     home, runs = tui_home
     run = runs["cosmo"]

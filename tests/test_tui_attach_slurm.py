@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from hpc.chain import cancel_chain, chain_jobs
-from hpc.client import make_client
-from hpc.submit import submit_run
-from supervisor.run.paths import RunPaths
+from nightshift.hpc.chain import cancel_chain, chain_jobs
+from nightshift.hpc.client import make_client
+from nightshift.hpc.submit import submit_run
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import nightshift, require_tool, workspace  # noqa: F401 - pytest fixture
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401 - pytest fixture
 from tests.test_tui_demo import REPO
@@ -34,7 +34,7 @@ def test_attach_from_the_tui_goes_through_srun_and_returns(slurm_cluster, worksp
         wait_for(lambda: "agent.started" in ws.types(run), timeout=60, what="the agent to start in the job")
         env = f"HOME={tmp_path} TERM=xterm-256color"
         tui = server.new_session(session_name="tui", x=120, y=30, window_command=(
-            f"cd {REPO} && env {env} {sys.executable} -m supervisor.cli.main tui {run.root}; sleep 60"))
+            f"cd {REPO} && env {env} {sys.executable} -m nightshift.supervisor.cli.main tui {run.root}; sleep 60"))
         pane = tui.windows[0].panes[0]
         wait_for(lambda: run_id in screen(pane), timeout=30, what="the TUI on the run")
         pane.send_keys("a", enter=False)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_tui_actions import notices, until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
-from tui.widgets.oracle_view import OracleView
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
+from nightshift.tui.widgets.oracle_view import OracleView
 
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def need_tmux() -> None:
 @pytest.fixture
 def demo_workspace(tmp_path):
     need_tmux()
-    from supervisor.cli.demo import build_workspace
+    from nightshift.supervisor.cli.demo import build_workspace
 
     workspace = build_workspace(tmp_path / "demo")
     started: list[str] = []
@@ -83,10 +83,10 @@ async def test_tui_follows_a_live_demo_run(demo_workspace):
 
 
 def test_tui_in_a_real_terminal_tails_a_live_pane(server, tmp_path):
-    """`python -m tui.app RUN_DIR` in a tmux pane (a real terminal, unlike Pilot's): the Agent tab shows the
+    """`python -m nightshift.tui.app RUN_DIR` in a tmux pane (a real terminal, unlike Pilot's): the Agent tab shows the
     agent's live pane through capture-pane. A private tmux server from libtmux's plugin holds both."""
     need_tmux()
-    from supervisor.run.events import EventLog
+    from nightshift.supervisor.run.events import EventLog
     from tests.fixtures_tui import make_run
     from tests.test_tui_actions import until_sync
 
@@ -104,7 +104,7 @@ def test_tui_in_a_real_terminal_tails_a_live_pane(server, tmp_path):
     log.close()
     env = f"HOME={tmp_path} XDG_STATE_HOME={tmp_path / 'state'} TERM=xterm-256color"
     tui = server.new_session(session_name="tui", x=100, y=30, window_command=(
-        f"cd {REPO} && env {env} {sys.executable} -m tui.app {run.root}; sleep 60"))
+        f"cd {REPO} && env {env} {sys.executable} -m nightshift.tui.app {run.root}; sleep 60"))
     tui_pane = tui.windows[0].panes[0]
     try:
         until_sync(lambda: "AGENT-OUTPUT-42" in "\n".join(tui_pane.capture_pane()), timeout=30)

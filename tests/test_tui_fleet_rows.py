@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from supervisor.fleet.state import lane_run
+from nightshift.supervisor.fleet.state import lane_run
 from tests.fixtures_core import nightshift, wait_for, workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet, lane_events, planned_fleet, record_job  # noqa: F401
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401
 from tests.test_tui_actions import notices, open_dashboard, until
-from tui import seams
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
+from nightshift.tui import seams
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
 
 
 def table_rows(app) -> list[tuple[str, list[str]]]:
@@ -89,7 +89,7 @@ async def test_a_fleet_started_while_the_dashboard_is_open_shows_up_with_its_lan
 async def test_the_run_keys_act_on_the_lane_under_the_cursor(fleet: Fleet):
     fleet.configure({"default": [["sleep", 1], ["append", "notes.txt", "x"]]}, "lanes = 2\n", breaker=500,
                     max_shifts=50)
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "run", "--foreground", "--no-check"],
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "run", "--foreground", "--no-check"],
                             cwd=fleet.ws.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: list(fleet.ws.path.glob(".nightshift/runs/*")) and len(fleet.of("lane.started")) == 2,

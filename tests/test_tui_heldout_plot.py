@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 
-from supervisor.run.events import EventLog
-from supervisor.run.heldout import private_folder
-from supervisor.run.paths import make_private_dir
-from supervisor.run.registry import register
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.heldout import private_folder
+from nightshift.supervisor.run.paths import make_private_dir
+from nightshift.supervisor.run.registry import register
 from tests.fixtures_tui import FIXED_NOW, HOST, clock_from, heartbeat, make_run, verdict
 from tests.test_tui_actions import open_dashboard, until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
-from tui.widgets.oracle_plot import OracleHistoryPlot
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
+from nightshift.tui.widgets.oracle_plot import OracleHistoryPlot
 
 HELD = [40.0, 6.0, 0.8]  # the held-out sigma8 error over its tolerance at each verdict: closing in, then passing
 

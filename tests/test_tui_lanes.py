@@ -3,15 +3,15 @@ comparisons as pass or fail only); an ordinary run has no such tab. The fleet is
 worktrees, checked by the fleet."""
 from __future__ import annotations
 
-from supervisor.fleet.launch import create_fleet, supervise_any
-from supervisor.shift.launcher import resolve_config
+from nightshift.supervisor.fleet.launch import create_fleet, supervise_any
+from nightshift.supervisor.shift.launcher import resolve_config
 from tests.fixtures_core import workspace  # noqa: F401
 from tests.fixtures_fleet import Fleet, fleet, solver  # noqa: F401
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401
 from tests.test_tui_actions import open_dashboard, until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
-from tui.widgets.lanes_table import LanesTable
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
+from nightshift.tui.widgets.lanes_table import LanesTable
 
 
 async def test_a_fleets_lanes_are_a_leaderboard_under_its_run(fleet: Fleet):

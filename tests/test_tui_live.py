@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.run.events import EventLog
-from supervisor.run.registry import register
-from supervisor.run.state import load_state
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.registry import register
+from nightshift.supervisor.run.state import load_state
 from tests.fixtures_tui import FIXED_NOW, fixed_clock, make_run, tui_home, write_big_run  # noqa: F401
 from tests.test_tui_actions import notices, open_dashboard, until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
-from tui.widgets.events_view import EventsView
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
+from nightshift.tui.widgets.events_view import EventsView
 
 
 def append(run, kind, shift=None, **data):
@@ -160,7 +160,7 @@ async def test_events_filter_by_type(tui_home):
 async def test_a_failed_paint_of_the_agent_view_is_painted_again(tui_home, monkeypatch):
     """A paint of the Agent tab that fails once (the screen still being built on a loaded machine) must not be
     taken as shown: the next capture paints it (a clean-clone CI run once saw the tab stay empty for 30 s)."""
-    from tui.widgets.agent_tail import AgentTail
+    from nightshift.tui.widgets.agent_tail import AgentTail
 
     home, runs = tui_home
     run = runs["cosmo"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 
-from supervisor.cli.demo import build_workspace
-from supervisor.cli.tui_seams import preflight
+from nightshift.supervisor.cli.demo import build_workspace
+from nightshift.supervisor.cli.tui_seams import preflight
 from tests.fixtures_core import require_tool
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
 from tests.test_tui_actions import notices, open_dashboard, until
-from tui.app import make_app
-from tui.seams import Seams
+from nightshift.tui.app import make_app
+from nightshift.tui.seams import Seams
 
 
 async def failing_preflight_in_start_form(app, pilot, ws):

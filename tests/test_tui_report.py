@@ -2,11 +2,11 @@
 where; the TUI alone (no face) says how to get it. Pilot tests against fixture run directories."""
 from __future__ import annotations
 
-from supervisor.cli.tui_seams import face_seams
+from nightshift.supervisor.cli.tui_seams import face_seams
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
 from tests.test_tui_actions import notices, open_dashboard, until
-from tui.app import make_app
-from tui.seams import Seams
+from nightshift.tui.app import make_app
+from nightshift.tui.seams import Seams
 
 
 async def test_report_key_writes_the_report_and_says_where(tui_home):

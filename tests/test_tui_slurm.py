@@ -14,13 +14,13 @@ import subprocess
 
 import pytest
 
-from hpc.client import make_client
+from nightshift.hpc.client import make_client
 from tests.fixtures_slurm import QUICK, slurm_cluster  # noqa: F401 - pytest fixture
 from tests.fixtures_tui import fixed_clock
 from tests.fixtures_tui_slurm import RECORDED, capture_jobs, load_recorded, write_slurm_runs
 from tests.test_tui_actions import until
-from tui.app import make_app
-from tui.screens.run_screen import RunScreen
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.run_screen import RunScreen
 
 CLIENT_RPCS = re.compile(r"^\s*(REQUEST_JOB_INFO\w*|REQUEST_PARTITION_INFO|REQUEST_NODE_INFO\w*)\s*\(\s*\d+\)\s*"
                          r"count:(\d+)", re.M)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures_tui import fixed_clock, tui_home  # noqa: F401 - pytest fixture
-from tui.app import make_app
+from nightshift.tui.app import make_app
 
 SIZES = [(80, 24), (120, 40)]
 # Keys from the dashboard to each screen (the newest run, a Boltzmann solver on its third shift, is first).

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from hpc.chain import chain_jobs, read_record
-from hpc.client import make_client
-from hpc.submit import submit_run
-from supervisor.cli.tui_seams import face_seams
-from supervisor.run.paths import RunPaths
+from nightshift.hpc.chain import chain_jobs, read_record
+from nightshift.hpc.client import make_client
+from nightshift.hpc.submit import submit_run
+from nightshift.supervisor.cli.tui_seams import face_seams
+from nightshift.supervisor.run.paths import RunPaths
 from tests.fixtures_core import require_tool, workspace  # noqa: F401 - pytest fixture
 from tests.fixtures_slurm import QUICK, slurm_cluster, wait_for  # noqa: F401 - pytest fixture
 from tests.test_tui_actions import notices, open_dashboard, until
-from tui.app import make_app
+from nightshift.tui.app import make_app
 
 pytestmark = pytest.mark.slurm
 SLURM = '[slurm]\nclient = "cli"\ntime = "5:00"\ngrace = 30\npoll_interval = "1s"\n{more}'
@@ -47,7 +47,7 @@ async def test_the_stop_key_cancels_a_submitted_chains_queued_jobs(slurm_cluster
     # A second workspace whose chain's only job waits in the queue (it may not begin for an hour).
     other = tmp_path / "queued"
     other.mkdir()
-    from supervisor.cli.init.workspace import InitOptions, init_workspace
+    from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
     from tests.fixtures_core import AGENT, Workspace
     init_workspace(other, InitOptions(goal="make check.txt say ok", agent="command"))
     (other / "agent.py").write_text(AGENT)
@@ -81,5 +81,5 @@ async def test_the_stop_key_cancels_a_submitted_chains_queued_jobs(slurm_cluster
         assert any(e["type"] == "command.accepted" and e["data"].get("verb") == "stop" for e in ws.events(running))
     finally:
         for run in (running, queued):  # nothing of ours left in the queue, whatever happened
-            from hpc.chain import cancel_chain
+            from nightshift.hpc.chain import cancel_chain
             cancel_chain(run, client)

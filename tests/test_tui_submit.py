@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.cli.tui_seams import face_seams
-from supervisor.run.registry import registry_path
+from nightshift.supervisor.cli.tui_seams import face_seams
+from nightshift.supervisor.run.registry import registry_path
 from tests.fixtures_core import require_tool, workspace  # noqa: F401 - pytest fixture
 from tests.fixtures_slurm import slurm_cluster, wait_for  # noqa: F401 - pytest fixture
 from tests.test_tui_actions import until
-from tui.app import make_app
-from tui.screens.submit import SubmitScreen
+from nightshift.tui.app import make_app
+from nightshift.tui.screens.submit import SubmitScreen
 
 pytestmark = pytest.mark.slurm
 FIX = [["write", "check.txt", "ok"], ["claim", "done", "fixed check.txt"]]
@@ -40,7 +40,7 @@ async def test_submit_from_the_tui_shows_the_script_refuses_verbatim_then_runs(s
         await enter_workspace(pilot, ws.path)
         await until(pilot, lambda: "#SBATCH --partition=nosuch" in form_text(app, "settings"), timeout=30)
         script = form_text(app, "script")
-        assert script.startswith("#!/bin/bash") and "-m hpc.chain_job" in script and "#SBATCH --time=5:00" in script
+        assert script.startswith("#!/bin/bash") and "-m nightshift.hpc.chain_job" in script and "#SBATCH --time=5:00" in script
 
         await pilot.press("enter")  # send: Slurm refuses the partition, in its own words
         await until(pilot, lambda: "not submitted" in form_text(app, "error"), timeout=60)
@@ -69,6 +69,6 @@ async def test_submit_from_the_tui_shows_the_script_refuses_verbatim_then_runs(s
 
 
 def _paths(root):
-    from supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.paths import RunPaths
 
     return RunPaths(root)

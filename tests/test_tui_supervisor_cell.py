@@ -3,12 +3,12 @@ person) reads as paused with `resume`, never "dead"; "dead" only for a superviso
 a run that has ended never shows a Slurm job in a live state it no longer has."""
 from __future__ import annotations
 
-from supervisor.run.events import EventLog
-from supervisor.run.registry import register
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.registry import register
 from tests.fixtures_tui import FIXED_NOW, HOST, clock_from, fixed_clock, heartbeat, make_run, tui_home  # noqa: F401
 from tests.test_tui_actions import open_dashboard
 from tests.test_tui_live import dashboard_cells
-from tui.app import make_app
+from nightshift.tui.app import make_app
 
 SUP, WHERE, DETAIL = 7, 9, "detail"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from tui import fmt
-from tui.app import main
-from tui.oracle_report import history, load_report, rows_from_report
-from tui.widgets.oracle_plot import plot_text
+from nightshift.tui import fmt
+from nightshift.tui.app import main
+from nightshift.tui.oracle_report import history, load_report, rows_from_report
+from nightshift.tui.widgets.oracle_plot import plot_text
 
 
 def test_ages_costs_and_figures():

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from supervisor.cli.watch import outcome as outcome
-from supervisor.run.events import EventLog
-from supervisor.run.liveness import supervisor_status
-from supervisor.run.state import load_state
+from nightshift.supervisor.cli.watch import outcome as outcome
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.run.state import load_state
 from tests.fixtures_core import kill_supervisor, nightshift, supervise, wait_for, workspace  # noqa: F401
 from tests.fixtures_cron import cron_daemon, our_lines  # noqa: F401
 from tests.test_bad_input import one_line_error
@@ -31,7 +31,7 @@ def test_cron_resumes_a_run_whose_supervisor_was_killed(workspace, cron_daemon):
     started = nightshift("run", str(ws.path), timeout=120)
     assert started.returncode == 0, started.stdout + started.stderr
     run_dir = next((ws.path / ".nightshift" / "runs").glob("*"))
-    from supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.paths import RunPaths
     run = RunPaths(run_dir)
     wait_for(lambda: "agent.started" in ws.types(run), timeout=60, what="the agent")
     kill_supervisor(run_dir)
@@ -84,7 +84,7 @@ def test_a_supervisor_that_dies_three_times_within_an_hour_is_held(workspace, tm
 def test_a_hold_whose_notification_fails_is_recorded_and_said(workspace):
     """The hold's notification is the person's only word of it: a [notify] command that fails is a notify.failed
     event (as the supervisor records its own) and a line of `resume --dead`, never dropped."""
-    from supervisor.cli.watch.revive import revive
+    from nightshift.supervisor.cli.watch.revive import revive
 
     ws = workspace.configure({"default": [["sleep", "30"]]}, backend="local",
                              extra='[notify]\ncommand = "echo mail server down >&2; exit 7"\n')
@@ -136,7 +136,7 @@ def test_a_crontab_that_cannot_be_written_is_one_line_and_changes_nothing(cron_d
         pytest.skip("needs root and unshare to make the crontab spool read-only in a private mount namespace")
     spool = "/var/spool/cron/crontabs"
     script = (f"mount --bind {spool} {spool} && mount -o remount,bind,ro {spool} && "
-              f"exec {sys.executable} -m supervisor.cli.main watchdog install")
+              f"exec {sys.executable} -m nightshift.supervisor.cli.main watchdog install")
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script], capture_output=True,
                           text=True, timeout=60)
     one_line_error(proc, "cannot write your crontab", "nothing was changed", "resume --dead")

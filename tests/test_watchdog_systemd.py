@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from supervisor.cli.watch.systemd import linger_on
+from nightshift.supervisor.cli.watch.systemd import linger_on
 from tests.fixtures_core import nightshift, require_tool
 from tests.test_bad_input import one_line_error
 

@@ -6,14 +6,14 @@ import os
 import subprocess
 import sys
 
-from supervisor.run.state import load_state
+from nightshift.supervisor.run.state import load_state
 from tests.fixtures_core import nightshift, workspace  # noqa: F401
 
 SLOW_FIX = [["sleep", "3"], ["write", "check.txt", "ok"], ["claim", "done", "fixed"]]
 
 
 def start(*args: str, cwd, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", *args], cwd=cwd, text=True,
+    return subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", *args], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
 
 

@@ -17,9 +17,9 @@ import tomllib
 import numpy as np
 import pytest
 
-from supervisor.config.schema import load_config
-from supervisor.verify.oracle import run_oracle
-from supervisor.verify.oracle.report import fmt, fmt_ratio
+from nightshift.supervisor.config.schema import load_config
+from nightshift.supervisor.verify.oracle import run_oracle
+from nightshift.supervisor.verify.oracle.report import fmt, fmt_ratio
 from tests.fixtures_core import nightshift, require_tool
 from tests.fixtures_symmetry import (SOLVER, WRONG, X, Y, ZEROED, ZERO_ROWS, backend_field, reference_field,
                                      write_all)

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from supervisor.config.schema import load_config
+from nightshift.supervisor.config.schema import load_config
 from tests.fixtures_core import nightshift, require_tool
 from tests.fixtures_symmetry import reference_field, write_all
 

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.verify.oracle.report import fmt
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.verify.oracle.report import fmt
 from tests.fixtures_core import AGENT, nightshift, require_tool, wait_for
 from tests.fixtures_symmetry import SOLVER, WRONG, X, reference_field, write_all
 
@@ -48,11 +48,11 @@ def workspace(tmp_path, solver: str, work: list | None = None):
 
 
 def run_until_it_stops(ws):
-    from supervisor.run.events import read_events
-    from supervisor.shift.launcher import create_run, resolve_config
+    from nightshift.supervisor.run.events import read_events
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config
 
     run = create_run(ws, resolve_config(ws))
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli.main", "supervise", str(run.root)], cwd=ws)
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws)
     types = lambda: [e["type"] for e in read_events(run.events).events]  # noqa: E731
     try:
         wait_for(lambda: "run.finished" in types() or "run.paused" in types(), timeout=240, what="the run to stop")

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Iterable
 from textual import work
 from textual.app import SuspendNotSupported, SystemCommand
 
-from tui.seams import ActionError
+from nightshift.tui.seams import ActionError
 
 if TYPE_CHECKING:
-    from tui.follow import RunFollower
+    from nightshift.tui.follow import RunFollower
 
 
 class RunActions:
@@ -45,7 +45,7 @@ class RunActions:
             self.send_command(follower, "resume")
 
     def action_stop_run(self, follower: "RunFollower | None" = None) -> None:
-        from tui.screens.confirm import ConfirmScreen
+        from nightshift.tui.screens.confirm import ConfirmScreen
 
         if follower := self._need_run(follower):
             question = f"Stop run {follower.run.run_id}? The agent is ended and the run finishes as stopped."
@@ -62,7 +62,7 @@ class RunActions:
             self.send_command(follower, "deny")
 
     def action_nudge(self, follower: "RunFollower | None" = None) -> None:
-        from tui.screens.nudge import NudgeScreen
+        from nightshift.tui.screens.nudge import NudgeScreen
 
         if follower := self._need_run(follower):
             self.push_screen(NudgeScreen(follower.run.run_id),
@@ -113,7 +113,7 @@ class RunActions:
             self.notify(f"could not run {argv[0]}: {exc.strerror}", severity="error")
 
     def action_verdict(self, shift: int | None = None, follower: "RunFollower | None" = None) -> None:
-        from tui.screens.verdict import VerdictScreen
+        from nightshift.tui.screens.verdict import VerdictScreen
 
         if follower := self._need_run(follower):
             shift = shift or getattr(self.screen, "shift_in_focus", lambda: None)() or follower.state.get("shift")
@@ -139,7 +139,7 @@ class RunActions:
         self.call_from_thread(self.notify, f"report written: {path} (open it in a browser)", timeout=15)
 
     def action_start_run(self) -> None:
-        from tui.screens.start_run import StartRunScreen
+        from nightshift.tui.screens.start_run import StartRunScreen
 
         def picked(choice) -> None:
             if isinstance(choice, tuple):  # (path, the preflight's result): the run records it
@@ -149,7 +149,7 @@ class RunActions:
         self.push_screen(StartRunScreen(check=self.seams.preflight), picked)
 
     def action_submit(self) -> None:
-        from tui.screens.submit import SubmitScreen
+        from nightshift.tui.screens.submit import SubmitScreen
 
         def submitted(result) -> None:
             if result:
@@ -176,7 +176,7 @@ class RunActions:
         self.call_from_thread(self.poll_now)
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from nightshift.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -19,14 +19,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from supervisor.run.paths import RunPaths
-from supervisor.run.registry import bad_lines_note
-from tui.actions import RunActions
-from tui.follow import RunFollower
-from tui.live import Batch, LiveFeed
-from tui.runs import RunBook
-from tui.screens.dashboard import DashboardScreen
-from tui.seams import Seams
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.registry import bad_lines_note
+from nightshift.tui.actions import RunActions
+from nightshift.tui.follow import RunFollower
+from nightshift.tui.live import Batch, LiveFeed
+from nightshift.tui.runs import RunBook
+from nightshift.tui.screens.dashboard import DashboardScreen
+from nightshift.tui.seams import Seams
 
 
 class NightshiftApp(RunActions, App[int]):
@@ -141,7 +141,7 @@ class NightshiftApp(RunActions, App[int]):
 
     def _drop_runs(self, gone: set[str]) -> None:
         """Runs dropped from the registry leave the dashboard; a screen open on one closes with it."""
-        from tui.screens.run_screen import RunScreen
+        from nightshift.tui.screens.run_screen import RunScreen
 
         shown = [i for i, s in enumerate(self.screen_stack) if isinstance(s, RunScreen) and s.run_id in gone]
         if shown:
@@ -157,7 +157,7 @@ class NightshiftApp(RunActions, App[int]):
         self.post_message(self.Batched(self.feed.tick()))
 
     def open_run(self, run_id: str) -> None:
-        from tui.screens.run_screen import RunScreen
+        from nightshift.tui.screens.run_screen import RunScreen
 
         follower = self.book.followers.get(run_id) or next(
             (f for rid, f in self.book.followers.items() if rid.startswith(run_id)), None)

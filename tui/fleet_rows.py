@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from supervisor.fleet.state import best_shown, held_of, is_fleet_dir, lane_run, load_fleet
-from supervisor.run.allocation import Allocation, allocation, describe
-from supervisor.run.paths import RunPaths
-from tui import fmt
+from nightshift.supervisor.fleet.state import best_shown, held_of, is_fleet_dir, lane_run, load_fleet
+from nightshift.supervisor.run.allocation import Allocation, allocation, describe
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.tui import fmt
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.events import read_events
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import apply, empty_state, load_state
-from tui.fmt import home_path
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import apply, empty_state, load_state
+from nightshift.tui.fmt import home_path
 
 RECENT_EVENTS = 2000  # what the Events tab keeps in memory
 SEED_BYTES = 256 * 1024  # how far back from the end the Events tab starts reading on open

@@ -11,11 +11,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.run import registry
-from supervisor.run.paths import RunPaths, registry_path
-from supervisor.run.watch import needs_polling
-from tui.fleet_rows import FleetLinks, discover
-from tui.follow import RunFollower, Update
+from nightshift.supervisor.run import registry
+from nightshift.supervisor.run.paths import RunPaths, registry_path
+from nightshift.supervisor.run.watch import needs_polling
+from nightshift.tui.fleet_rows import FleetLinks, discover
+from nightshift.tui.follow import RunFollower, Update
 
 POLL_INTERVAL = 1.0  # seconds between looks when polling (network filesystems)
 SAFETY_INTERVAL = 5.0  # with inotify, a look now and then anyway (clock-driven columns, missed events)

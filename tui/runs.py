@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.run.liveness import STALE_AFTER, supervisor_status
-from supervisor.run.paths import RunPaths
-from supervisor.run.allocation import Allocation, allocation
-from tui import fmt
-from tui.fleet_rows import FleetLinks, fleet_cost, fleet_spent, lane_row
-from tui.follow import RunFollower
-from tui.slurm_view import where_cell
+from nightshift.supervisor.run.liveness import STALE_AFTER, supervisor_status
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.allocation import Allocation, allocation
+from nightshift.tui import fmt
+from nightshift.tui.fleet_rows import FleetLinks, fleet_cost, fleet_spent, lane_row
+from nightshift.tui.follow import RunFollower
+from nightshift.tui.slurm_view import where_cell
 
 Clock = Callable[[], float]
 
@@ -71,8 +71,8 @@ def where_it_runs(state: dict[str, Any], now: float) -> str:
 
 def run_limits(run: RunPaths) -> tuple[float, float]:
     """(max_core_hours, max_gpu_hours) of the run's frozen config; (0, 0) when it cannot be read."""
-    from supervisor.config.schema import parse_config
-    from supervisor.errors import UserError
+    from nightshift.supervisor.config.schema import parse_config
+    from nightshift.supervisor.errors import UserError
 
     try:
         limits = parse_config(run.config.read_text(), str(run.config)).limits

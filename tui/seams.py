@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.paths import RunPaths
 
 
 class ActionError(Exception):
@@ -30,7 +30,7 @@ class Ack:
 
 def send(run: RunPaths, verb: str, wait: float = 5.0, **args: Any) -> Ack:
     """Queue ``verb`` in the run's inbox and wait for the supervisor's answer (in a worker thread)."""
-    from supervisor.run.inbox import send_command, wait_ack
+    from nightshift.supervisor.run.inbox import send_command, wait_ack
 
     if not run.inbox.is_dir():
         raise ActionError(f"run {run.run_id} has no inbox ({run.inbox}); is the run directory complete?")
@@ -60,8 +60,8 @@ def start_run(workspace: Path) -> tuple[RunPaths, str]:
         init = shlex.join(["nightshift", "init", str(workspace)])  # a path with spaces or quotes pastes as one word
         raise ActionError(f"{workspace} has no nightshift.toml; run `{init}` first")
     try:
-        from supervisor.errors import is_user_error
-        from supervisor.shift.launcher import create_run, resolve_config, start_detached
+        from nightshift.supervisor.errors import is_user_error
+        from nightshift.supervisor.shift.launcher import create_run, resolve_config, start_detached
     except ImportError as exc:
         raise ActionError(f"starting runs is not available in this install ({exc})") from None
     try:
@@ -77,7 +77,7 @@ def start_run(workspace: Path) -> tuple[RunPaths, str]:
 
 def attach_argv(run: RunPaths) -> list[str] | None:
     try:
-        from supervisor.backends.attach import attach_argv as real
+        from nightshift.supervisor.backends.attach import attach_argv as real
     except ImportError:
         return None
     return real(run)

@@ -9,7 +9,7 @@ import re
 
 from rich.text import Text
 
-from supervisor.run.shown import plain
+from nightshift.supervisor.run.shown import plain
 
 SGR = re.compile(r"(\x1b\[[0-9;:]*m)")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.allocation import allocation, describe
-from supervisor.run.chain_record import read_chain
+from nightshift.supervisor.run.allocation import allocation, describe
+from nightshift.supervisor.run.chain_record import read_chain
 
 RUNNING = ("RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "RESIZING")
 # What the loop does after a batch turn's job ended by itself (supervisor/shift/decide.py SESSION_ENDERS).

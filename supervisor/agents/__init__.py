@@ -4,18 +4,18 @@ May import: errors, resources, pricing, config, run.
 """
 from __future__ import annotations
 
-from supervisor.agents.base import Agent, StopInfo, TurnContext
+from nightshift.supervisor.agents.base import Agent, StopInfo, TurnContext
 
 
 def make_agent(kind: str, mode: str = "interactive", command: str = "") -> Agent:
     if kind == "demo":
-        from supervisor.agents.demo import DemoAgent
+        from nightshift.supervisor.agents.demo import DemoAgent
         return DemoAgent()
     if kind == "command":
-        from supervisor.agents.command import CommandAgent
+        from nightshift.supervisor.agents.command import CommandAgent
         return CommandAgent(mode, command)
     if kind == "claude":
-        from supervisor.agents.claude import ClaudeAgent
+        from nightshift.supervisor.agents.claude import ClaudeAgent
         return ClaudeAgent(mode)
     raise ValueError(f"unknown agent {kind!r}; use claude, command or demo")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.config.schema import Config
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.run.paths import RunPaths
 
 
 @dataclass

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.agents.base import Agent, StopInfo, TurnContext
-from supervisor.agents.claude_records import read_stream, read_transcript
-from supervisor.agents.claude_settings import claude_settings
-from supervisor.pricing import price_for, usage_cost
+from nightshift.supervisor.agents.base import Agent, StopInfo, TurnContext
+from nightshift.supervisor.agents.claude_records import read_stream, read_transcript
+from nightshift.supervisor.agents.claude_settings import claude_settings
+from nightshift.supervisor.pricing import price_for, usage_cost
 
 # Environment that pins the agent for multi-day runs (no self-update mid-run, no plugin marketplace installs).
 PINNED_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}

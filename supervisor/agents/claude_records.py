@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.run import untrusted
-from supervisor.agents.base import StopInfo
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.agents.base import StopInfo
 
 USAGE_LIMIT = re.compile(r"usage limit reached\|(\d{9,11})", re.I)
 OVERLOAD = re.compile(r"\b(529|overloaded)\b", re.I)

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+from nightshift.supervisor.run.own_python import bare_code
+
 # Tools the agent always has: reading, searching, its todo list, sub-agents (which meet the same rules).
 # Where the HTTP hook points until the turn's helper writes its own URL: port 1 is privileged and never served, so a
 # call made before (or without) the helper is refused, never allowed.
@@ -27,8 +28,7 @@ def hook_command(module: str, *args: str) -> str:
     """A hook started the fastest way (it runs at every tool call): no site-packages (-S), no runpy (-c instead
     of -m, ~5 ms), -E so a user's PYTHONPATH or PYTHONSTARTUP never reaches it, -P so the workspace is not on the
     path; only this package is put on it."""
-    code = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); from {module} import main; "
-            f"sys.exit(main(sys.argv[1:]))")
+    code = bare_code(module)
     tail = " ".join(shlex.quote(a) for a in args)
     # -P: nothing of the current folder (the agent's workspace) on the path, so a workspace file named json.py or
     # fnmatch.py can never replace a module the hook imports and switch the hook off.
@@ -40,7 +40,7 @@ def pretool_command() -> str:
     ms; see shift/pretool_server.py), else the hook itself. socat exits non-zero before reading the payload when it
     cannot connect, so the hook still reads it whole."""
     return ('[ -S "${NIGHTSHIFT_PRETOOL_SOCKET:-/-}" ] && socat -t 30 - "UNIX-CONNECT:$NIGHTSHIFT_PRETOOL_SOCKET" '
-            f'2>/dev/null && exit 0; {hook_command("supervisor.shift.pretool")}')
+            f'2>/dev/null && exit 0; {hook_command("nightshift.supervisor.shift.pretool")}')
 
 
 def _abs_rule(tool: str, path: str) -> str:
@@ -65,13 +65,13 @@ def claude_settings(policy: dict[str, Any] | None, hook_timeout: int | None, ext
     that cannot be reached would let the agent stop unverified)."""
     hooks: dict[str, Any] = {}
     if hook_timeout is not None:
-        hooks["Stop"] = [{"hooks": [{"type": "command", "command": hook_command("supervisor.shift.hook", "stop"),
+        hooks["Stop"] = [{"hooks": [{"type": "command", "command": hook_command("nightshift.supervisor.shift.hook", "stop"),
                                      "timeout": hook_timeout}]}]
     if policy is None:
         return {"hooks": hooks}
     hooks["PreToolUse"] = [{"matcher": "*", "hooks": [pretool_hook(pretool)]}]
     hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 30,
-                                                              "command": hook_command("supervisor.shift.waits")}]}]
+                                                              "command": hook_command("nightshift.supervisor.shift.waits")}]}]
     ws, sandbox, network = policy["workspace"], bool(policy.get("sandbox")), bool(policy.get("network", True))
     allow = list(ALWAYS) + [_abs_rule("Edit", f"{ws}/**")]
     allow += [_abs_rule("Edit", f"{folder}/**") for folder in policy.get("writable", [])]

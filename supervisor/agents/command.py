@@ -9,8 +9,8 @@ import os
 import shlex
 from pathlib import Path
 
-from supervisor.agents.base import Agent, TurnContext
-from supervisor.errors import UserError
+from nightshift.supervisor.agents.base import Agent, TurnContext
+from nightshift.supervisor.errors import UserError
 
 
 class CommandTemplateError(UserError, ValueError):

@@ -77,7 +77,7 @@ def run(*argv: str) -> None:
 
 def claim(summary: str) -> None:
     say(f"claiming done: {summary}")
-    run(sys.executable, "-m", "supervisor.cli.main", "claim", "done", "--summary", summary)
+    run(sys.executable, "-m", "nightshift.supervisor.cli.main", "claim", "done", "--summary", summary)
 
 
 def main() -> int:

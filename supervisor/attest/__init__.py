@@ -24,5 +24,5 @@ without running the oracle again.
     rerun.py        `verify-result --rerun`: the commit in a fresh tree, the oracle and comparisons run again
     rerun_tests.py  the same for the ratchet's tests, by id
 
-May import: errors, gitops, gitguard, config, run, sandbox, verify.
+May import: errors, gitops, gitguard, config, run, sandbox, verify, version.
 """

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.envelope import EnvelopeProblem, Opened, open_envelope
-from supervisor.attest.gitnotes import commit_of, read_note
-from supervisor.errors import UserError
+from nightshift.supervisor.attest.envelope import EnvelopeProblem, Opened, open_envelope
+from nightshift.supervisor.attest.gitnotes import commit_of, read_note
+from nightshift.supervisor.errors import UserError
 
 MAX_ENVELOPE = 64 << 20
 OURS = "https://nightshift.invalid/attestation/verified-result/v1"

@@ -17,16 +17,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.bundle import load_bundle
-from supervisor.attest.claims_commit import check_config, check_definition_of_done, check_message, check_subjects
-from supervisor.attest.config_view import file_of
-from supervisor.attest.digests import digests_under, sha256_prefix
-from supervisor.attest.findings import DigestFinder, Findings
-from supervisor.attest.gitnotes import commit_of
-from supervisor.attest.keys import default_ssh_key, fingerprint, load_public, own_key_path
-from supervisor.attest.statement import STATEMENT_TYPE, VERSION, read_predicate
-from supervisor.errors import UserError
-from supervisor.run.paths import user_state_dir
+from nightshift.supervisor.attest.bundle import load_bundle
+from nightshift.supervisor.attest.claims_commit import check_config, check_definition_of_done, check_message, check_subjects
+from nightshift.supervisor.attest.config_view import file_of
+from nightshift.supervisor.attest.digests import digests_under, sha256_prefix
+from nightshift.supervisor.attest.findings import DigestFinder, Findings
+from nightshift.supervisor.attest.gitnotes import commit_of
+from nightshift.supervisor.attest.keys import default_ssh_key, fingerprint, load_public, own_key_path
+from nightshift.supervisor.attest.statement import STATEMENT_TYPE, VERSION, read_predicate
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import user_state_dir
 
 
 def workspace_of(target: str, given: str | None) -> Path:
@@ -114,9 +114,9 @@ def _digest_line(found: Findings, what: str, want: str | None, root: Path, rel: 
 
 def check_result(target: str, workspace: Path, key: Path | None, allow: list[str], references: list[Path],
                  rerun: bool) -> Findings:
-    from supervisor.attest.claims_log import check_ratchet_ids
-    from supervisor.attest.standard import check_companions
-    from supervisor.attest.stated import check_nightshift, check_uri, list_stated
+    from nightshift.supervisor.attest.claims_log import check_ratchet_ids
+    from nightshift.supervisor.attest.standard import check_companions
+    from nightshift.supervisor.attest.stated import check_nightshift, check_uri, list_stated
     found = Findings(allowed=set(allow))
     bundle = load_bundle(target, workspace)
     envelope, statement = bundle.ours.envelope, bundle.ours.statement
@@ -152,7 +152,7 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
     check_nightshift(found, predicate.get("environment") or {})
     check_uri(found, statement, workspace)
     if rerun and here is not None:
-        from supervisor.attest.rerun import rerun_oracle
+        from nightshift.supervisor.attest.rerun import rerun_oracle
         rerun_oracle(predicate, workspace, _finder(references), found)
     check_companions(bundle.companions, statement, public, found)
     result = predicate.get("result") or {}
@@ -195,7 +195,7 @@ def _files(found: Findings, workspace: Path, predicate: dict[str, Any], referenc
 def _event_log(found: Findings, workspace: Path, predicate: dict[str, Any]) -> Path | None:
     """The run's folder when its event log is here and begins with the attested bytes (then its claims are read
     back from it); its absence is what only the run's machine had, said so, not a failure."""
-    from supervisor.attest.claims_log import check_log_claims
+    from nightshift.supervisor.attest.claims_log import check_log_claims
     log = predicate.get("event_log") or {}
     run_id = str((predicate.get("run") or {}).get("id", ""))
     run_dir = workspace / ".nightshift" / "runs" / run_id

@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.digests import sha256_bytes
-from supervisor.attest.findings import Findings
-from supervisor.attest.gitnotes import blob_at, git
-from supervisor.config import CONFIG_NAME
+from nightshift.supervisor.attest.digests import sha256_bytes
+from nightshift.supervisor.attest.findings import Findings
+from nightshift.supervisor.attest.gitnotes import blob_at, git
+from nightshift.supervisor.config import CONFIG_NAME
 
 MESSAGE = re.compile(r"nightshift: shift (\d+) turn (\d+): (PASS|FAIL)\b")
 
@@ -35,8 +35,8 @@ def _claim(found: Findings, name: str, attested: Any, committed: Any, where: str
 def check_config(found: Findings, workspace: Path, commit: str, predicate: dict[str, Any]):
     """nightshift.toml at ``commit``: its digest, then each claim it can answer. Returns the parsed config (None:
     not there, or not loadable)."""
-    from supervisor.attest.config_view import run_config
-    from supervisor.errors import UserError
+    from nightshift.supervisor.attest.config_view import run_config
+    from nightshift.supervisor.errors import UserError
     toml = blob_at(workspace, commit, CONFIG_NAME)
     want = (predicate.get("oracle") or {}).get("config_sha256")
     found.claim("oracle.config_sha256")
@@ -52,7 +52,7 @@ def check_config(found: Findings, workspace: Path, commit: str, predicate: dict[
         # block of `fields` is expanded into comparisons only by the schema, which is then loaded to read it
         config = run_config(text)
         if any(getattr(c, "fields", None) for c in (config.oracle.compare if config.oracle else [])):
-            from supervisor.config.schema import parse_config
+            from nightshift.supervisor.config.schema import parse_config
             config = parse_config(text, where)
     except (UserError, UnicodeDecodeError, ValueError) as exc:  # ConfigError is a UserError
         found.mismatch(f"{where} does not load ({exc}): none of its claims can hold")
@@ -103,7 +103,7 @@ def _comparisons(found: Findings, predicate: dict[str, Any], config, where: str)
 
 
 def check_definition_of_done(found: Findings, workspace: Path, commit: str, predicate: dict[str, Any]) -> None:
-    from supervisor.verify import definition_of_done as dod
+    from nightshift.supervisor.verify import definition_of_done as dod
     claimed = predicate.get("definition_of_done") or {}
     text = (blob_at(workspace, commit, "CLAUDE.md") or b"").decode("utf-8", "replace")
     section = dod.section(text)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.findings import Findings
+from nightshift.supervisor.attest.findings import Findings
 
 
 def _events(path: Path, length: int) -> list[dict[str, Any]]:
@@ -28,8 +28,8 @@ def _events(path: Path, length: int) -> list[dict[str, Any]]:
 
 
 def check_log_claims(found: Findings, log: Path, length: int, predicate: dict[str, Any]) -> None:
-    from supervisor.attest.facts import bits_released, hours_between
-    from supervisor.run.state import apply, empty_state
+    from nightshift.supervisor.attest.facts import bits_released, hours_between
+    from nightshift.supervisor.run.state import apply, empty_state
     events = _events(log, length)
     run = predicate.get("run") or {}
     verdicts = [i for i, e in enumerate(events) if e.get("type") == "verify.finished"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from securesystemslib.dsse import Envelope
 
-from supervisor.errors import UserError
+from nightshift.supervisor.errors import UserError
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 B64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")

@@ -16,7 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.digests import sha256_path
+from nightshift.supervisor.attest.digests import sha256_path
+from nightshift.supervisor.version import version as nightshift_version
 
 
 def _version(package: str) -> str | None:
@@ -88,12 +89,12 @@ def environment(agent_kind: str, claude_bin: str, state: dict[str, Any], job: di
     """``state``: the run's fold at the verdict; ``job``: the verified turn's Slurm job (empty: none); ``model``: the
     agent's configured model id ("" : the CLI's default, named as such); ``host``: publish this machine's name
     ([attest] host, off by default: a pushed note is public); ``oracle_command``: whose interpreter to describe."""
-    from supervisor.attest.provenance import nightshift_source, oracle_environment
+    from nightshift.supervisor.attest.provenance import nightshift_source, oracle_environment
     agent: dict[str, Any] = {"kind": agent_kind, "cli": None, "version": None,
                              "model": model or ("none: a scripted stand-in" if agent_kind == "demo" else None)}
     if agent_kind == "claude":
         agent.update(cli=claude_bin, version=_cli_version(claude_bin))
-    out = {"nightshift": _version("nightshift"), "nightshift_source": nightshift_source(),
+    out = {"nightshift": nightshift_version(), "nightshift_source": nightshift_source(),
            "python": platform.python_version(), "numpy": _version("numpy"),
            "agent": agent, "os": _os_name(), "machine": platform.machine(), "cpu": _cpu_model(),
            "slurm": _slurm(state, job), "container": _container()}

@@ -14,11 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from supervisor.errors import UserError
-from supervisor.run.events import read_events
-from supervisor.run.heldout import read_check_private, read_private
-from supervisor.run.paths import RunPaths, heldout_store
-from supervisor.run.state import apply, empty_state
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.heldout import read_check_private, read_private
+from nightshift.supervisor.run.paths import RunPaths, heldout_store
+from nightshift.supervisor.run.state import apply, empty_state
 
 
 class VerdictProblem(UserError):
@@ -130,7 +130,7 @@ def bits_released(events: list[dict[str, Any]]) -> dict[str, float]:
     """Per held-out comparison, the bits its releases cost up to the last of ``events``: each release answers one
     of (best band so far + 1) words, as verify/oracle/exam.py counts them."""
     import math
-    from supervisor.verify.oracle.exam import FLOOR, answers
+    from nightshift.supervisor.verify.oracle.exam import FLOOR, answers
     best: dict[str, int] = {}
     bits: dict[str, float] = {}
     for event in events:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.attest.digests import sha256_path
+from nightshift.supervisor.attest.digests import sha256_path
 
 
 @dataclass

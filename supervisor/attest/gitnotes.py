@@ -17,8 +17,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from supervisor.errors import UserError
-from supervisor.gitguard import safe_env
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.gitguard import safe_env
 
 NOTES_REF = "refs/notes/nightshift"
 SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
@@ -88,7 +88,7 @@ def _identity(repo: Path) -> list[str]:
     if git(repo, "config", "--get", "user.email", check=False).returncode == 0 and \
             git(repo, "config", "--get", "user.name", check=False).returncode == 0:
         return []
-    from supervisor.gitops import FALLBACK_IDENTITY  # here: GitPython loads only when the user has no identity
+    from nightshift.supervisor.gitops import FALLBACK_IDENTITY  # here: GitPython loads only when the user has no identity
     return ["-c", f"user.name={FALLBACK_IDENTITY[0]}", "-c", f"user.email={FALLBACK_IDENTITY[1]}"]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from securesystemslib.signer import CryptoSigner, Signature, Signer, SSlibKey
 
-from supervisor.errors import UserError
+from nightshift.supervisor.errors import UserError
 
 NEW_KEY_HINT = "`nightshift attest --new-key` makes one without a passphrase"
 

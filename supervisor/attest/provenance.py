@@ -11,20 +11,19 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from supervisor.attest.digests import sha256_path
+from nightshift.supervisor.attest.digests import sha256_path
+from nightshift.supervisor.version import SOURCE, source_commit
 
 SOURCE_FOLDERS = ("supervisor", "hpc", "tui", "templates")  # what the `nightshift` distribution installs
 
 
 def source_root() -> Path:
-    import supervisor
-    return Path(supervisor.__file__).resolve().parent.parent
+    return SOURCE
 
 
 @lru_cache(maxsize=1)
@@ -46,16 +45,9 @@ def source_digest() -> str:
 
 
 def nightshift_source() -> dict[str, Any]:
-    """{"sha256": the installed files' digest, "git_commit": the checkout's HEAD when installed from one}."""
-    root, commit = source_root(), None
-    if (root / ".git").exists():  # nightshift's own checkout (an editable install), never the workspace
-        try:
-            out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                 timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-            commit = out.stdout.strip() if out.returncode == 0 else None
-        except (OSError, subprocess.TimeoutExpired):
-            commit = None
-    return {"sha256": source_digest(), "git_commit": commit}
+    """{"sha256": the installed files' digest, "git_commit": the commit the code came from (its checkout's HEAD, or
+    the commit an installed package was built from), None when unknown}."""
+    return {"sha256": source_digest(), "git_commit": source_commit()[0]}
 
 
 def _packages(prefixes: list[Path]) -> list[str]:
@@ -110,7 +102,7 @@ def oracle_environment(command: str | None, workspace: Path) -> dict[str, Any] |
 
 def repository_uri(workspace: Path) -> str | None:
     """The origin remote as a URI (git+https://host/path, git+ssh://...), user and password left out."""
-    from supervisor.attest.gitnotes import git
+    from nightshift.supervisor.attest.gitnotes import git
     proc = git(workspace, "config", "--get", "remote.origin.url", check=False)
     url = proc.stdout.decode(errors="replace").strip()
     if not url:

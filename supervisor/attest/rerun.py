@@ -14,12 +14,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.digests import sha256_bytes, sha256_under
-from supervisor.attest.findings import DigestFinder, Findings
-from supervisor.attest.gitnotes import write_tree
-from supervisor.config import CONFIG_NAME
-from supervisor.run.paths import make_private_dir, user_state_dir
-from supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.attest.digests import sha256_bytes, sha256_under
+from nightshift.supervisor.attest.findings import DigestFinder, Findings
+from nightshift.supervisor.attest.gitnotes import write_tree
+from nightshift.supervisor.config import CONFIG_NAME
+from nightshift.supervisor.run.paths import make_private_dir, user_state_dir
+from nightshift.supervisor.verify.oracle.readers import split_part
 
 
 def _ratio(value: Any) -> float:
@@ -43,9 +43,9 @@ def rerun_oracle(predicate: dict[str, Any], workspace: Path, finder: DigestFinde
 
 
 def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, found: Findings, folder: Path) -> None:
-    from supervisor.config.schema import ConfigError, parse_config
-    from supervisor.sandbox.boundary import boundary_for_oracle
-    from supervisor.verify.oracle.check import run_oracle
+    from nightshift.supervisor.config.schema import ConfigError, parse_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+    from nightshift.supervisor.verify.oracle.check import run_oracle
 
     commit = predicate["commit"]
     tree = folder / "tree"
@@ -93,7 +93,7 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
     for entry in outcome.report.get("comparisons") or []:
         _confirm(entry, attested.get(entry.get("name")) or {}, tree, found)
     found.claim("comparisons.figures", "commit")  # the commit's own outputs measured: what it claims is what it does
-    from supervisor.attest.rerun_tests import rerun_tests
+    from nightshift.supervisor.attest.rerun_tests import rerun_tests
     rerun_tests(predicate, config, tree, folder, found)
 
 

@@ -10,14 +10,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.findings import Findings
+from nightshift.supervisor.attest.findings import Findings
 
 SHOWN = 10
 
 
 def rerun_tests(predicate: dict[str, Any], config, tree: Path, folder: Path, found: Findings) -> None:
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.verify.checks import run_tests
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.verify.checks import run_tests
     tests = predicate.get("tests") or {}
     ids = (tests.get("ratchet") or {}).get("ids")
     command = config.verify.test_command

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.attest.bundle import TEST_RESULT, VSA, Item
-from supervisor.attest.findings import Findings
+from nightshift.supervisor.attest.bundle import TEST_RESULT, VSA, Item
+from nightshift.supervisor.attest.findings import Findings
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VERIFIER_ID = "https://nightshift.invalid/verifier/v1"

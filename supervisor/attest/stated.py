@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.findings import Findings
+from nightshift.supervisor.attest.findings import Findings
 
 # (claim, how to show its value): in the predicate's order; a claim some check marked is left out
 CLAIMS = (
@@ -54,7 +54,7 @@ def _machine(env: dict[str, Any]) -> str:
 
 def check_nightshift(found: Findings, env: dict[str, Any]) -> None:
     """The attested nightshift against this install: with the same source digest the version must be this one."""
-    from supervisor.attest.provenance import source_digest
+    from nightshift.supervisor.attest.provenance import source_digest
     source = (env.get("nightshift_source") or {}).get("sha256")
     try:
         mine = metadata.version("nightshift")
@@ -71,7 +71,7 @@ def check_nightshift(found: Findings, env: dict[str, Any]) -> None:
 
 
 def check_uri(found: Findings, statement: dict[str, Any], workspace: Path) -> None:
-    from supervisor.attest.provenance import repository_uri
+    from nightshift.supervisor.attest.provenance import repository_uri
     uri = next((s.get("uri") for s in statement.get("subject") or [] if isinstance(s, dict) and s.get("uri")), None)
     here = repository_uri(workspace) if (workspace / ".git").exists() else None
     if uri and here and uri == here:

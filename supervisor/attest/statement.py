@@ -13,14 +13,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from supervisor.attest.config_view import file_of
-from supervisor.attest.digests import digests_under, sha256_bytes
-from supervisor.attest.environment import environment
-from supervisor.attest.facts import VerdictFacts, hours_between
-from supervisor.attest.gitnotes import blob_at
-from supervisor.config import CONFIG_NAME
-from supervisor.run.events import utc_now
-from supervisor.verify import definition_of_done as dod
+from nightshift.supervisor.attest.config_view import file_of
+from nightshift.supervisor.attest.digests import digests_under, sha256_bytes
+from nightshift.supervisor.attest.environment import environment
+from nightshift.supervisor.attest.facts import VerdictFacts, hours_between
+from nightshift.supervisor.attest.gitnotes import blob_at
+from nightshift.supervisor.config import CONFIG_NAME
+from nightshift.supervisor.run.events import utc_now
+from nightshift.supervisor.verify import definition_of_done as dod
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nightshift.invalid/attestation/verified-result/v1"
@@ -117,7 +117,7 @@ def _heldout_tests(facts: VerdictFacts, config) -> dict[str, Any] | None:
     store = getattr(getattr(config, "verify", None), "heldout_tests", "")
     if check is None or not store:
         return None
-    from supervisor.run.heldout_tests_record import read_report, report_name
+    from nightshift.supervisor.run.heldout_tests_record import read_report, report_name
     report = read_report(Path(store).expanduser(), report_name(facts.run.run_id, facts.event.get("shift"),
                                                                facts.data.get("turn")))
     return {"passed": bool(check.get("passed")), "summary": check.get("summary"),
@@ -130,7 +130,7 @@ def _judge(facts: VerdictFacts, config, dod_items: list[str]) -> dict[str, Any]:
     record = facts.data.get("judge")
     if not record or config.judge is None:
         return {"asked": False, "verdict": "not asked"}
-    from supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
+    from nightshift.supervisor.verify.judge.prompt import INTEGRITY_CRITERIA
     verdict = "pass" if record.get("passed") else ("unavailable" if not record.get("available") else "fail")
     rubric = list(dict.fromkeys(dod_items + [c for c in config.judge.criteria if c not in dod_items]))
     if getattr(config.judge, "integrity_checks", True):
@@ -180,7 +180,7 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
         "event_log": {"sha256": None, "bytes": facts.log_bytes, "last_seq": facts.last_seq},
         "signer": None,
     }
-    from supervisor.attest.provenance import repository_uri
+    from nightshift.supervisor.attest.provenance import repository_uri
     uri = repository_uri(ws)
     subjects = [{"name": "commit", **({"uri": uri} if uri else {}), "digest": {"gitCommit": facts.commit}}]
     subjects += [{"name": c["candidate"]["path"], "digest": {"sha256": c["candidate"]["sha256"]}}

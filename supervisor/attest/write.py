@@ -14,16 +14,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.attest.digests import sha256_prefix
-from supervisor.attest.config_view import run_config
-from supervisor.attest.envelope import seal
-from supervisor.attest.facts import verdict_facts
-from supervisor.attest.gitnotes import GitProblem, add_note
-from supervisor.attest.keys import KeyProblem, chosen_key, signing_key
-from supervisor.attest.standard import test_result, vsa
-from supervisor.attest.statement import build_statement, validate
-from supervisor.run.paths import make_private_dir
-from supervisor.run.private import write_private_bytes
+from nightshift.supervisor.attest.digests import sha256_prefix
+from nightshift.supervisor.attest.config_view import run_config
+from nightshift.supervisor.attest.envelope import seal
+from nightshift.supervisor.attest.facts import verdict_facts
+from nightshift.supervisor.attest.gitnotes import GitProblem, add_note
+from nightshift.supervisor.attest.keys import KeyProblem, chosen_key, signing_key
+from nightshift.supervisor.attest.standard import test_result, vsa
+from nightshift.supervisor.attest.statement import build_statement, validate
+from nightshift.supervisor.run.paths import make_private_dir
+from nightshift.supervisor.run.private import write_private_bytes
 
 
 @dataclass

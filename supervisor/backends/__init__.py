@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from supervisor.backends.base import Backend, LaunchSpec
-from supervisor.errors import UserError
+from nightshift.supervisor.backends.base import Backend, LaunchSpec
+from nightshift.supervisor.errors import UserError
 
 
 class BackendUnavailable(UserError):
@@ -40,10 +40,10 @@ def job_arrays(kind: str) -> Any:
 def make_backend(kind: str, config, run) -> Backend:
     """The backend named in the config: tmux and local are built in; others come from the registry."""
     if kind == "tmux":
-        from supervisor.backends.tmux import TmuxBackend
+        from nightshift.supervisor.backends.tmux import TmuxBackend
         return TmuxBackend(socket_name=config.backend.tmux_socket or None, run_id=run.run_id)
     if kind == "local":
-        from supervisor.backends.local import LocalBackend
+        from nightshift.supervisor.backends.local import LocalBackend
         return LocalBackend()
     if kind in _REGISTERED:
         return _REGISTERED[kind][0](config, run)

@@ -2,8 +2,8 @@
 pane on this login node, or the argv a backend stored (srun into a Slurm job's tmux server)."""
 from __future__ import annotations
 
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import load_state
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import load_state
 
 
 def attach_argv(run: RunPaths) -> list[str] | None:

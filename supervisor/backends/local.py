@@ -10,8 +10,8 @@ import signal
 import subprocess
 from typing import Any
 
-from supervisor.backends.base import LaunchSpec, read_exit, write_wrapper
-from supervisor.run.liveness import pid_alive
+from nightshift.supervisor.backends.base import LaunchSpec, read_exit, write_wrapper
+from nightshift.supervisor.run.liveness import pid_alive
 
 
 class LocalBackend:

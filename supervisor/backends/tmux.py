@@ -20,9 +20,9 @@ from typing import Any
 import libtmux
 from libtmux.exc import LibTmuxException
 
-from supervisor.backends.base import AGENT_SESSION, LaunchSpec, socket_for, write_wrapper
-from supervisor.run.liveness import pid_alive
-from supervisor.errors import UserError
+from nightshift.supervisor.backends.base import AGENT_SESSION, LaunchSpec, socket_for, write_wrapper
+from nightshift.supervisor.run.liveness import pid_alive
+from nightshift.supervisor.errors import UserError
 
 class TmuxMissing(UserError):
     pass

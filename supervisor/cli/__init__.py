@@ -12,6 +12,6 @@ hpc/'s Slurm backend with the core and starts tui/, handing it what it needs. By
 
 Each group's docstring says what it may import (tests/test_layers.py holds them to it).
 
-May import: errors, gitguard, gitops, resources, pricing, config, run, sandbox, verify, attest, agents, backends,
+May import: errors, gitguard, gitops, resources, pricing, version, config, run, sandbox, verify, attest, agents, backends,
 shift, fleet, hpc, tui.
 """

@@ -8,15 +8,15 @@ from pathlib import Path
 
 
 def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str | None = None) -> int:
-    from supervisor.attest.keys import new_key
+    from nightshift.supervisor.attest.keys import new_key
     if make_key:
         path, printed = new_key()
         print(f"made an ed25519 key: {path} (public: {path}.pub, {printed}); nightshift signs with it unless "
               "[attest] key names another; give the .pub file to whoever checks your results")
         if run is None:
             return 0
-    from supervisor.attest.write import attest_verdict
-    from supervisor.cli.report.verb import resolve_run_dir
+    from nightshift.supervisor.attest.write import attest_verdict
+    from nightshift.supervisor.cli.report.verb import resolve_run_dir
     done = attest_verdict(resolve_run_dir(run), verdict, key=key)
     print("\n".join(done.lines()))
     return 0
@@ -24,9 +24,9 @@ def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str |
 
 def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[str], references: list[str],
                        folder: str | None, accept_open: list[str] = ()) -> int:
-    from supervisor.attest.check import check_result, workspace_of
+    from nightshift.supervisor.attest.check import check_result, workspace_of
     if rerun:  # the commit is a stranger's code: it runs only inside the whole sandbox, or with its doors accepted
-        from supervisor.sandbox.probe import open_parts
+        from nightshift.supervisor.sandbox.probe import open_parts
         # the oracle command runs without network there: the Landlock scope is no part of its sandbox
         refused = [(door, why) for door, why in open_parts("auto", shared_network=False) if door not in accept_open]
         if refused:  # one line naming every door, so one fix or one command line accepts them all
@@ -37,7 +37,7 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
             return 2
     workspace = workspace_of(target, folder)
     allowed = [name.strip() for item in allow for name in item.split(",") if name.strip()]
-    from supervisor.cli.progress import step
+    from nightshift.supervisor.cli.progress import step
     doing = ("writing the commit's tree, running its oracle command and measuring each comparison again" if rerun
              else "checking the signature and the digests")
     with step(f"verify-result: {doing}"):  # --rerun runs the stranger's oracle: minutes, said on a terminal

@@ -12,7 +12,7 @@ FILES = {"output", "key", "target"}
 def completion_main(shell: str) -> int:
     import shtab
 
-    from supervisor.cli.parser import build_parser
+    from nightshift.supervisor.cli.parser import build_parser
 
     parser = build_parser()
     verbs = next(a for a in parser._actions if a.dest == "verb")

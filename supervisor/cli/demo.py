@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from supervisor import gitops
-from supervisor.cli.init.judge_choice import JudgeChoice
-from supervisor.cli.init.workspace import InitOptions, init_workspace
-from supervisor.run.liveness import supervisor_status
+from nightshift.supervisor import gitops
+from nightshift.supervisor.cli.init.judge_choice import JudgeChoice
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.run.liveness import supervisor_status
 
 TEST = '''"""The demo's own tests: the solver's output against the exact reference."""
 import subprocess
@@ -89,7 +89,7 @@ def build_workspace(path: Path) -> Path:
 
 
 def demo_main(headless: bool, keep_dir: str | None) -> int:
-    from supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground, start_detached
 
     _require_pytest()
     workspace = Path(keep_dir).resolve() if keep_dir else Path(tempfile.mkdtemp(prefix="nightshift-demo-"))
@@ -131,7 +131,7 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
 def boundary_line(workspace: Path, config) -> str:
     """The demo's second line: whether the run it shows has nightshift's boundary, and why not where it has none
     (so the first run a user sees is not mistaken for the one a cluster without bubblewrap gives)."""
-    from supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.boundary import boundary_for
 
     problem = boundary_for(workspace, config).problem
     if problem is None:
@@ -143,7 +143,7 @@ def boundary_line(workspace: Path, config) -> str:
 def _require_pytest() -> None:
     """The demo's verdict runs its tests with pytest in this interpreter: without it every stop would fail and
     the run would end paused after its budget, so it is refused up front."""
-    from supervisor.errors import UserError
+    from nightshift.supervisor.errors import UserError
     proc = subprocess.run([sys.executable, "-c", "import pytest, numpy"], capture_output=True, text=True)
     if proc.returncode != 0:
         missing = (proc.stderr.strip().splitlines() or ["import failed"])[-1]
@@ -154,8 +154,8 @@ def _require_pytest() -> None:
 
 def _follow(run, alive) -> int:
     """Print the story from the event log until the run finishes or its supervisor is gone."""
-    from supervisor.run.events import read_events
-    from supervisor.run.story import describe
+    from nightshift.supervisor.run.events import read_events
+    from nightshift.supervisor.run.story import describe
 
     offset, outcome, grace = 0, None, 50
     while outcome is None and grace > 0:

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from supervisor.agents.credentials import find_credentials
-from supervisor.run.watch import NETWORK_FS, filesystem_type
+from nightshift.supervisor.agents.credentials import find_credentials
+from nightshift.supervisor.run.watch import NETWORK_FS, filesystem_type
 
 PACKAGES = ("textual", "libtmux", "git", "watchdog", "anthropic", "pydantic", "numpy")
 
@@ -46,10 +46,10 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
                                                           if fs in NETWORK_FS else "local, inotify watching")))
     rows += boundary_checks(workspace)
     rows += surface_rows(*_probed_boundary(workspace))
-    from supervisor.cli.watch.cron import watchdog_status
+    from nightshift.supervisor.cli.watch.cron import watchdog_status
     installed, detail = watchdog_status()
     rows.append((True, "watchdog", ("installed: " if installed else "not installed: ") + detail))
-    from supervisor.cli.watch import systemd as systemd_watchdog
+    from nightshift.supervisor.cli.watch import systemd as systemd_watchdog
     installed, detail = systemd_watchdog.status()
     rows.append((True, "watchdog (systemd)", ("installed: " if installed else "not installed: ") + detail))
     rows.append((True, "linger", systemd_watchdog.linger_line()))
@@ -71,8 +71,8 @@ def file_tools_line(agent: str, namespace_problem: str | None) -> str:
 
 def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     """How the agent's boundary holds on this machine: which layer holds the shell, and root's one trap."""
-    from supervisor.config.schema import ConfigError, load_config
-    from supervisor.shift.policy import sandbox_problem
+    from nightshift.supervisor.config.schema import ConfigError, load_config
+    from nightshift.supervisor.shift.policy import sandbox_problem
 
     try:
         config = load_config(workspace)
@@ -80,8 +80,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         config = None
         if (Path(workspace) / "nightshift.toml").exists():
             return [(False, "nightshift.toml", str(exc))]
-    from supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
-    from supervisor.sandbox.probe import bwrap_problem
+    from nightshift.supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
+    from nightshift.supervisor.sandbox.probe import bwrap_problem
 
     boundary = boundary_for(Path(workspace), config) if config is not None else None
     problem = boundary.problem if boundary is not None else bwrap_problem()  # [policy] sandbox = "off" says so too
@@ -105,7 +105,7 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
     rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem)))
     if config is not None and config.agent.kind == "claude":
-        from supervisor.shift.pretool_transport import pretool_transport
+        from nightshift.supervisor.shift.pretool_transport import pretool_transport
 
         rows.append((True, "tool-call hook", pretool_transport(config).line()))
     bypass = config is not None and (config.agent.permission_mode == "bypassPermissions" or
@@ -124,8 +124,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
 def _probed_boundary(workspace: Path):
     """The boundary the run will use (the oracle's defaults where nightshift.toml is missing or does not load: its
     error is boundary_checks' row), and whether its turns run Claude Code's own sandbox inside."""
-    from supervisor.config.schema import ConfigError, load_config
-    from supervisor.sandbox.boundary import boundary_for, boundary_for_oracle
+    from nightshift.supervisor.config.schema import ConfigError, load_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for, boundary_for_oracle
 
     try:
         config = load_config(workspace)
@@ -138,7 +138,7 @@ def surface_rows(boundary, nested: bool = False) -> list[tuple[bool, str, str]]:
     """The sandbox probed from inside the namespace the run will use: a row per surface and per part the machine
     lacks, shown, never missing in itself (a part a run with held-out data cannot go without is start_problems'
     row). Doctor's alone: check's preflight probes the surfaces once itself."""
-    from supervisor.sandbox.survey import survey_lines
+    from nightshift.supervisor.sandbox.survey import survey_lines
 
     parts = [(True, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
     return parts + [(True, "sandbox", line) for line in survey_lines(boundary, nested=nested)]
@@ -151,7 +151,7 @@ def doctor_main(workspace: Path, slurm: bool = False) -> int:
     missing = [what for ok, what, _ in rows if not ok]
     print("everything nightshift needs is here" if not missing else f"missing: {', '.join(missing)}")
     if slurm:  # the compute node's environment is another machine's: ask a job (hpc/doctor.py)
-        from hpc.doctor import slurm_doctor_main
+        from nightshift.hpc.doctor import slurm_doctor_main
 
         print("\n-- in a Slurm job --")
         job = slurm_doctor_main(Path(workspace))

@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
-from supervisor.verify.oracle.report import fmt, where
+from nightshift.supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
+from nightshift.supervisor.verify.oracle.report import fmt, where
 
 HISTORY = re.compile(r"shifts/(\d+)/t(\d+)\.oracle/oracle\.json$")
 
@@ -31,7 +31,7 @@ def compare_fast(argv: list[str]) -> int:
     The options are the ones cli/parser.py declares for the verb, so `nightshift compare --help` reads the same."""
     import argparse
 
-    from supervisor.cli.parser import COMPARE, COMPARE_CODES, compare_arguments
+    from nightshift.supervisor.cli.parser import COMPARE, COMPARE_CODES, compare_arguments
 
     parser = compare_arguments(argparse.ArgumentParser(prog="nightshift compare", description=COMPARE,
                                                        epilog=COMPARE_CODES,
@@ -41,13 +41,13 @@ def compare_fast(argv: list[str]) -> int:
 
 
 def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = False) -> int:
-    from supervisor.config.oracle_view import cached_oracle, keep_oracle
-    from supervisor.verify.oracle.check import run_oracle
-    from supervisor.verify.oracle.exam import AT_CLAIM
+    from nightshift.supervisor.config.oracle_view import cached_oracle, keep_oracle
+    from nightshift.supervisor.verify.oracle.check import run_oracle
+    from nightshift.supervisor.verify.oracle.exam import AT_CLAIM
 
     oracle, key = cached_oracle(Path(workspace))  # the same bytes validated before: no pydantic to load
     if oracle is None:
-        from supervisor.config.schema import ConfigError, load_config
+        from nightshift.supervisor.config.schema import ConfigError, load_config
         try:
             oracle = load_config(Path(workspace)).oracle
         except ConfigError as exc:
@@ -138,7 +138,7 @@ def load_history(run_root: Path) -> list[tuple[int, int, dict]]:
 
 def history_series(run_root: Path) -> tuple[list[str], dict[str, list[float]], dict[str, float]]:
     """(verdict labels, worst relative error per comparison per verdict, tolerance line per comparison)."""
-    from supervisor.verify.oracle.exam import read_private
+    from nightshift.supervisor.verify.oracle.exam import read_private
 
     history = load_history(run_root)
     labels = [f"s{s}t{t}" if s else "before" for s, t, _ in history]

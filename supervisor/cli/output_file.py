@@ -9,8 +9,8 @@ import stat
 import sys
 from pathlib import Path
 
-from supervisor.errors import UserError
-from supervisor.run.untrusted import kind_of
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.untrusted import kind_of
 
 STDOUT = "-"
 

@@ -20,7 +20,7 @@ def _codes(*lines: str) -> str:
 
 def _outcome_codes() -> str:
     """The codes of `wait` and `run --foreground`, from the one table that defines them (watch/outcome.py)."""
-    from supervisor.cli.watch.outcome import MEANING, NO_SUPERVISOR, TIMEOUT  # stdlib only: cheap
+    from nightshift.supervisor.cli.watch.outcome import MEANING, NO_SUPERVISOR, TIMEOUT  # stdlib only: cheap
 
     lines = [f"{code:<3} {meaning}" for code, meaning in MEANING.items() if code != TIMEOUT]
     lines = [line + (" for 30 s (`nightshift resume RUN`)" if line.startswith(str(NO_SUPERVISOR)) else "")
@@ -43,7 +43,7 @@ def compare_arguments(s: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from supervisor.config.doors import DOORS  # a leaf: no pydantic
+    from nightshift.supervisor.config.doors import DOORS  # a leaf: no pydantic
 
     def verb(name: str, text: str, codes: str | None = None, **kw) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, epilog=codes,

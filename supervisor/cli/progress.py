@@ -75,7 +75,7 @@ class _Status:
     def __rich__(self):
         from rich.text import Text
 
-        from supervisor.run.shown import plain
+        from nightshift.supervisor.run.shown import plain
 
         if not _STACK:  # the last redraw as the line is taken away
             return Text("")

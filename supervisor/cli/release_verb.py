@@ -12,15 +12,15 @@ import getpass
 import json
 import os
 
-from supervisor.errors import UserError
-from supervisor.run.registry import find_run
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.registry import find_run
 
 
 def cmd_release(args) -> int:
-    from supervisor.cli.verbs import _report_ack
-    from supervisor.run.inbox import send_command
-    from supervisor.run.state import load_state
-    from supervisor.shift.ratchet import held, named_tests
+    from nightshift.supervisor.cli.verbs import _report_ack
+    from nightshift.supervisor.run.inbox import send_command
+    from nightshift.supervisor.run.state import load_state
+    from nightshift.supervisor.shift.ratchet import held, named_tests
 
     if os.environ.get("NIGHTSHIFT_RUN_DIR") or os.environ.get("NIGHTSHIFT_NAMESPACE"):
         raise UserError("`nightshift release` is for a person, not for the agent's turn: fix the code so the test "

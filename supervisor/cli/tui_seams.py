@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor.cli.watch.attach import attach_argv
-from supervisor.errors import is_user_error
+from nightshift.supervisor.cli.watch.attach import attach_argv
+from nightshift.supervisor.errors import is_user_error
 
 
 def _as_action_error(fn):
     """A user's error (sbatch's refusal, a bad nightshift.toml) becomes the TUI's one-line ActionError, verbatim."""
     def call(*args):
-        from tui.seams import ActionError
+        from nightshift.tui.seams import ActionError
 
         try:
             return fn(*args)
@@ -25,21 +25,21 @@ def _as_action_error(fn):
 
 
 def plan_submit(workspace: Path):
-    from hpc.submit import plan_submit as plan
+    from nightshift.hpc.submit import plan_submit as plan
 
     return plan(workspace)
 
 
 def submit_plan(plan) -> tuple[str, int]:
-    from hpc.submit import submit_plan as send
+    from nightshift.hpc.submit import submit_plan as send
 
     return send(plan)
 
 
 def preflight(path: str):
-    from supervisor.cli.preflight.screen import run_preflight
-    from supervisor.run.paths import make_private_dir, workspace_state_dir
-    from tui.seams import Checked
+    from nightshift.supervisor.cli.preflight.screen import run_preflight
+    from nightshift.supervisor.run.paths import make_private_dir, workspace_state_dir
+    from nightshift.tui.seams import Checked
 
     workspace = Path(path).expanduser().resolve()
     found = run_preflight(workspace, out_dir=make_private_dir(workspace_state_dir(workspace)) / "preflight")
@@ -48,10 +48,10 @@ def preflight(path: str):
 
 def start_run(workspace: Path, checked=None):
     """The TUI's default start, with the preflight it showed recorded in the new run's log."""
-    from supervisor.cli.preflight.check import record_preflight
-    from supervisor.errors import is_user_error
-    from supervisor.shift.launcher import create_run, resolve_config, start_detached
-    from tui.seams import ActionError, start_run as unchecked
+    from nightshift.supervisor.cli.preflight.check import record_preflight
+    from nightshift.supervisor.errors import is_user_error
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, start_detached
+    from nightshift.tui.seams import ActionError, start_run as unchecked
 
     if checked is None:
         return unchecked(workspace)
@@ -69,15 +69,15 @@ def start_run(workspace: Path, checked=None):
 
 def report(run):
     """The morning report of ``run`` (`nightshift report`), written where `nightshift report` writes by default."""
-    from supervisor.cli.report.verb import build_report
+    from nightshift.supervisor.cli.report.verb import build_report
     return build_report(run.root)[0]
 
 
 def stop(run):
     """The TUI's stop key: `nightshift stop`'s own code (a submitted chain's queued jobs cancelled first), its
     outcome as the TUI's acknowledgement."""
-    from supervisor.cli.watch.stop import stop_run
-    from tui.seams import Ack, ActionError
+    from nightshift.supervisor.cli.watch.stop import stop_run
+    from nightshift.tui.seams import Ack, ActionError
 
     try:
         stopped = stop_run(run, wait=5.0)
@@ -90,7 +90,7 @@ def stop(run):
 
 
 def face_seams():
-    from tui.seams import Seams
+    from nightshift.tui.seams import Seams
 
     return Seams(attach_argv=attach_argv, preflight=preflight, start_run=start_run, report=report, stop=stop,
                  plan_submit=_as_action_error(plan_submit), submit_plan=_as_action_error(submit_plan))

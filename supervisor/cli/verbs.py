@@ -8,46 +8,46 @@ import sys
 import time
 from pathlib import Path
 
-from supervisor.errors import UserError
-from supervisor.run.registry import find_run
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.registry import find_run
 
 
 def cmd_run(args) -> int:
-    from supervisor.shift.launcher import create_run, resolve_config, start_detached
+    from nightshift.supervisor.shift.launcher import create_run, resolve_config, start_detached
 
     ws = Path(args.dir).resolve()
     if not ws.is_dir():
         raise UserError(f"workspace {ws} does not exist; give an existing folder")
     config = resolve_config(ws, backend=args.backend, agent=args.agent)
-    from supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, start_note, with_lanes
-    from supervisor.shift.workspace_lock import launch_lock
+    from nightshift.supervisor.fleet.launch import create_fleet, is_fleet, refuse_fleet_now, start_note, with_lanes
+    from nightshift.supervisor.shift.workspace_lock import launch_lock
     config = with_lanes(config, getattr(args, "lanes", None))
     if args.no_check:  # the preflight's config line says it otherwise
-        from supervisor.config.oracle import deprecation_notes
+        from nightshift.supervisor.config.oracle import deprecation_notes
         print("".join(f"note: {n}\n" for n in deprecation_notes(config.oracle)), end="")
     with launch_lock(ws):  # two `run` at once: the second waits, then finds the first live (one line, no orphan)
         fleet_id = refuse_fleet_now(ws, config) if is_fleet(config) else None  # before the preflight runs anything
         found = None
         if not args.no_check:
-            from supervisor.cli.preflight.check import preflight_for_start
-            from supervisor.shift.launcher import refuse_to_start
+            from nightshift.supervisor.cli.preflight.check import preflight_for_start
+            from nightshift.supervisor.shift.launcher import refuse_to_start
             refuse_to_start(ws, config)  # a run that cannot start here is one line, before the preflight runs anything
             found = preflight_for_start(ws, backend=args.backend, agent=args.agent)
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
         lanes = f" ({config.fleet.lanes} lanes){start_note(ws, config)}" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
-        from supervisor.run.events import read_events
+        from nightshift.supervisor.run.events import read_events
         kept_off = next((e["data"].get("not_run") or [] for e in read_events(run.events).events
                          if e["type"] == "git.guarded"), [])  # what the run's creation found: not asked twice
         if kept_off:  # the user's own programs: said once, so a commit without its hook is no surprise
             print(f"git: nightshift will not run your {', '.join(kept_off)} while it commits; the agent cannot "
                   "change .git's config, hooks or info/")
-        from supervisor.cli.preflight.check import record_preflight
+        from nightshift.supervisor.cli.preflight.check import record_preflight
         record_preflight(run, found)
         if not args.foreground:
             where = start_detached(run, config)  # returns once the supervisor holds the workspace
     if args.foreground:
-        from supervisor.fleet.launch import supervise_any
+        from nightshift.supervisor.fleet.launch import supervise_any
         return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     print(f"supervisor: {where}\nwatch: nightshift log -f {run.run_id}   |   nightshift tui"
           f"   |   nightshift attach {run.run_id}")
@@ -55,16 +55,16 @@ def cmd_run(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    from supervisor.run.inbox import send_command
-    from supervisor.shift.launcher import start_detached
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.inbox import send_command
+    from nightshift.supervisor.shift.launcher import start_detached
+    from nightshift.supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.state import load_state
 
     if args.dead or not args.run:
         if not args.dead or args.run or args.foreground:
             raise UserError("give a run to resume (`nightshift resume RUN`), or --dead alone for every run whose "
                             "supervisor died")
-        from supervisor.cli.watch.revive import resume_dead
+        from nightshift.supervisor.cli.watch.revive import resume_dead
         return resume_dead()
     run = find_run(args.run)
     state, _, _ = load_state(run.root)
@@ -76,15 +76,15 @@ def cmd_resume(args) -> int:
             return 0
         return _report_ack(run, *send_command(run, "resume"), verb="resume")
     if state["paused"]:  # a dead supervisor of a paused run: the new one starts unpaused
-        from supervisor.run.events import EventLog
-        from supervisor.run.state import write_snapshot
+        from nightshift.supervisor.run.events import EventLog
+        from nightshift.supervisor.run.state import write_snapshot
         log = EventLog(run.events, last_seq=state["seq"])
         log.append("run.resumed", state["shift"] or None, by="user", reset_breaker=True)
         log.close()
         state, offset, _ = load_state(run.root)
         write_snapshot(run.snapshot, state, offset)
     if args.foreground:
-        from supervisor.fleet.launch import supervise_any
+        from nightshift.supervisor.fleet.launch import supervise_any
         return _foreground_outcome(run, supervise_any(run, leave_on_outcome=True))
     print(f"run {run.run_id}: supervisor restarted in {start_detached(run)}")
     return 0
@@ -92,8 +92,8 @@ def cmd_resume(args) -> int:
 
 def _foreground_outcome(run, _status: int) -> int:
     """`run --foreground` exits like `nightshift wait`: 0 only when verified done (codes in README)."""
-    from supervisor.cli.watch.outcome import FAILED, MEANING, outcome_code
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.cli.watch.outcome import FAILED, MEANING, outcome_code
+    from nightshift.supervisor.run.state import load_state
 
     code = outcome_code(load_state(run.root)[0])
     code = FAILED if code is None else code
@@ -102,8 +102,8 @@ def _foreground_outcome(run, _status: int) -> int:
 
 
 def _report_ack(run, cmd_id: str, offset: int, verb: str) -> int:
-    from supervisor.run.inbox import wait_ack
-    from supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.inbox import wait_ack
+    from nightshift.supervisor.run.liveness import supervisor_status
 
     event = wait_ack(run, cmd_id, offset, timeout=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
     if event is None:
@@ -121,8 +121,8 @@ def _report_ack(run, cmd_id: str, offset: int, verb: str) -> int:
 
 def _command(verb: str):
     def handler(args) -> int:
-        from supervisor.run.inbox import send_command
-        from supervisor.run.state import load_state
+        from nightshift.supervisor.run.inbox import send_command
+        from nightshift.supervisor.run.state import load_state
 
         run = find_run(args.run)
         if load_state(run.root)[0]["phase"] == "finished":
@@ -138,7 +138,7 @@ cmd_approve, cmd_deny = _command("approve"), _command("deny")
 
 def cmd_stop(args) -> int:
     """Stop a run (supervisor/cli/watch/stop.py, the TUI's stop key too): a submitted run's queued jobs first."""
-    from supervisor.cli.watch.stop import stop_run
+    from nightshift.supervisor.cli.watch.stop import stop_run
 
     run = find_run(args.run)
     stopped = stop_run(run, wait=float(os.environ.get("NIGHTSHIFT_ACK_TIMEOUT", "10")))
@@ -153,9 +153,9 @@ def cmd_stop(args) -> int:
 
 
 def cmd_log(args) -> int:
-    from supervisor.cli.watch.heldout import log_lines
-    from supervisor.run.events import read_events
-    from supervisor.run.story import describe
+    from nightshift.supervisor.cli.watch.heldout import log_lines
+    from nightshift.supervisor.run.events import read_events
+    from nightshift.supervisor.run.story import describe
 
     run = find_run(args.run)
     offset = 0
@@ -175,7 +175,7 @@ def cmd_log(args) -> int:
 
 
 def cmd_attach(args) -> int:
-    from supervisor.cli.watch.attach import attach_argv
+    from nightshift.supervisor.cli.watch.attach import attach_argv
 
     run = find_run(args.run)
     argv = attach_argv(run)
@@ -185,7 +185,7 @@ def cmd_attach(args) -> int:
 
 
 def cmd_claim(args) -> int:
-    from supervisor.shift.turns import write_claim
+    from nightshift.supervisor.shift.turns import write_claim
 
     run_dir, shift, token = (os.environ.get(k) for k in ("NIGHTSHIFT_RUN_DIR", "NIGHTSHIFT_SHIFT", "NIGHTSHIFT_TOKEN"))
     if not (run_dir and shift and token):
@@ -201,7 +201,7 @@ def cmd_claim(args) -> int:
 
 
 def cmd_supervise(args) -> int:
-    from supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.paths import RunPaths
 
     run = RunPaths(Path(args.run_dir))
     log = open(run.supervisor_log, "a", buffering=1)
@@ -212,10 +212,10 @@ def cmd_supervise(args) -> int:
         print(stamped, flush=True)
         log.write(stamped + "\n")
     try:
-        from supervisor.fleet.launch import supervise_any
+        from nightshift.supervisor.fleet.launch import supervise_any
         return supervise_any(run, say=say)
     except Exception as exc:
-        from supervisor.errors import UserError, is_user_error
+        from nightshift.supervisor.errors import UserError, is_user_error
         if getattr(exc, "nightshift_recorded", False):
             # Recorded by the loop (event, last word, notification): the whole trace goes to the log for whoever
             # debugs it, the terminal gets the one line the user acts on.
@@ -225,7 +225,7 @@ def cmd_supervise(args) -> int:
                 log.flush()
             except OSError:
                 pass
-            from supervisor.shift.crash import reason
+            from nightshift.supervisor.shift.crash import reason
             raise UserError(f"supervisor crashed: {reason(exc, run.run_id)}") from None
         say(f"supervisor stopped: {exc}" if is_user_error(exc) else f"supervisor crashed: {exc!r}")
         raise

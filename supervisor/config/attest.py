@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from supervisor.config.types import Section
+from nightshift.supervisor.config.types import Section
 
 
 class AttestConfig(Section):

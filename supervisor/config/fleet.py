@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.types import Duration, Section
 
 MAX_LANES = 64  # a fleet past this is a typo more often than a plan; each lane is a worktree and an agent
 

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, field_validator
 
-from supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.types import Duration, Section
 
 
 # What a run without a judge cannot see: said by init, check and the report alike.

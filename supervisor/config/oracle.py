@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from supervisor.config.oracle_rules import OracleChoices, split_part
-from supervisor.config.scale import check_scale
-from supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.oracle_rules import OracleChoices, split_part
+from nightshift.supervisor.config.scale import check_scale
+from nightshift.supervisor.config.types import Duration, Section
 
 # How rtol and atol combine at a point (d = |candidate - reference|, s = |scale|):
 #   sum    d <= atol + rtol*s            (numpy.isclose; the default)

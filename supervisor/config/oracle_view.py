@@ -17,8 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from supervisor.config import CONFIG_NAME
-from supervisor.config.oracle_rules import OracleChoices
+from nightshift.supervisor.config import CONFIG_NAME
+from nightshift.supervisor.config.oracle_rules import OracleChoices
 
 _CODE = Path(__file__).resolve().parent  # the validating code: a change to any of it is a miss
 KEEP = 64

@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from supervisor.config.credential_places import CREDENTIAL_PLACES
-from supervisor.config.doors import PART_DOORS
-from supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.credential_places import CREDENTIAL_PLACES
+from nightshift.supervisor.config.doors import PART_DOORS
+from nightshift.supervisor.config.types import Duration, Section
 
 
 class PolicyConfig(Section):

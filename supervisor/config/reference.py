@@ -2,8 +2,8 @@
 default and description, read from the pydantic models and their attribute docstrings), so the README's reference
 cannot drift from what the loader accepts (tests/test_config_reference.py holds the two equal).
 
-    python -m supervisor.config.reference            # the markdown, as it stands between the README's markers
-    python -m supervisor.config.reference --write    # replace the README's section with it
+    python -m nightshift.supervisor.config.reference            # the markdown, as it stands between the README's markers
+    python -m nightshift.supervisor.config.reference --write    # replace the README's section with it
 """
 from __future__ import annotations
 
@@ -19,17 +19,17 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from supervisor.config.types import parse_duration
+from nightshift.supervisor.config.types import parse_duration
 
-BEGIN = "<!-- nightshift.toml reference: begin (generated: python -m supervisor.config.reference --write) -->"
+BEGIN = "<!-- nightshift.toml reference: begin (generated: python -m nightshift.supervisor.config.reference --write) -->"
 END = "<!-- nightshift.toml reference: end -->"
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _tables() -> list[tuple[str, type[BaseModel], str]]:
     """(the TOML table as written, its model, a line said under its heading), in the order of the reference."""
-    from supervisor.config.oracle import ColumnOverride, CompareConfig
-    from supervisor.config.schema import Config
+    from nightshift.supervisor.config.oracle import ColumnOverride, CompareConfig
+    from nightshift.supervisor.config.schema import Config
 
     out: list[tuple[str, type[BaseModel], str]] = []
     for name, field in Config.model_fields.items():
@@ -117,7 +117,7 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     """The markdown of the reference (without the markers)."""
-    from supervisor.config.schema import Config
+    from nightshift.supervisor.config.schema import Config
 
     goal = Config.model_fields["goal"]
     lines = ["Top level: `goal` (string, default \"\"): " + _cell(goal.description or "") + "", ""]

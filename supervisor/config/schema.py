@@ -11,16 +11,16 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from supervisor.config import CONFIG_NAME
-from supervisor.config.attest import AttestConfig
-from supervisor.config.slurm import SlurmConfig
-from supervisor.config.types import Duration, Section
-from supervisor.config.judge import JudgeConfig
-from supervisor.config.lines import line_of
-from supervisor.config.fleet import FleetConfig
-from supervisor.config.oracle import OracleConfig
-from supervisor.config.policy import PolicyConfig
-from supervisor.errors import UserError
+from nightshift.supervisor.config import CONFIG_NAME
+from nightshift.supervisor.config.attest import AttestConfig
+from nightshift.supervisor.config.slurm import SlurmConfig
+from nightshift.supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.config.lines import line_of
+from nightshift.supervisor.config.fleet import FleetConfig
+from nightshift.supervisor.config.oracle import OracleConfig
+from nightshift.supervisor.config.policy import PolicyConfig
+from nightshift.supervisor.errors import UserError
 
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from supervisor.config.types import Duration, Section
+from nightshift.supervisor.config.types import Duration, Section
 
 
 class SlurmConfig(Section):

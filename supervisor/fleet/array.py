@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor import backends
-from supervisor.fleet.state import lane_run
+from nightshift.supervisor import backends
+from nightshift.supervisor.fleet.state import lane_run
 
 
 def first_turns_as_array(fleet_sup) -> bool:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
-from supervisor.fleet.state import lane_run
-from supervisor.run.allocation import allocation
+from nightshift.supervisor.fleet.state import lane_run
+from nightshift.supervisor.run.allocation import allocation
 
 
 def lanes_allocation(lanes: Iterable[dict[str, Any]], now: float | None = None) -> tuple[float, float]:
     """(core-hours, GPU-hours) spent by these lanes (the fleet's ``lanes`` records) together, ended lanes too:
     what a lane spent before it ended was spent all the same. A lane whose run does not exist yet spent nothing."""
-    from supervisor.fleet.lanes_watch import lane_state
+    from nightshift.supervisor.fleet.lanes_watch import lane_state
 
     now = time.time() if now is None else now
     core = gpu = 0.0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from supervisor import gitops
-from supervisor.fleet import finish, lanes_watch as watch
-from supervisor.fleet.state import lane_run
-from supervisor.shift.attest_done import attest_at_done
+from nightshift.supervisor import gitops
+from nightshift.supervisor.fleet import finish, lanes_watch as watch
+from nightshift.supervisor.fleet.state import lane_run
+from nightshift.supervisor.shift.attest_done import attest_at_done
 
 ENDED = ("ended",)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import git
 
-from supervisor import gitops
+from nightshift.supervisor import gitops
 
 OUTCOME_WORDS = {"won": "kept (merged)", "failed": "failed", "dominated": "dominated", "stopped": "stopped",
                  "retired": "retired (stalled)", "cheated": "CAUGHT CHEATING", "spent": "budget spent"}

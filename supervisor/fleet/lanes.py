@@ -11,10 +11,10 @@ from typing import Any
 
 import tomli_w
 
-from supervisor import gitops
-from supervisor.config.schema import Config, parse_config
-from supervisor.errors import UserError
-from supervisor.run.paths import STATE_DIR_NAME, RunPaths
+from nightshift.supervisor import gitops
+from nightshift.supervisor.config.schema import Config, parse_config
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import STATE_DIR_NAME, RunPaths
 
 
 LANE_HOURS = 24.0 * 365  # a lane's own hour limit: the fleet keeps the real one
@@ -153,7 +153,7 @@ def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: l
     """The worktree and the lane's run in it, given the fleet's test ratchet starting set ``baseline`` (the
     ``tests.baseline`` event's data) less what a person ``released`` from it since; idempotent: a crash between the
     steps is picked up."""
-    from supervisor.shift.launcher import create_run
+    from nightshift.supervisor.shift.launcher import create_run
 
     path = Path(lane["worktree"])
     make_worktree(workspace, path, lane["branch"], lane["start"])
@@ -168,8 +168,8 @@ def make_lane(workspace: Path, config: Config, lane: dict[str, Any], siblings: l
 def give_baseline(run: RunPaths, baseline: dict[str, Any] | None, released: list[dict[str, Any]] = ()) -> None:
     """The fleet's test ratchet starting set becomes the lane's first record after its creation (before its
     supervisor starts, which would otherwise take its own): every lane keeps what passed when the fleet began."""
-    from supervisor.run.events import EventLog
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.events import EventLog
+    from nightshift.supervisor.run.state import load_state
 
     state = load_state(run.root)[0]
     if baseline is None or state.get("ratchet") is not None or state["phase"] != "new" or run.supervisor.exists():

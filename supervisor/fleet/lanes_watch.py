@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.run import inbox
-from supervisor.run.events import read_events
-from supervisor.run.liveness import supervisor_status
-from supervisor.run.paths import RunPaths
-from supervisor.run.state import load_state
-from supervisor.fleet.reverify import cheats_in
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.fleet.reverify import cheats_in
 
 
 def lane_state(run: RunPaths) -> dict[str, Any] | None:
@@ -52,5 +52,5 @@ def tell(run: RunPaths, verb: str) -> None:
     if supervised(run):
         inbox.send_command(run, verb)
     elif verb == "stop":
-        from supervisor.shift.launcher import finish_unsupervised
+        from nightshift.supervisor.shift.launcher import finish_unsupervised
         finish_unsupervised(run, "stopped", "stopped by the fleet")

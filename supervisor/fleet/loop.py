@@ -17,21 +17,21 @@ from typing import Any
 
 import git
 
-from supervisor import gitops
-from supervisor.config.schema import Config
-from supervisor.errors import UserError
-from supervisor.fleet import ending, finish, lanes_watch as watch
-from supervisor.fleet.array import first_turns_as_array
-from supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
-from supervisor.fleet.release import release_fleet, releases
-from supervisor.fleet.reverify import reverify
-from supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
-from supervisor.run import inbox
-from supervisor.run.events import read_events
-from supervisor.run.paths import RunPaths
-from supervisor.shift.ledger import RunLedger
-from supervisor.shift.launcher import start_detached
-from supervisor.shift.ratchet import start_ratchet
+from nightshift.supervisor import gitops
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.fleet import ending, finish, lanes_watch as watch
+from nightshift.supervisor.fleet.array import first_turns_as_array
+from nightshift.supervisor.fleet.lanes import branch_for, failed_page, lanes_dir, make_lane
+from nightshift.supervisor.fleet.release import release_fleet, releases
+from nightshift.supervisor.fleet.reverify import reverify
+from nightshift.supervisor.fleet.state import apply_fleet, best_shown, empty_fleet, heldout_names, lane_run, shown
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.shift.ledger import RunLedger
+from nightshift.supervisor.shift.launcher import start_detached
+from nightshift.supervisor.shift.ratchet import start_ratchet
 
 POLL_SECONDS = 1.0
 ENDED = ("ended",)
@@ -76,7 +76,7 @@ class FleetSupervisor:
                     and not self.config.backend.tmux_socket:  # a socket of the user's own is not ours to end
                 # A detached fleet supervisor lives in the run's tmux server (start_detached): it goes with the run.
                 # Last, as for one lane (shift/loop.py end_backend).
-                from supervisor.backends.base import socket_for
+                from nightshift.supervisor.backends.base import socket_for
                 subprocess.run(["tmux", "-L", socket_for(self.run_paths.run_id), "kill-server"], capture_output=True,
                                check=False)
 
@@ -90,7 +90,7 @@ class FleetSupervisor:
         head = self.created()
         base, branch = head["run.created"]["base"], head.get("workspace.recorded", {}).get("branch")
         if cfg.oracle is not None and cfg.oracle.compare:  # the fleet's own copies: its checks use them
-            from supervisor.verify.oracle import protect_references
+            from nightshift.supervisor.verify.oracle import protect_references
             seeded = ws / ".nightshift" / "references"
             if seeded.is_dir() and not self.run_paths.references.exists():
                 shutil.copytree(seeded, self.run_paths.references)
@@ -291,7 +291,7 @@ class FleetSupervisor:
 
     # ----- budget, deciding, ending ---------------------------------------------------------------
     def keep_budget(self) -> None:
-        from supervisor.fleet.budget import spent_over
+        from nightshift.supervisor.fleet.budget import spent_over
         over = spent_over(self.config.limits, self.rows(), self.ledger.hours_used(), self.fleet["lanes"].values())
         if over is None:
             return
@@ -305,5 +305,5 @@ class FleetSupervisor:
 
 
 def cheats_from(verdict) -> list[str]:
-    from supervisor.fleet.reverify import cheats_in
+    from nightshift.supervisor.fleet.reverify import cheats_in
     return cheats_in([c.to_dict() for c in verdict.checks])

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.fleet.lanes_watch import lane_state
-from supervisor.fleet.state import lane_run
-from supervisor.run import inbox
-from supervisor.run.events import read_events
-from supervisor.shift.ratchet import kept, named_tests
+from nightshift.supervisor.fleet.lanes_watch import lane_state
+from nightshift.supervisor.fleet.state import lane_run
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.shift.ratchet import kept, named_tests
 
 
 def release_fleet(sup, command: dict[str, Any]) -> None:

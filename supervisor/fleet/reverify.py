@@ -12,14 +12,14 @@ import json
 import shutil
 from typing import Any
 
-from supervisor import gitops
-from supervisor.config.schema import Config
-from supervisor.run.heldout import check_report, private_folder, read_private
-from supervisor.run.paths import RunPaths, make_private_dir
-from supervisor.verify.oracle.integrity import heldout_store
-from supervisor.run.state import load_state
-from supervisor.shift.ratchet import at_start, goal, held, kept
-from supervisor.verify.pipeline import StopContext, Verdict, verify_stop
+from nightshift.supervisor import gitops
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.run.heldout import check_report, private_folder, read_private
+from nightshift.supervisor.run.paths import RunPaths, make_private_dir
+from nightshift.supervisor.verify.oracle.integrity import heldout_store
+from nightshift.supervisor.run.state import load_state
+from nightshift.supervisor.shift.ratchet import at_start, goal, held, kept
+from nightshift.supervisor.verify.pipeline import StopContext, Verdict, verify_stop
 
 # Findings that are not a wrong answer but a way around the check: the lane is named for them.
 CHEAT_MARKS = ("may be a copy of", "holds the same bytes as", "holds the values of", "committed with the bytes of",

@@ -21,8 +21,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.events import read_events
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.paths import RunPaths
 
 
 def empty_fleet() -> dict[str, Any]:
@@ -96,7 +96,7 @@ def heldout_names(config: Any) -> set[str]:
 def held_of(run_root: Path) -> set[str] | None:
     """The held-out comparisons of a run's frozen config (None when it cannot be read: then no number is shown)."""
     try:
-        from supervisor.config.schema import parse_config
+        from nightshift.supervisor.config.schema import parse_config
         return heldout_names(parse_config((Path(run_root) / "config.toml").read_text()))
     except Exception:  # noqa: BLE001 - an unreadable config: which comparisons are held out is unknown
         return None
@@ -123,7 +123,7 @@ def lane_run(lane: dict[str, Any]) -> RunPaths:
 
 def lane_rows(run_root: Path) -> list[dict[str, Any]] | None:
     """Each lane as `status --json` and `ls` show it: its run's state beside the fleet's record (None: no fleet)."""
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
 
     fleet = load_fleet(run_root)
     if fleet is None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.chain_record import read_chain
-from supervisor.run.state import SLURM_ENDS
+from nightshift.supervisor.run.chain_record import read_chain
+from nightshift.supervisor.run.state import SLURM_ENDS
 
 
 @dataclass(frozen=True)

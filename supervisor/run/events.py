@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from supervisor.errors import UserError
+from nightshift.supervisor.errors import UserError
 
 VERSION = 1
 

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from supervisor.run.paths import heldout_store
+from nightshift.supervisor.run.paths import heldout_store
 
 
 def _where(entry: dict, x: float) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from supervisor.run.paths import make_private_dir
-from supervisor.run.private import write_private_bytes
+from nightshift.supervisor.run.paths import make_private_dir
+from nightshift.supervisor.run.private import write_private_bytes
 
 
 def reports(store: Path) -> Path:

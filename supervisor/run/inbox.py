@@ -12,9 +12,9 @@ import time
 import uuid
 from typing import Any
 
-from supervisor.run.events import read_events
-from supervisor.run.paths import RunPaths
-from supervisor.run.listing import matching
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.listing import matching
 
 VERBS = ("pause", "resume", "stop", "nudge", "approve", "deny", "release")
 

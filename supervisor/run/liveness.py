@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.private import write_private_json
+from nightshift.supervisor.run.private import write_private_json
 
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER = 45.0

@@ -9,8 +9,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from supervisor.run.own_python import python_argv
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.own_python import python_argv
+from nightshift.supervisor.run.paths import RunPaths
 
 REPORT_TIMEOUT = 120
 
@@ -19,7 +19,7 @@ def write_report(run_root: Path) -> tuple[Path | None, str | None]:
     """(the report's path, or None; a one-line error, or None)."""
     out = Path(run_root) / "report.html"
     try:
-        proc = subprocess.run(python_argv("supervisor.cli.main", "report", str(run_root), "-o", str(out)), cwd=run_root,
+        proc = subprocess.run(python_argv("nightshift.supervisor.cli.main", "report", str(run_root), "-o", str(out)), cwd=run_root,
                               capture_output=True, timeout=REPORT_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None, f"the report was not written within {REPORT_TIMEOUT}s"

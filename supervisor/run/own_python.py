@@ -16,6 +16,16 @@ import sys
 from pathlib import Path
 
 FLAGS = ("-E", "-P")
+# The folder that holds supervisor/, hpc/ and tui/: the repository, or site-packages/nightshift once installed
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def bare_code(module: str) -> str:
+    """Code for ``python -S -E -P -c`` that runs ``module.main(argv)``. Without site no installer's finder is loaded,
+    so the import package `nightshift` is made here, its path the folder its subpackages live in; nothing else
+    (no site-packages, no current folder) is on the path."""
+    return (f"import sys, types; n = types.ModuleType('nightshift'); n.__path__ = [{str(PACKAGE_ROOT)!r}]; "
+            f"sys.modules['nightshift'] = n; from {module} import main; sys.exit(main(sys.argv[1:]))")
 
 
 def python_argv(module: str, *args: str) -> list[str]:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from supervisor.run.liveness import supervisor_status
-from supervisor.run.paths import RunPaths, make_private_dir, registry_path, workspace_state_dir
-from supervisor.run.private import write_private_bytes
-from supervisor.errors import UserError
+from nightshift.supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.run.paths import RunPaths, make_private_dir, registry_path, workspace_state_dir
+from nightshift.supervisor.run.private import write_private_bytes
+from nightshift.supervisor.errors import UserError
 
 
 class RunNotFound(UserError):

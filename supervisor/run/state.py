@@ -35,8 +35,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.events import read_events
-from supervisor.run.ratchet_state import fold_ratchet
+from nightshift.supervisor.run.events import read_events
+from nightshift.supervisor.run.ratchet_state import fold_ratchet
 
 FINAL_STATUSES = ("done", "failed", "stopped")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from supervisor.run.shown import plain
+from nightshift.supervisor.run.shown import plain
 
 
 def describe(event: dict[str, Any]) -> str | None:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.config import CONFIG_NAME
-from supervisor.gitguard import control_paths
-from supervisor.run.paths import STATE_DIR_NAME, user_state_dir
-from supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
-from supervisor.sandbox.probe import namespace_problem, open_parts
+from nightshift.supervisor.config import CONFIG_NAME
+from nightshift.supervisor.gitguard import control_paths
+from nightshift.supervisor.run.paths import STATE_DIR_NAME, user_state_dir
+from nightshift.supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
+from nightshift.supervisor.sandbox.probe import namespace_problem, open_parts
 
 # The part of the sandbox that closes each surface the probes measure (survey.py): where the machine lacks that part,
 # the surface stays open, and accepting the part's door ([policy] open_doors) accepts the surface with it.
@@ -24,7 +24,7 @@ SURFACE_DOORS = {"capabilities": "userns", "mounts": "seccomp", "TIOCSTI": "secc
                  "abstract sockets": "landlock"}
 
 if TYPE_CHECKING:  # the schema loads pydantic: `nightshift compare` may run without it
-    from supervisor.config.schema import Config
+    from nightshift.supervisor.config.schema import Config
 
 
 def _path(workspace: Path, text: str) -> Path:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from supervisor.sandbox.boundary import Boundary
-from supervisor.sandbox.mounts import Namespace, bwrap_argv
+from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 LEFTOVERS = ".nightshift-leftovers"  # in the private TMPDIR, written inside after the command ended
 # Run the command as a child, then list every process of the namespace but its init (1) and this shell; builtins

@@ -20,7 +20,7 @@ import os
 import stat
 from pathlib import Path
 
-from supervisor.config.credential_places import CREDENTIAL_PLACES
+from nightshift.supervisor.config.credential_places import CREDENTIAL_PLACES
 
 USER_NS = ["--unshare-user", "--cap-drop", "ALL", "--disable-userns"]
 def nested_user_ns() -> list[str]:

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from supervisor.sandbox import landlock
-from supervisor.sandbox.seccomp import seccomp_problem
+from nightshift.supervisor.sandbox import landlock
+from nightshift.supervisor.sandbox.seccomp import seccomp_problem
 
 
 def bwrap_problem() -> str | None:

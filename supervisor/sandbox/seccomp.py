@@ -22,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from supervisor.run.paths import make_private_dir, user_state_dir
+from nightshift.supervisor.run.paths import make_private_dir, user_state_dir
 
 FD = 9  # the descriptor bubblewrap reads the program from (opened by the prefix's shell)
 # What a nested sandbox (Claude Code's bubblewrap inside a turn) needs: mounts and namespaces of its own.

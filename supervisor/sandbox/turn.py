@@ -17,10 +17,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.run.paths import RunPaths
-from supervisor.sandbox.boundary import Boundary
-from supervisor.sandbox.command import SCAN
-from supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.sandbox.command import SCAN
+from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
 
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
 HOOK_PORT = 8120  # the decision helper's HTTP door there (network off; with network on it is an ephemeral port)
@@ -76,8 +76,8 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
     if not boundary.network:
         socket = tmp / ".api.sock"
         # Added to the decision helper's lines (an assignment here once dropped them: the helper never ran).
-        out.prologue += (f"{python_line('supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
-        out.inside += (f"{python_line('supervisor.sandbox.proxy', 'inside', '/tmp/.api.sock', str(API_PORT))} &\n"
+        out.prologue += (f"{python_line('nightshift.supervisor.sandbox.proxy', 'outside', str(socket))} &\nns_proxy=$!\n")
+        out.inside += (f"{python_line('nightshift.supervisor.sandbox.proxy', 'inside', '/tmp/.api.sock', str(API_PORT))} &\n"
                       "helpers=\"$helpers $!\"\n"
                       "for i in $(seq 200); do [ -e /tmp/.api.ready ] && break; sleep 0.05; done\n"
                       'case "${ANTHROPIC_BASE_URL:-}" in\n'
@@ -109,9 +109,9 @@ def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | Non
         args += ["--http", "host" if network else f"door:{HOOK_PORT}", "--settings", str(http_settings)]
         if not network:
             why = "the decision helper's door could not open in the namespace: tool calls were refused this turn"
-            door = (f"{python_line('supervisor.shift.pretool_door', '/tmp/.pretool/d', str(HOOK_PORT))} || "
+            door = (f"{python_line('nightshift.supervisor.shift.pretool_door', '/tmp/.pretool/d', str(HOOK_PORT))} || "
                     f"echo {shlex.quote(why)} >> {report}\n")
-    out.prologue += (f"{python_line('supervisor.shift.pretool_server', *args)} &\nns_pretool=$!\n"
+    out.prologue += (f"{python_line('nightshift.supervisor.shift.pretool_server', *args)} &\nns_pretool=$!\n"
                      f"for i in $(seq 500); do [ -S {shlex.quote(str(sock))} ] && break; sleep 0.02; done\n")
     out.inside = ("[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + door
                   + out.inside)

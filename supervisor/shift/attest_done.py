@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.paths import RunPaths
 
 
 def attest_done(sup) -> None:
@@ -23,7 +23,7 @@ def attest_at_done(run: RunPaths, emit: Callable[..., Any], say: Callable[[str],
     try:
         if first is not None:
             first()
-        from supervisor.attest.write import attest_verdict
+        from nightshift.supervisor.attest.write import attest_verdict
         done = attest_verdict(run.root, None, at_done=True)
     except Exception as exc:  # noqa: BLE001 - the run is verified done whatever happens to its attestation
         emit("attest.failed", error=f"{type(exc).__name__}: {exc}"[:500])

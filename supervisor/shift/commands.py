@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.run import inbox
+from nightshift.supervisor.run import inbox
 
 
 def handle_command(sup, command: dict[str, Any]) -> None:
@@ -50,7 +50,7 @@ def _handle(sup, command: dict[str, Any]) -> None:
             return
         sup.emit("command.accepted", shift, id=cid, verb=verb)
     elif verb == "release":
-        from supervisor.shift.ratchet import release
+        from nightshift.supervisor.shift.ratchet import release
         release(sup, command)
     else:
         sup.emit("command.rejected", shift, id=cid, verb=verb, reason=f"unknown or empty command {verb!r}")
@@ -64,7 +64,7 @@ def long_message(sup, message: str, cid: str | None) -> str:
     the prompt carry its beginning and the file's path, nothing is silently cut."""
     if len(message) <= NUDGE_INLINE_CHARS:
         return message
-    from supervisor.shift.turns import write_private
+    from nightshift.supervisor.shift.turns import write_private
     path = write_private(sup.run_paths.root / "nudges" / f"{cid or 'nudge'}.md", message)
     return (f"{message[:NUDGE_INLINE_CHARS - 400]}\n[... the whole message ({len(message)} characters) is in "
             f"{path}: read it]")

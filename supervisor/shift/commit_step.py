@@ -9,7 +9,7 @@ import shlex
 
 import git
 
-from supervisor import gitops
+from nightshift.supervisor import gitops
 
 
 def commit_shift(sup) -> None:

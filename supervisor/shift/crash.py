@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.errors import is_user_error
+from nightshift.supervisor.errors import is_user_error
 
 LAST_WORD_BYTES = 4096
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

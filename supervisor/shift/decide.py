@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from supervisor.run.allocation import allocation
-from supervisor.shift.attest_done import attest_done
-from supervisor.shift.judge_wait import judge_down
-from supervisor.shift.turns import pushback_text, write_private
+from nightshift.supervisor.run.allocation import allocation
+from nightshift.supervisor.shift.attest_done import attest_done
+from nightshift.supervisor.shift.judge_wait import judge_down
+from nightshift.supervisor.shift.turns import pushback_text, write_private
 
 # Stops after which the agent's session is gone: the next turn is a fresh shift, oriented from the notes.
 SESSION_ENDERS = ("lost", "timeout", "budget", "stopped", "walltime", "preempted", "cancelled", "job_failed",

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor import gitops
-from supervisor.commit_refusals import refused_paths
-from supervisor.config import CONFIG_NAME
+from nightshift.supervisor import gitops
+from nightshift.supervisor.commit_refusals import refused_paths
+from nightshift.supervisor.config import CONFIG_NAME
 
 MESSAGE = "nightshift: the run's ground (nightshift.toml, CLAUDE.md, references) as the run begins"
 
 
 def ground_paths(config) -> list[str]:
     """nightshift.toml, CLAUDE.md and each visible reference given inside the workspace (its file, not its part)."""
-    from supervisor.attest.config_view import file_of
+    from nightshift.supervisor.attest.config_view import file_of
     out = [CONFIG_NAME, "CLAUDE.md"]
     for comp in config.oracle.compare if config.oracle else []:
         path = Path(file_of(comp.reference)).expanduser()

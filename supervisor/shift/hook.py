@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from supervisor.shift import stop_channel
-from supervisor.shift.hook_input import supervised_input
-from supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.shift import stop_channel
+from nightshift.supervisor.shift.hook_input import supervised_input
+from nightshift.supervisor.run.liveness import supervisor_status
 
 FIELDS = ("session_id", "transcript_path", "last_assistant_message", "stop_hook_active", "cwd")
 

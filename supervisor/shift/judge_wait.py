@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from supervisor.verify.pipeline import StopContext, Verdict, rejudge
+from nightshift.supervisor.verify.pipeline import StopContext, Verdict, rejudge
 
 FIRST_DELAY = 30.0   # seconds before the first question again; doubled each time
 LONGEST_DELAY = 600.0

@@ -15,18 +15,18 @@ from pathlib import Path
 
 import tomli_w
 
-from supervisor import backends, gitguard, gitops
-from supervisor.config.schema import Config, load_config, parse_config
-from supervisor.run.events import EventLog
-from supervisor.run.liveness import supervisor_status
-from supervisor.run.own_python import python_argv
-from supervisor.run.paths import RunPaths, new_run_id
-from supervisor.run.registry import live_runs, register
-from supervisor.errors import UserError
-from supervisor.sandbox.boundary import boundary_for, start_problems
-from supervisor.shift.pretool_transport import pretool_transport
-from supervisor.shift.stall import claude_tool_limit
-from supervisor.verify import git_controls
+from nightshift.supervisor import backends, gitguard, gitops
+from nightshift.supervisor.config.schema import Config, load_config, parse_config
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.run.own_python import python_argv
+from nightshift.supervisor.run.paths import RunPaths, new_run_id
+from nightshift.supervisor.run.registry import live_runs, register
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.sandbox.boundary import boundary_for, start_problems
+from nightshift.supervisor.shift.pretool_transport import pretool_transport
+from nightshift.supervisor.shift.stall import claude_tool_limit
+from nightshift.supervisor.verify import git_controls
 
 
 class LaunchError(UserError):
@@ -91,7 +91,7 @@ def validate_for_launch(config: Config) -> None:
 def _create(workspace: Path, config: Config, repo, run_id: str | None = None) -> RunPaths:
     gitops.exclude_state_dir(repo)
     git_controls.prepare(workspace)
-    from supervisor.shift.ground import commit_ground  # what the run's attestations rest on, in git from the start
+    from nightshift.supervisor.shift.ground import commit_ground  # what the run's attestations rest on, in git from the start
     ground, ground_paths, ground_left = commit_ground(repo, workspace, config)
     before = gitops.worktree_state(repo)  # the user's dirty and untracked paths: never committed unless changed
     run = RunPaths.for_run(workspace, run_id or new_run_id()).create()  # an id given: the one a preview showed
@@ -128,7 +128,7 @@ def _create(workspace: Path, config: Config, repo, run_id: str | None = None) ->
 
 def finish_unsupervised(run: RunPaths, outcome: str, reason: str) -> None:
     """End a run that no supervisor is running (a submit rejected, a chain stopped while queued)."""
-    from supervisor.run.state import load_state, write_snapshot
+    from nightshift.supervisor.run.state import load_state, write_snapshot
 
     state = load_state(run.root)[0]
     log = EventLog(run.events, last_seq=state["seq"])
@@ -147,7 +147,7 @@ def frozen_config(run: RunPaths) -> Config:
 def supervise_argv(run: RunPaths) -> list[str]:
     """The supervisor's command line: -E -P, so nothing of the workspace or of PYTHON* is on its import path
     (it starts in its run directory, never in the workspace)."""
-    return python_argv("supervisor.cli.main", "supervise", str(run.root))
+    return python_argv("nightshift.supervisor.cli.main", "supervise", str(run.root))
 
 
 def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10.0) -> str:
@@ -158,7 +158,7 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
         raise LaunchError(f"run {run.run_id} is already supervised (pid {status['pid']} on {status['host']})")
     before = run.supervisor.stat().st_mtime if run.supervisor.exists() else 0.0
     if config.backend.kind == "tmux":
-        from supervisor.backends.tmux import socket_for
+        from nightshift.supervisor.backends.tmux import socket_for
         sock = config.backend.tmux_socket or socket_for(run.run_id)
         command = " ".join(shlex.quote(a) for a in supervise_argv(run))
         subprocess.run(["tmux", "-L", sock, "kill-session", "-t", "supervisor"], capture_output=True)
@@ -184,7 +184,7 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
 
 
 def run_foreground(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
-    from supervisor.shift.loop import Supervisor
+    from nightshift.supervisor.shift.loop import Supervisor
 
     config = frozen_config(run)
     return Supervisor(run, config, say=say, leave_on_outcome=leave_on_outcome).run()

@@ -12,14 +12,14 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from supervisor.errors import UserError
-from supervisor.run import inbox
-from supervisor.run.events import EventLog
-from supervisor.run.liveness import HEARTBEAT_SECONDS, beat, write_supervisor_info
-from supervisor.run.paths import RunPaths
-from supervisor.run.registry import live_runs
-from supervisor.run.state import apply, load_state, write_snapshot
-from supervisor.shift.workspace_lock import WorkspaceBusy, hold_workspace
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run import inbox
+from nightshift.supervisor.run.events import EventLog
+from nightshift.supervisor.run.liveness import HEARTBEAT_SECONDS, beat, write_supervisor_info
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.registry import live_runs
+from nightshift.supervisor.run.state import apply, load_state, write_snapshot
+from nightshift.supervisor.shift.workspace_lock import WorkspaceBusy, hold_workspace
 
 # Tests set this to an event type to kill -9 the supervisor right after recording it.
 _CRASH_AFTER = os.environ.get("NIGHTSHIFT_TEST_CRASH_AFTER", "")
@@ -124,29 +124,29 @@ class RunLedger:
     def passed_tests(self) -> set[str]:
         """The test ratchet's set: what passed when the run began and at any verdict since, less what a person
         released (shift/ratchet.py)."""
-        from supervisor.shift.ratchet import kept
+        from nightshift.supervisor.shift.ratchet import kept
         return kept(self.state, self.recorded_tests())
 
     def held_tests(self) -> set[str]:
         """Every test whose file is kept: the ratchet's set and each test collected when the run began, the goal's
         failing tests among them (shift/ratchet.py)."""
-        from supervisor.shift.ratchet import held
+        from nightshift.supervisor.shift.ratchet import held
         return held(self.state, self.recorded_tests())
 
     def test_sets(self) -> tuple[set[str], set[str]]:
         """(passed_tests(), held_tests()) from one reading of tests-passed.json: a verdict's context takes both."""
-        from supervisor.shift.ratchet import held, kept
+        from nightshift.supervisor.shift.ratchet import held, kept
         recorded = self.recorded_tests()
         return kept(self.state, recorded), held(self.state, recorded)
 
     def goal_tests(self) -> set[str]:
         """The goal's tests: failing when the run began, not released."""
-        from supervisor.shift.ratchet import goal
+        from nightshift.supervisor.shift.ratchet import goal
         return goal(self.state)
 
     def baseline_tests(self) -> set[str]:
         """Of the ratchet's set, what passed when the run began."""
-        from supervisor.shift.ratchet import at_start
+        from nightshift.supervisor.shift.ratchet import at_start
         return at_start(self.state)
 
     def recorded_tests(self) -> set[str]:
@@ -156,7 +156,7 @@ class RunLedger:
     def plan_known(self) -> dict[str, bool]:
         known = self._record("plan-known.json")
         if known is None:
-            from supervisor.verify.checks import plan_items
+            from nightshift.supervisor.verify.checks import plan_items
             claude_md = self.run_paths.workspace / "CLAUDE.md"
             # Agent-written text: never trusted to be UTF-8.
             known = plan_items(claude_md.read_text(errors="replace")) if claude_md.exists() else {}

@@ -17,25 +17,25 @@ import time
 from typing import Any
 
 
-from supervisor import gitops
-from supervisor.agents.base import StopInfo
-from supervisor.config.schema import Config
-from supervisor.run.notify import tell
-from supervisor.run.paths import RunPaths
-from supervisor.run.watch import Waker
-from supervisor.shift import crash
-from supervisor.shift.commands import handle_command
-from supervisor.shift.commit_step import commit_shift
-from supervisor.shift.decide import decide
-from supervisor.shift.judge_wait import hold_reason, judge_down, wait_for_judge
-from supervisor.shift.ledger import RunLedger
-from supervisor.shift.ratchet import start_ratchet
-from supervisor.shift.session import AgentSession
-from supervisor.shift.turns import orientation_prompt, take_claim, write_private
-from supervisor.verify.oracle.seal import put_back
-from supervisor.verify import git_controls
-from supervisor.shift.verdict_clock import deadline_for, verify_in_time
-from supervisor.verify.pipeline import StopContext, timed_out, verify_stop
+from nightshift.supervisor import gitops
+from nightshift.supervisor.agents.base import StopInfo
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.run.notify import tell
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.watch import Waker
+from nightshift.supervisor.shift import crash
+from nightshift.supervisor.shift.commands import handle_command
+from nightshift.supervisor.shift.commit_step import commit_shift
+from nightshift.supervisor.shift.decide import decide
+from nightshift.supervisor.shift.judge_wait import hold_reason, judge_down, wait_for_judge
+from nightshift.supervisor.shift.ledger import RunLedger
+from nightshift.supervisor.shift.ratchet import start_ratchet
+from nightshift.supervisor.shift.session import AgentSession
+from nightshift.supervisor.shift.turns import orientation_prompt, take_claim, write_private
+from nightshift.supervisor.verify.oracle.seal import put_back
+from nightshift.supervisor.verify import git_controls
+from nightshift.supervisor.shift.verdict_clock import deadline_for, verify_in_time
+from nightshift.supervisor.verify.pipeline import StopContext, timed_out, verify_stop
 
 OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout", "judge")
 
@@ -163,7 +163,7 @@ class Supervisor:
 
     def start_run(self) -> None:
         if self.config.oracle is not None and self.config.oracle.compare:
-            from supervisor.verify.oracle import protect_references
+            from nightshift.supervisor.verify.oracle import protect_references
             seeded = self.run_paths.workspace / ".nightshift" / "references"
             if seeded.is_dir() and not self.run_paths.references.exists():
                 shutil.copytree(seeded, self.run_paths.references)  # hashes taken at `nightshift init`

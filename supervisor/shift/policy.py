@@ -13,13 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from supervisor.config.schema import CONFIG_NAME, Config
-from supervisor.run.paths import RunPaths, user_state_dir
-from supervisor.run.private import write_private_json
-from supervisor.verify.boundary import test_files
-from supervisor.sandbox.boundary import heldout_tests_hidden
-from supervisor.sandbox.probe import bwrap_problem
-from supervisor.run.listing import matching
+from nightshift.supervisor.config.schema import CONFIG_NAME, Config
+from nightshift.supervisor.run.paths import RunPaths, user_state_dir
+from nightshift.supervisor.run.private import write_private_json
+from nightshift.supervisor.verify.boundary import test_files
+from nightshift.supervisor.sandbox.boundary import heldout_tests_hidden
+from nightshift.supervisor.sandbox.probe import bwrap_problem
+from nightshift.supervisor.run.listing import matching
 
 REFERENCE = "references are read-only: produce your outputs from the solver, never from the reference files"
 

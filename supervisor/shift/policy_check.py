@@ -12,8 +12,8 @@ import os
 import re
 import time
 
-from supervisor.run.private import write_private_json
-from supervisor.verify.definition_of_done import same_words
+from nightshift.supervisor.run.private import write_private_json
+from nightshift.supervisor.verify.definition_of_done import same_words
 
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read", "NotebookRead", "Grep", "Glob", "LS")

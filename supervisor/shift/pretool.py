@@ -12,8 +12,8 @@ import json
 import os
 import sys
 
-from supervisor.shift.hook_input import supervised_input
-from supervisor.shift.policy_check import decide, record_refusal
+from nightshift.supervisor.shift.hook_input import supervised_input
+from nightshift.supervisor.shift.policy_check import decide, record_refusal
 
 SHORT = 200  # characters of a tool's input kept in the record: enough to name it, never a whole file
 

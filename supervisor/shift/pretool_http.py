@@ -17,9 +17,9 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from supervisor.run.private import write_private_json
-from supervisor.shift.pretool import answer
-from supervisor.shift.policy_check import record_refusal
+from nightshift.supervisor.run.private import write_private_json
+from nightshift.supervisor.shift.pretool import answer
+from nightshift.supervisor.shift.policy_check import record_refusal
 
 MAX_REQUEST = 32 << 20  # bytes: a Write carries its whole file; beyond this the call is refused, never read
 

@@ -21,8 +21,8 @@ import socket
 import sys
 import threading
 
-from supervisor.shift.pretool import answer, load_policy
-from supervisor.shift.pretool_http import DecisionServer, host_listener, point_settings
+from nightshift.supervisor.shift.pretool import answer, load_policy
+from nightshift.supervisor.shift.pretool_http import DecisionServer, host_listener, point_settings
 
 INSIDE = "/tmp/.pretool"  # where the socket's folder is seen inside the namespace (a short path: sun_path is small)
 NAME = "s"

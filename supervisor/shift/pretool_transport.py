@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from supervisor.agents.claude_version import http_hook_problem
-from supervisor.config.schema import Config
-from supervisor.sandbox.probe import namespace_problem
+from nightshift.supervisor.agents.claude_version import http_hook_problem
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.sandbox.probe import namespace_problem
 
 HTTP, COMMAND = "http", "command"
 

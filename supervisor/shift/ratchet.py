@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.config.schema import Config
-from supervisor.run.paths import RunPaths
-from supervisor.verify.boundary import forget, protected_at_start, remember, test_files
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.verify.boundary import forget, protected_at_start, remember, test_files
 
 
 def start_ratchet(run: RunPaths, config: Config, state: dict[str, Any], emit, say=print) -> str | None:
@@ -18,8 +18,8 @@ def start_ratchet(run: RunPaths, config: Config, state: dict[str, Any], emit, sa
     run must not start (the suite does not collect), as one line; None when it may."""
     ws = run.workspace
     if config.verify.test_command.strip() and state.get("ratchet") is None:
-        from supervisor.sandbox.boundary import boundary_for
-        from supervisor.verify.baseline import take_baseline
+        from nightshift.supervisor.sandbox.boundary import boundary_for
+        from nightshift.supervisor.verify.baseline import take_baseline
 
         out_dir = run.root / "baseline"
         out_dir.mkdir(mode=0o700, exist_ok=True)

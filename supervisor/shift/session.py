@@ -13,21 +13,21 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.agents import make_agent
-from supervisor.agents.base import StopInfo, TurnContext
-from supervisor.backends import make_backend
-from supervisor.backends.base import read_exit
-from supervisor.config.schema import Config
-from supervisor.resources import render
-from supervisor.run.liveness import processes_of_shift
-from supervisor.shift import stop_channel
-from supervisor.shift.ledger import RunLedger
-from supervisor.shift.stall import StallWatch, on_stall
-from supervisor.shift.policy import compile_policy, sandbox_problem, write_policy
-from supervisor.shift.pretool_transport import pretool_transport
-from supervisor.shift.turn_boundary import TurnBoundary
-from supervisor.shift.session_waits import SCREEN_CHECK_SECONDS, HumanWaits
-from supervisor.shift.turns import launch_spec, orientation_prompt, write_private
+from nightshift.supervisor.agents import make_agent
+from nightshift.supervisor.agents.base import StopInfo, TurnContext
+from nightshift.supervisor.backends import make_backend
+from nightshift.supervisor.backends.base import read_exit
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.resources import render
+from nightshift.supervisor.run.liveness import processes_of_shift
+from nightshift.supervisor.shift import stop_channel
+from nightshift.supervisor.shift.ledger import RunLedger
+from nightshift.supervisor.shift.stall import StallWatch, on_stall
+from nightshift.supervisor.shift.policy import compile_policy, sandbox_problem, write_policy
+from nightshift.supervisor.shift.pretool_transport import pretool_transport
+from nightshift.supervisor.shift.turn_boundary import TurnBoundary
+from nightshift.supervisor.shift.session_waits import SCREEN_CHECK_SECONDS, HumanWaits
+from nightshift.supervisor.shift.turns import launch_spec, orientation_prompt, write_private
 
 ALIVE_CHECK_SECONDS = 5.0
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from supervisor.shift.policy import take_refusals
-from supervisor.shift.waits import take_waits, waiting_on_screen
+from nightshift.supervisor.shift.policy import take_refusals
+from nightshift.supervisor.shift.waits import take_waits, waiting_on_screen
 
 SCREEN_CHECK_SECONDS = 2.0  # a prompt waiting for a human is seen within seconds, at a tmux call each time
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.agents.base import StopInfo
+from nightshift.supervisor.agents.base import StopInfo
 
 NUDGE = ("nightshift: nothing has come from you for {silent}. If a command hangs, stop it and try another way; "
          "write what you are doing in CHANGELOG.md, then go on (or `nightshift claim blocked --summary ...`).")

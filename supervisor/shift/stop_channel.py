@@ -14,8 +14,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.listing import derived, matching
-from supervisor.run.private import write_private_json
+from nightshift.supervisor.run.listing import derived, matching
+from nightshift.supervisor.run.private import write_private_json
 
 
 def post_request(stops_dir: Path, payload: dict[str, Any]) -> str:

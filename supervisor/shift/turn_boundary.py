@@ -10,13 +10,13 @@ import re
 import socket
 from pathlib import Path
 
-from supervisor.backends.base import LaunchSpec
-from supervisor.config.schema import Config
-from supervisor.sandbox.boundary import Boundary, boundary_for, notes, open_doors, start_problems
-from supervisor.sandbox.turn import inner_script, turn_namespace
-from supervisor.shift.ledger import RunLedger
-from supervisor.shift.pretool_transport import pretool_transport
-from supervisor.verify.boundary import test_files
+from nightshift.supervisor.backends.base import LaunchSpec
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.sandbox.boundary import Boundary, boundary_for, notes, open_doors, start_problems
+from nightshift.supervisor.sandbox.turn import inner_script, turn_namespace
+from nightshift.supervisor.shift.ledger import RunLedger
+from nightshift.supervisor.shift.pretool_transport import pretool_transport
+from nightshift.supervisor.verify.boundary import test_files
 
 # What a write into a read-only bind says: EROFS for a write, EBUSY for a rename or unlink of the mount itself (rm,
 # sed -i, git's lock-and-rename), in C's words and Node's (Claude Code's own tools: "EROFS: read-only file system").

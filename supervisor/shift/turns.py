@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.agents.base import TurnContext
-from supervisor.backends.base import LaunchSpec
-from supervisor.resources import render
+from nightshift.supervisor.agents.base import TurnContext
+from nightshift.supervisor.backends.base import LaunchSpec
+from nightshift.supervisor.resources import render
 
 
 def launch_spec(ctx: TurnContext, command: str, env: dict[str, str]) -> LaunchSpec:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from supervisor.verify.pipeline import STEPS
+from nightshift.supervisor.verify.pipeline import STEPS
 
 MARGIN = 300.0  # seconds for the checks that run no command (plan, notes, git, integrity, the copy scan)
 

@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from supervisor.run.listing import matching
-from supervisor.shift.hook_input import supervised_input
-from supervisor.shift.pretool import short_input
+from nightshift.supervisor.run.listing import matching
+from nightshift.supervisor.shift.hook_input import supervised_input
+from nightshift.supervisor.shift.pretool import short_input
 
 # What a screen that waits for a human shows (Claude Code 2.1.330), with the name of what it waits for.
 PROMPTS = {

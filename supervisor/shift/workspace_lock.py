@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from supervisor.errors import UserError
-from supervisor.run.paths import make_private_dir, registry_path, workspace_state_dir
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import make_private_dir, registry_path, workspace_state_dir
 
 LAUNCH_WAIT = 600.0
 SAME_RUN_GRACE = 10.0  # seconds a supervisor waits for its own run's previous supervisor to let go  # a launch runs the preflight (the oracle, the tests): the next one may wait that long

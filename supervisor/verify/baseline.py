@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.sandbox.boundary import Boundary
-from supervisor.verify.checks import run_tests
-from supervisor.verify.junit import collection_errors, passed_total
+from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.verify.checks import run_tests
+from nightshift.supervisor.verify.junit import collection_errors, passed_total
 
 TWICE_UNDER_SECONDS = 60.0  # a suite this quick runs twice at the start, to find the flaky tests
 SHOWN_FLAKY = 10

@@ -12,11 +12,11 @@ import json
 import shutil
 from pathlib import Path
 
-from supervisor.run import untrusted
-from supervisor.run.private import write_private_bytes
-from supervisor.verify import definition_of_done as dod
-from supervisor.verify.checks import Check
-from supervisor.verify.suite_config import WHOLE_FILE, config_files
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.run.private import write_private_bytes
+from nightshift.supervisor.verify import definition_of_done as dod
+from nightshift.supervisor.verify.checks import Check
+from nightshift.supervisor.verify.suite_config import WHOLE_FILE, config_files
 
 MANIFEST = "manifest.json"
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.run import untrusted
-from supervisor.sandbox.boundary import Boundary
-from supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
-from supervisor.verify.junit import passed_total, read_junit
-from supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
+from nightshift.supervisor.verify.junit import passed_total, read_junit
+from nightshift.supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
 
@@ -86,7 +86,7 @@ def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: boo
     if junit and re.search(r"\bpytest\b", command):
         command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
         if probe:
-            from supervisor.verify.junit import probe_command
+            from nightshift.supervisor.verify.junit import probe_command
             command = probe_command(command)
     status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
     results, forged = read_junit(junit_file, cwd) if status is not None and junit_file.exists() else ({}, {})

@@ -16,9 +16,9 @@ import shutil
 import stat
 from pathlib import Path
 
-from supervisor import gitguard
-from supervisor.run.private import write_private_bytes
-from supervisor.verify.checks import Check
+from nightshift.supervisor import gitguard
+from nightshift.supervisor.run.private import write_private_bytes
+from nightshift.supervisor.verify.checks import Check
 
 MANIFEST = "manifest.json"
 MAX_FILES = 2000  # a hooks folder is a few files; a planted million is a finding, not a copy

@@ -17,15 +17,15 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from supervisor.candidate_index import stage_candidate
-from supervisor.commit_refusals import MAX_COMMIT_BYTES
-from supervisor.gitguard import run_git
-from supervisor.run import untrusted
-from supervisor.run.paths import make_private_dir
-from supervisor.sandbox.mounts import HOST_TMP
-from supervisor.verify.checks import run_tests
-from supervisor.verify.suite_config import WHOLE_FILE, config_files
-from supervisor.verify.pytest_source import is_test_file, tests_in
+from nightshift.supervisor.candidate_index import stage_candidate
+from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
+from nightshift.supervisor.gitguard import run_git
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.run.paths import make_private_dir
+from nightshift.supervisor.sandbox.mounts import HOST_TMP
+from nightshift.supervisor.verify.checks import run_tests
+from nightshift.supervisor.verify.suite_config import WHOLE_FILE, config_files
+from nightshift.supervisor.verify.pytest_source import is_test_file, tests_in
 
 MISSING = ("the held-out tests are missing from their store ([verify] heldout_tests in nightshift.toml: moved or "
            "deleted?): put them back, then `nightshift resume`")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from supervisor.run.heldout_tests_record import report_name, write_report
-from supervisor.verify.checks import Check
-from supervisor.verify.oracle.exam import answers, ladder
+from nightshift.supervisor.run.heldout_tests_record import report_name, write_report
+from nightshift.supervisor.verify.checks import Check
+from nightshift.supervisor.verify.oracle.exam import answers, ladder
 
 KEY = "(held-out tests)"  # the exam's account keeps the tests' best band under this name
 BANDS = ("pass", "fail: at least 90% of them pass", "fail: at least half of them pass",
@@ -42,8 +42,8 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
     """The verdict's check and what it released (None: nothing), from the StopContext ``ctx``; ``oracle_released``:
     what this verdict's reference exam released already (its bits count against the budget too). A claim that fails
     another check is not done whatever they say: they are not run, and nothing is released."""
-    from supervisor.verify.boundary import _manifest
-    from supervisor.verify.heldout_checkout import run_heldout
+    from nightshift.supervisor.verify.boundary import _manifest
+    from nightshift.supervisor.verify.heldout_checkout import run_heldout
 
     cfg = ctx.config.verify
     if not claimed_done:

@@ -10,7 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from supervisor.run import untrusted
+from nightshift.supervisor.run import untrusted
 
 # pytest marks a module it could not import with one <error message="collection failure"> entry.
 COLLECTION_FAILURE = "collection failure"

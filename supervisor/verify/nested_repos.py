@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor.commit_refusals import gitlinks_added, refused_paths
-from supervisor.verify.checks import Check
+from nightshift.supervisor.commit_refusals import gitlinks_added, refused_paths
+from nightshift.supervisor.verify.checks import Check
 
 
 def check_nested_repos(ws: Path, changed: list[str], run_base: str | None, before: dict[str, str]) -> Check:

@@ -12,17 +12,17 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from supervisor import gitops
-from supervisor.verify.boundary import check_boundary, move_new_config, remember, test_files
-from supervisor.verify.git_controls import check_git_controls, store_of
-from supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
+from nightshift.supervisor import gitops
+from nightshift.supervisor.verify.boundary import check_boundary, move_new_config, remember, test_files
+from nightshift.supervisor.verify.git_controls import check_git_controls, store_of
+from nightshift.supervisor.verify.checks import (Check, check_changelog, check_commands, check_conflicts, check_plan,
                                       check_tests, unreadable)
-from supervisor.verify.heldout_tests import check_heldout_tests, merge as merge_heldout
-from supervisor.verify.nested_repos import check_nested_repos
-from supervisor.verify.ratchet import Ratchet
-from supervisor.config.schema import Config
-from supervisor.run.paths import RunPaths
-from supervisor.sandbox.boundary import Boundary, boundary_for
+from nightshift.supervisor.verify.heldout_tests import check_heldout_tests, merge as merge_heldout
+from nightshift.supervisor.verify.nested_repos import check_nested_repos
+from nightshift.supervisor.verify.ratchet import Ratchet
+from nightshift.supervisor.config.schema import Config
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.sandbox.boundary import Boundary, boundary_for
 
 
 @dataclass
@@ -105,8 +105,8 @@ class StopContext:
 
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
-    from supervisor.verify.oracle import run_oracle
-    from supervisor.verify.oracle.exam import Exam, private_folder
+    from nightshift.supervisor.verify.oracle import run_oracle
+    from nightshift.supervisor.verify.oracle.exam import Exam, private_folder
 
     out_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "oracle")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -128,7 +128,7 @@ def _judge_check(ctx: StopContext, checks: list[Check], report: dict | None) -> 
         return None, {}, 0.0
     if cfg.when == "every" and ctx.shift % cfg.every_shifts:
         return None, {}, 0.0
-    from supervisor.verify.judge.call import gather_inputs, run_judge
+    from nightshift.supervisor.verify.judge.call import gather_inputs, run_judge
 
     tests = next((c.summary for c in checks if c.name == "tests"), "no test command")
     inputs = gather_inputs(ctx.run.workspace, cfg, ctx.accepted_base, report, tests, ctx.config.goal,

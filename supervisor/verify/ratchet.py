@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.verify.suite_config import SELECTING
+from nightshift.supervisor.verify.suite_config import SELECTING
 
 SHOWN = 30  # regressions named in the verdict (every one is in the turn's tests/regressions.txt)
 GOAL = "a goal test, failing when the run began: the goal's tests are the user's"

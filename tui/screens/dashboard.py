@@ -13,10 +13,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from supervisor.run.shown import plain
-from tui.fmt import ellipsize
-from tui.shown import cells as shown_cells
-from tui.runs import RunRow
+from nightshift.supervisor.run.shown import plain
+from nightshift.tui.fmt import ellipsize
+from nightshift.tui.shown import cells as shown_cells
+from nightshift.tui.runs import RunRow
 
 COLUMNS = (("run", "Run"), ("state", "State"), ("shift", "Sh"), ("verdict", "Verdict"), ("best", "Best"),
            ("trend", "Trend"), ("last", "Last"), ("sup", "Supervisor"), ("cost", "Cost"), ("where", "Where"),

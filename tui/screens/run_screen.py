@@ -14,18 +14,18 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from supervisor.run.shown import plain
-from supervisor.fleet.state import is_fleet_dir, lane_rows
-from tui import fmt
-from tui.fleet_rows import fleet_line
-from tui.runs import held, orphaned, read_supervisor, run_limits, status_label, where_it_runs
-from tui.slurm_view import slurm_lines
-from tui.widgets.agent_tail import AgentTail
-from tui.widgets.doc_view import DocView
-from tui.widgets.events_view import EventsView
-from tui.widgets.lanes_table import LanesTable
-from tui.widgets.oracle_view import OracleView
-from tui.widgets.shifts_table import ShiftsTable
+from nightshift.supervisor.run.shown import plain
+from nightshift.supervisor.fleet.state import is_fleet_dir, lane_rows
+from nightshift.tui import fmt
+from nightshift.tui.fleet_rows import fleet_line
+from nightshift.tui.runs import held, orphaned, read_supervisor, run_limits, status_label, where_it_runs
+from nightshift.tui.slurm_view import slurm_lines
+from nightshift.tui.widgets.agent_tail import AgentTail
+from nightshift.tui.widgets.doc_view import DocView
+from nightshift.tui.widgets.events_view import EventsView
+from nightshift.tui.widgets.lanes_table import LanesTable
+from nightshift.tui.widgets.oracle_view import OracleView
+from nightshift.tui.widgets.shifts_table import ShiftsTable
 
 TABS = ("agent", "plan", "notes", "oracle", "shifts", "events")
 TAB_LABELS = ("Agent", "Plan", "Lab notes", "Oracle", "Shifts", "Events")
@@ -200,7 +200,7 @@ class RunScreen(Screen):
         self.query_one("#event-filter").focus()
 
     def action_back(self) -> None:
-        from tui.screens.dashboard import DashboardScreen
+        from nightshift.tui.screens.dashboard import DashboardScreen
 
         if any(isinstance(screen, DashboardScreen) for screen in self.app.screen_stack):
             self.dismiss()

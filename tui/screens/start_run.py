@@ -15,7 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from tui.shown import shown
+from nightshift.tui.shown import shown
 
 
 class StartRunScreen(ModalScreen[Any]):

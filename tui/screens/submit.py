@@ -14,7 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from tui.seams import ActionError
+from nightshift.tui.seams import ActionError
 
 HINT = "Workspace to submit (it needs a nightshift.toml). Enter shows what will be sent; Enter again sends; Escape cancels."
 

@@ -16,8 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from supervisor.run.shown import plain
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.shown import plain
+from nightshift.supervisor.run.paths import RunPaths
 
 
 def _turns(run: RunPaths, shift: int, name: str) -> list[tuple[int, Path]]:

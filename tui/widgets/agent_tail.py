@@ -15,9 +15,9 @@ from textual import work
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from supervisor.run.paths import RunPaths
-from tui.follow import latest_turn_file
-from tui.shown import terminal_colours
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.tui.follow import latest_turn_file
+from nightshift.tui.shown import terminal_colours
 
 TAIL_BYTES = 48 * 1024
 TAIL_LINES = 200

@@ -11,8 +11,8 @@ from textual import work
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
-from supervisor.run.shown import plain
-from tui.shown import shown_line
+from nightshift.supervisor.run.shown import plain
+from nightshift.tui.shown import shown_line
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+\S", re.M)
 MAX_CHARS = 80_000  # a very long file is cut (with a note) rather than slowing the screen

@@ -11,9 +11,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog
 
-from supervisor.run.shown import plain
-from supervisor.run.story import describe
-from tui import fmt
+from nightshift.supervisor.run.shown import plain
+from nightshift.supervisor.run.story import describe
+from nightshift.tui import fmt
 
 TYPE_STYLES = {"verify": "cyan", "pushback": "magenta", "run": "bold", "command": "yellow", "agent": "green",
                "budget": "red", "breaker": "red", "shift": "blue"}

@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
-from tui.shown import cells as shown_cells
+from nightshift.tui.shown import cells as shown_cells
 
-from tui import fmt
+from nightshift.tui import fmt
 
 COLUMNS = (("rank", "#"), ("lane", "Lane"), ("status", "State"), ("metric", "Err/tol"), ("heldout", "Held-out"),
            ("shift", "Shifts"), ("cost", "Cost"), ("approach", "Approach"), ("run", "Lane run"))

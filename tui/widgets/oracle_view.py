@@ -12,15 +12,15 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from supervisor.run.shown import plain
-from tui.shown import cells as shown_cells
+from nightshift.supervisor.run.shown import plain
+from nightshift.tui.shown import cells as shown_cells
 
-from supervisor.run.paths import RunPaths
-from supervisor.run.heldout import budget_line, read_private, read_private_many
-from tui import fmt
-from tui.follow import latest_turn_file
-from tui.oracle_report import OracleRow, heldout_keys, heldout_series, history, load_report, num
-from tui.widgets.oracle_plot import OracleHistoryPlot
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.heldout import budget_line, read_private, read_private_many
+from nightshift.tui import fmt
+from nightshift.tui.follow import latest_turn_file
+from nightshift.tui.oracle_report import OracleRow, heldout_keys, heldout_series, history, load_report, num
+from nightshift.tui.widgets.oracle_plot import OracleHistoryPlot
 
 COLUMNS = ("Result", "Comparison", "Column", "max rel", "tol", "at x", "p95", "failing", "max abs")
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
-from tui.shown import cells as shown_cells
+from nightshift.tui.shown import cells as shown_cells
 
-from tui import fmt
+from nightshift.tui import fmt
 
 COLUMNS = (("n", "Shift"), ("start", "Start (UTC)"), ("length", "Length"), ("turns", "Turns"), ("end", "End"),
            ("verdict", "Verdict"), ("commit", "Commit"), ("cost", "Cost"))

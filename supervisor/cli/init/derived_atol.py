@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.cli.init.goal_words import short_name
-from supervisor.cli.init.scales import Scale, column_scales, field_scale
-from supervisor.verify.oracle.calibrate import no_scale
-from supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.cli.init.goal_words import short_name
+from nightshift.supervisor.cli.init.scales import Scale, column_scales, field_scale
+from nightshift.supervisor.verify.oracle.calibrate import no_scale
+from nightshift.supervisor.verify.oracle.readers import split_part
 
 if TYPE_CHECKING:
-    from supervisor.cli.init.goal_words import Tolerance
-    from supervisor.cli.init.references import Comparison, Survey
+    from nightshift.supervisor.cli.init.goal_words import Tolerance
+    from nightshift.supervisor.cli.init.references import Comparison, Survey
 
 SUMMARY_LIMIT = 8  # derived tolerances listed one a line in init's summary; the rest are counted
 

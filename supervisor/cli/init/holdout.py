@@ -13,10 +13,10 @@ import os
 import shutil
 from pathlib import Path
 
-from supervisor.gitguard import run_git
-from supervisor.cli.init.references import Survey
-from supervisor.errors import UserError
-from supervisor.run.paths import make_private_dir, user_state_dir
+from nightshift.supervisor.gitguard import run_git
+from nightshift.supervisor.cli.init.references import Survey
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import make_private_dir, user_state_dir
 
 
 class HoldoutError(UserError):

@@ -14,12 +14,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.cli.init.holdout import HoldoutError, private_home
-from supervisor.gitguard import run_git
-from supervisor.run.paths import make_private_dir
-from supervisor.run.private import write_private_bytes
-from supervisor.verify.suite_config import WHOLE_FILE, config_files
-from supervisor.verify.pytest_source import is_test_file, tests_in
+from nightshift.supervisor.cli.init.holdout import HoldoutError, private_home
+from nightshift.supervisor.gitguard import run_git
+from nightshift.supervisor.run.paths import make_private_dir
+from nightshift.supervisor.run.private import write_private_bytes
+from nightshift.supervisor.verify.suite_config import WHOLE_FILE, config_files
+from nightshift.supervisor.verify.pytest_source import is_test_file, tests_in
 
 SKIP_DIRS = {".git", ".nightshift", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
 # What a run whose goal is tests cannot catch without held-out tests (said at init; README "Held-out tests")

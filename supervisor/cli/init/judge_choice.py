@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from supervisor.agents.credentials import find_credentials, judge_reach
-from supervisor.config.judge import NO_JUDGE
+from nightshift.supervisor.agents.credentials import find_credentials, judge_reach
+from nightshift.supervisor.config.judge import NO_JUDGE
 
 OFF_WHY = f"no Anthropic key and no Claude login found here: {NO_JUDGE}"
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
-from supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
-from supervisor.verify.oracle.layout import monotonic
-from supervisor.verify.oracle.peek import DataSet, peek_file
-from supervisor.verify.oracle.pointers import absent_content
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
+from nightshift.supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
+from nightshift.supervisor.verify.oracle.layout import monotonic
+from nightshift.supervisor.verify.oracle.peek import DataSet, peek_file
+from nightshift.supervisor.verify.oracle.pointers import absent_content
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 # Never data: code, notes, documents, pictures, archives. Anything else is tried with the readers.
 NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl": "a script", ".r": "a script",

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.verify.oracle.field import open_field
-from supervisor.verify.oracle.read_text import _delimiter_for, _split
-from supervisor.verify.oracle.readers import read_table
-from supervisor.verify.oracle.table import OracleInputError, Table
+from nightshift.supervisor.verify.oracle.field import open_field
+from nightshift.supervisor.verify.oracle.read_text import _delimiter_for, _split
+from nightshift.supervisor.verify.oracle.readers import read_table
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
 SAMPLE_VALUES = 1 << 14
 SLABS = 16
@@ -124,7 +124,7 @@ def _largest_rms(blocks) -> tuple[float, int]:
 
 def _head(path: Path, part: str | None) -> Table:
     """The first rows of a big binary table, as init's survey read them."""
-    from supervisor.verify.oracle.peek import peek_file
+    from nightshift.supervisor.verify.oracle.peek import peek_file
 
     found = next((d.sample for d in peek_file(path) if d.part == part and d.sample is not None), None)
     if found is None:

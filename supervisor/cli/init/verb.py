@@ -6,13 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from supervisor.cli.progress import step
-from supervisor.errors import UserError
+from nightshift.supervisor.cli.progress import step
+from nightshift.supervisor.errors import UserError
 
 
 def cmd_init(args) -> int:
-    from supervisor.cli.init.workspace import InitOptions, init_workspace, survey_for
-    from supervisor.cli.init.references import describe
+    from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace, survey_for
+    from nightshift.supervisor.cli.init.references import describe
 
     ws = Path(args.dir)
     # --trust's question first, before anything is written: an input that ends unanswered (no terminal, stdin
@@ -45,7 +45,7 @@ def cmd_init(args) -> int:
     for rel, dest in opts.moves.items():
         print(f"nightshift: held out {rel}: moved to {dest} (hidden from every process of the agent)")
     if opts.holdout_tests:
-        from supervisor.cli.init.holdout_tests import store_for
+        from nightshift.supervisor.cli.init.holdout_tests import store_for
         print(f"nightshift: held out tests ({', '.join(opts.holdout_tests)}): moved to {store_for(ws)}/files "
               "(hidden from every process of the agent; run over the candidate at a claim of done)")
     for note in opts.notes:
@@ -60,7 +60,7 @@ def cmd_init(args) -> int:
 def _offer_heldout_tests(opts, asking: bool) -> None:
     """A goal stated as tests with no references and none held out: say what such a run cannot catch, and offer
     to hold some out (a person at a terminal; unattended, the note says how)."""
-    from supervisor.cli.init.holdout_tests import UNCAUGHT
+    from nightshift.supervisor.cli.init.holdout_tests import UNCAUGHT
     if not opts.test_command or opts.reference_dir or opts.holdout_tests:
         return
     print(f"nightshift: note: {UNCAUGHT}")
@@ -85,6 +85,6 @@ TRUST_FIX = "add --yes to record it (init --trust --yes), or leave out --trust"
 def _record_trust(ws: Path, trust: bool) -> int:
     """Record Claude Code's workspace trust for ``ws`` when the person said yes (or gave --yes)."""
     if trust:
-        from supervisor.agents.claude import trust_workspace
+        from nightshift.supervisor.agents.claude import trust_workspace
         print(f"nightshift: {trust_workspace(ws.resolve())}")
     return 0

@@ -12,12 +12,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor import gitops
-from supervisor.cli.init.judge_choice import JudgeChoice, choose_judge
-from supervisor.cli.init.references import Survey, oracle_section, survey_references
-from supervisor.config.schema import CONFIG_NAME, parse_config
-from supervisor.resources import render
-from supervisor.errors import UserError
+from nightshift.supervisor import gitops
+from nightshift.supervisor.cli.init.judge_choice import JudgeChoice, choose_judge
+from nightshift.supervisor.cli.init.references import Survey, oracle_section, survey_references
+from nightshift.supervisor.config.schema import CONFIG_NAME, parse_config
+from nightshift.supervisor.resources import render
+from nightshift.supervisor.errors import UserError
 
 DEFAULT_PLAN = [
     "Understand the reference outputs and how to reproduce them (write it down in CHANGELOG.md)",
@@ -74,7 +74,7 @@ def survey_for(workspace: Path, opts: InitOptions) -> Survey | None:
         raise InitError(f"--reference-dir {opts.reference_dir}: no data file to compare ({skipped}); the oracle "
                         "needs reference outputs: text tables, CSV/TSV, .npy/.npz, HDF5 or JSON")
     if opts.holdout:
-        from supervisor.cli.init.holdout import choose, plan
+        from nightshift.supervisor.cli.init.holdout import choose, plan
         opts.moves = plan(workspace, survey, choose(survey, opts.holdout, opts.reference_dir))
     return survey
 
@@ -87,7 +87,7 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
     goal = opts.goal or "(state the goal here: what must be true, measured how)"
     held_plan = {}
     if opts.holdout_tests:  # refused before anything is written
-        from supervisor.cli.init.holdout_tests import plan_tests
+        from nightshift.supervisor.cli.init.holdout_tests import plan_tests
         held_plan = plan_tests(workspace, opts.holdout_tests)
     survey = None if opts.oracle_block else survey_for(workspace, opts)
     oracle = opts.oracle_block or (oracle_section(survey) if survey else "")
@@ -108,10 +108,10 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
         raise InitError(f"{workspace / existing[0]} already exists; use --force to overwrite it")
     repo = gitops.open_repo(workspace, create=True)
     if opts.moves:  # last, after every check that can refuse: the held-out references leave the workspace
-        from supervisor.cli.init.holdout import move
+        from nightshift.supervisor.cli.init.holdout import move
         opts.notes += move(workspace, opts.moves)
     if opts.holdout_tests:
-        from supervisor.cli.init.holdout_tests import move_tests
+        from nightshift.supervisor.cli.init.holdout_tests import move_tests
         opts.notes += move_tests(workspace, held_plan)
     for name, text in files.items():
         (workspace / name).write_text(text, encoding="utf-8")
@@ -129,15 +129,15 @@ def init_workspace(workspace: Path, opts: InitOptions) -> list[str]:
 def _heldout_tests_line(workspace: Path, opts: InitOptions) -> str:
     if not opts.holdout_tests:
         return ""
-    from supervisor.cli.init.holdout_tests import store_for
+    from nightshift.supervisor.cli.init.holdout_tests import store_for
     return (f"heldout_tests = {_toml(str(store_for(workspace)))}   # run at a claim of done over the candidate; "
             "the agent never sees them\n")
 
 
 def reference_files(oracle, workspace: Path) -> dict[str, Path]:
     """Each visible reference file of the comparisons (spec without its part -> path)."""
-    from supervisor.verify.oracle.integrity import resolve
-    from supervisor.verify.oracle.readers import split_part
+    from nightshift.supervisor.verify.oracle.integrity import resolve
+    from nightshift.supervisor.verify.oracle.readers import split_part
 
     found = {}
     for comp in oracle.compare:
@@ -149,9 +149,9 @@ def reference_files(oracle, workspace: Path) -> dict[str, Path]:
 
 def guard_references(oracle, workspace: Path) -> None:
     """Fingerprint the references now, and hash and copy them when they are small enough to do it quickly."""
-    from supervisor.run.paths import make_private_dir, workspace_state_dir
-    from supervisor.verify.oracle import protect_references
-    from supervisor.verify.oracle.fingerprint import record_fingerprints
+    from nightshift.supervisor.run.paths import make_private_dir, workspace_state_dir
+    from nightshift.supervisor.verify.oracle import protect_references
+    from nightshift.supervisor.verify.oracle.fingerprint import record_fingerprints
 
     store = make_private_dir(workspace_state_dir(workspace) / "references")
     files = reference_files(oracle, workspace)

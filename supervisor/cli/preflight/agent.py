@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from supervisor.agents.credentials import find_credentials
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from nightshift.supervisor.agents.credentials import find_credentials
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
 
 TURN_PROMPT = "This is a start-up check by nightshift. Reply with the single word: ready. Do not use any tool."
 TURN_TIMEOUT = 180.0
@@ -37,7 +37,7 @@ def credentials_line() -> Line:
 
 
 def _trust_line(workspace: Path) -> Line:
-    from supervisor.agents.claude import claude_config_file
+    from nightshift.supervisor.agents.claude import claude_config_file
 
     path = claude_config_file()
     try:
@@ -59,7 +59,7 @@ def _trust_line(workspace: Path) -> Line:
 def _hook_line(hook_timeout: float, workspace: Path) -> Line:
     """The hook settings a run gives the agent: valid JSON, and the hook command runs and does nothing outside a
     supervised session (as it must in every other Claude session in this folder)."""
-    from supervisor.agents.claude import stop_hook_settings
+    from nightshift.supervisor.agents.claude import stop_hook_settings
 
     settings = json.loads(json.dumps(stop_hook_settings(hook_timeout)))
     hook = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
@@ -116,10 +116,10 @@ def agent_turn_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 def one_turn(ctx: PreflightContext) -> Line:
     """`claude -p` with the run's Stop hook, in a scratch run folder whose stops/ this process answers."""
-    from supervisor.agents.claude import PINNED_ENV, stop_hook_settings
-    from supervisor.agents.claude_records import read_stream
-    from supervisor.run.liveness import write_supervisor_info
-    from supervisor.shift import stop_channel
+    from nightshift.supervisor.agents.claude import PINNED_ENV, stop_hook_settings
+    from nightshift.supervisor.agents.claude_records import read_stream
+    from nightshift.supervisor.run.liveness import write_supervisor_info
+    from nightshift.supervisor.shift import stop_channel
 
     agent = ctx.config.agent
     run_dir = ctx.out_dir / "agent-turn"

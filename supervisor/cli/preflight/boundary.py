@@ -10,12 +10,12 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
 
 
 def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
-    from supervisor.cli.doctor import boundary_checks
-    from supervisor.sandbox.boundary import boundary_for, notes, open_doors, start_problems
+    from nightshift.supervisor.cli.doctor import boundary_checks
+    from nightshift.supervisor.sandbox.boundary import boundary_for, notes, open_doors, start_problems
 
     for ok, what, detail in boundary_checks(ctx.workspace):
         if what in ("root", "permission mode", "nightshift.toml"):
@@ -38,7 +38,7 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
 def _surfaces(boundary, nested: bool) -> Iterable[Line]:
     """The sandbox's surfaces, probed inside the namespace the run's commands and turns get: a line each, OK or
     NOTE (whether a run may start without a part is start_problems' decision alone, said above as a FAIL)."""
-    from supervisor.sandbox.survey import survey_lines
+    from nightshift.supervisor.sandbox.survey import survey_lines
 
     for line in survey_lines(boundary, nested=nested):
         yield Line(OK if line.startswith("closed") else NOTE, "sandbox", line)
@@ -46,9 +46,9 @@ def _surfaces(boundary, nested: bool) -> Iterable[Line]:
 
 def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
     """Try the doors from inside the namespace the configured agent's turns get."""
-    from supervisor.agents import make_agent
-    from supervisor.run.paths import RunPaths
-    from supervisor.sandbox.turn import turn_namespace
+    from nightshift.supervisor.agents import make_agent
+    from nightshift.supervisor.run.paths import RunPaths
+    from nightshift.supervisor.sandbox.turn import turn_namespace
 
     kind = ctx.agent or ctx.config.agent.kind
     agent = make_agent(kind, ctx.config.agent.mode, ctx.config.agent.command or "")
@@ -80,9 +80,9 @@ def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
 
 
 def _references_out_of_reach(ctx: PreflightContext, boundary) -> Iterable[Line]:
-    from supervisor.verify.oracle.check import _sealed_command
-    from supervisor.verify.oracle.integrity import resolve
-    from supervisor.verify.oracle.readers import split_part
+    from nightshift.supervisor.verify.oracle.check import _sealed_command
+    from nightshift.supervisor.verify.oracle.integrity import resolve
+    from nightshift.supervisor.verify.oracle.readers import split_part
 
     oracle = ctx.config.oracle
     if oracle is None or not oracle.compare:

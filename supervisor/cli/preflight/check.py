@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from supervisor.cli.preflight.screen import Preflight, row, run_preflight
-from supervisor.cli.progress import say
-from supervisor.errors import UserError
+from nightshift.supervisor.cli.preflight.screen import Preflight, row, run_preflight
+from nightshift.supervisor.cli.progress import say
+from nightshift.supervisor.errors import UserError
 
 
 class PreflightFailed(UserError):
@@ -34,7 +34,7 @@ def check_main(workspace: Path, agent_turn: bool = False, job: bool = False) -> 
 def preflight_for_start(workspace: Path, backend: str | None = None, agent: str | None = None) -> Preflight:
     """The preflight before a run is created; PreflightFailed (one line, after the screen) when a run would
     fail. Its output is kept in the workspace state folder until the run takes it."""
-    from supervisor.run.paths import make_private_dir, workspace_state_dir
+    from nightshift.supervisor.run.paths import make_private_dir, workspace_state_dir
 
     out_dir = make_private_dir(workspace_state_dir(Path(workspace).resolve())) / "preflight"
     preflight = run_preflight(workspace, out_dir=out_dir, backend=backend, agent=agent)
@@ -47,7 +47,7 @@ def preflight_for_start(workspace: Path, backend: str | None = None, agent: str 
 
 def record_preflight(run, preflight: Preflight | None, say=print) -> None:
     """The run's log keeps what the preflight found (or that it was skipped), right after run.created."""
-    from supervisor.run.events import EventLog
+    from nightshift.supervisor.run.events import EventLog
 
     log = EventLog(run.events, last_seq=_last_seq(run))
     try:
@@ -69,7 +69,7 @@ def record_preflight(run, preflight: Preflight | None, say=print) -> None:
 
 
 def _last_seq(run) -> int:
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.state import load_state
 
     return load_state(run.root)[0]["seq"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from supervisor.agents.credentials import judge_reach
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
-from supervisor.config.judge import NO_JUDGE
+from nightshift.supervisor.agents.credentials import judge_reach
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
+from nightshift.supervisor.config.judge import NO_JUDGE
 
 NONE_WILL_RUN = (f"no judge will run: {NO_JUDGE}; add [judge] when = \"claim\" (an Anthropic key or a Claude login "
                  "is needed)")

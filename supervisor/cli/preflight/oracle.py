@@ -10,8 +10,8 @@ from __future__ import annotations
 import shlex
 from typing import Iterable
 
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
-from supervisor.verify.oracle.report import nonfinite_words, worst_words
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
+from nightshift.supervisor.verify.oracle.report import nonfinite_words, worst_words
 
 
 def _comparisons(ctx: PreflightContext):
@@ -24,9 +24,9 @@ def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(NOTE, "oracle", "no [oracle] comparisons: nothing measures the goal; `nightshift init "
                                    "--reference-dir DIR` writes them from the reference outputs")
         return
-    from supervisor.cli.init.workspace import reference_files
-    from supervisor.run.paths import workspace_state_dir
-    from supervisor.verify.oracle.fingerprint import changed_since_init
+    from nightshift.supervisor.cli.init.workspace import reference_files
+    from nightshift.supervisor.run.paths import workspace_state_dir
+    from nightshift.supervisor.verify.oracle.fingerprint import changed_since_init
 
     files = reference_files(ctx.config.oracle, ctx.workspace)
     missing = [rel for rel, path in files.items() if not path.is_file()]
@@ -68,8 +68,8 @@ def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) ->
 def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
-    from supervisor.verify.oracle import run_oracle
-    from supervisor.verify.oracle.exam import Exam
+    from nightshift.supervisor.verify.oracle import run_oracle
+    from nightshift.supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
     # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
@@ -82,7 +82,7 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     for entry in outcome.report["comparisons"]:
         yield _gap_line(entry, command_ok, oracle.command)
     if not any(c.heldout for c in oracle.compare):
-        from supervisor.cli.watch.heldout import NOTHING_HELD
+        from nightshift.supervisor.cli.watch.heldout import NOTHING_HELD
         yield Line(NOTE, "held-out", NOTHING_HELD)
 
 
@@ -113,11 +113,11 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
 def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
-    from supervisor.verify.oracle.calibrate import calibrate
-    from supervisor.verify.oracle.calibrate_field import calibrate_field
-    from supervisor.verify.oracle.integrity import resolve
-    from supervisor.verify.oracle.readers import read_table, split_part
-    from supervisor.verify.oracle.table import OracleInputError
+    from nightshift.supervisor.verify.oracle.calibrate import calibrate
+    from nightshift.supervisor.verify.oracle.calibrate_field import calibrate_field
+    from nightshift.supervisor.verify.oracle.integrity import resolve
+    from nightshift.supervisor.verify.oracle.readers import read_table, split_part
+    from nightshift.supervisor.verify.oracle.table import OracleInputError
 
     good = []
     for comp in _comparisons(ctx):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext  # noqa: F401
 
 Check = Callable[[PreflightContext], Iterable[Line]]
 # What the status line says while a check runs (cli/progress.py; a terminal only): the slow ones run commands.
@@ -35,11 +35,11 @@ def register_check(check: Check) -> Check:
 
 
 def builtin_checks() -> list[Check]:
-    from supervisor.cli.preflight.agent import agent_lines, agent_turn_lines
-    from supervisor.cli.preflight.boundary import boundary_lines
-    from supervisor.cli.preflight.judge import judge_lines
-    from supervisor.cli.preflight.oracle import calibration_lines, oracle_lines, reference_lines
-    from supervisor.cli.preflight.workspace import config_lines, plan_lines, slurm_lines, test_lines
+    from nightshift.supervisor.cli.preflight.agent import agent_lines, agent_turn_lines
+    from nightshift.supervisor.cli.preflight.boundary import boundary_lines
+    from nightshift.supervisor.cli.preflight.judge import judge_lines
+    from nightshift.supervisor.cli.preflight.oracle import calibration_lines, oracle_lines, reference_lines
+    from nightshift.supervisor.cli.preflight.workspace import config_lines, plan_lines, slurm_lines, test_lines
 
     return [config_lines, plan_lines, reference_lines, oracle_lines, calibration_lines, test_lines, agent_lines,
             agent_turn_lines, judge_lines, boundary_lines, slurm_lines]
@@ -88,7 +88,7 @@ def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool
                   extra: Iterable[Check] = (), on_line: Callable[[Line], None] | None = None) -> Preflight:
     """Every check in order; ``on_line`` is handed each line as soon as its check yields it (`check` prints it
     then, not after the last check). While a check runs, a terminal's status line says which (cli/progress.py)."""
-    from supervisor.cli.progress import step
+    from nightshift.supervisor.cli.progress import step
 
     workspace = Path(workspace).resolve()
     if out_dir is not None:

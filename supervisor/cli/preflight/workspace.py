@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
-from supervisor.verify import definition_of_done as dod
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, SKIP, Line, PreflightContext
+from nightshift.supervisor.verify import definition_of_done as dod
 
 
 def config_lines(ctx: PreflightContext) -> Iterable[Line]:
-    from supervisor.errors import is_user_error
-    from supervisor.shift.launcher import resolve_config
+    from nightshift.supervisor.errors import is_user_error
+    from nightshift.supervisor.shift.launcher import resolve_config
 
     try:
         ctx.config = resolve_config(ctx.workspace, backend=ctx.backend, agent=ctx.agent)
@@ -22,7 +22,7 @@ def config_lines(ctx: PreflightContext) -> Iterable[Line]:
     cfg = ctx.config
     yield Line(OK, "config", f"nightshift.toml is valid ({cfg.agent.kind} agent, {cfg.backend.kind} backend, "
                              f"{len(cfg.oracle.compare) if cfg.oracle else 0} comparison(s))")
-    from supervisor.config.oracle import deprecation_notes
+    from nightshift.supervisor.config.oracle import deprecation_notes
 
     for note in deprecation_notes(cfg.oracle):
         yield Line(NOTE, "config", note)
@@ -46,8 +46,8 @@ def plan_lines(ctx: PreflightContext) -> Iterable[Line]:
 
 
 def test_lines(ctx: PreflightContext) -> Iterable[Line]:
-    from supervisor.sandbox.boundary import boundary_for
-    from supervisor.verify.baseline import take_baseline
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.verify.baseline import take_baseline
 
     cfg = ctx.config.verify
     if not cfg.test_command.strip():
@@ -86,8 +86,8 @@ def heldout_tests_line(ctx: PreflightContext) -> Line | None:
     log, which the agent reads, keeps the count), or what a run without them cannot catch."""
     from pathlib import Path
 
-    from supervisor.cli.init.holdout_tests import UNCAUGHT
-    from supervisor.verify.heldout_checkout import command_problem, held_ids
+    from nightshift.supervisor.cli.init.holdout_tests import UNCAUGHT
+    from nightshift.supervisor.verify.heldout_checkout import command_problem, held_ids
 
     store = ctx.config.verify.heldout_tests
     if not store:  # with references the oracle grades the claim; with tests only, say what goes unseen
@@ -108,7 +108,7 @@ def slurm_lines(ctx: PreflightContext) -> Iterable[Line]:
     # Only where shifts run as batch jobs; `nightshift submit` asks sbatch itself at once, with its own words.
     if ctx.config.backend.kind != "slurm":
         return
-    from hpc.preflight import slurm_preflight  # the face may reach hpc/; the core never does
+    from nightshift.hpc.preflight import slurm_preflight  # the face may reach hpc/; the core never does
 
     for status, text in slurm_preflight(ctx.config.slurm, ctx.workspace, ctx.out_dir, job=ctx.job):
         yield Line({"ok": OK, "note": NOTE, "fail": FAIL, "skip": SKIP}[status], "slurm", text)

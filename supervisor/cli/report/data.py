@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.run import untrusted
-from supervisor.cli.report.human import budget_lines, human_events
-from supervisor.cli.report.scan import Scan, scan_events, ts_seconds
-from supervisor.run.state import load_state
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.cli.report.human import budget_lines, human_events
+from nightshift.supervisor.cli.report.scan import Scan, scan_events, ts_seconds
+from nightshift.supervisor.run.state import load_state
 
 TIMELINE_POINTS = 4000  # verdicts drawn at most (a figure is ~900 pixels wide)
 PER_TURN_LIMIT = 1000  # more verdicts than this: one table row per shift instead of per turn
@@ -64,7 +64,7 @@ class Report:
 
 
 def _config(run_dir: Path, missing: list[str]) -> Any:
-    from supervisor.config.schema import parse_config
+    from nightshift.supervisor.config.schema import parse_config
     try:
         return parse_config((run_dir / "config.toml").read_text(encoding="utf-8"), "config.toml")
     except FileNotFoundError:
@@ -79,7 +79,7 @@ def gather(run_dir: Path) -> Report:
     try:
         state, _offset, warnings = load_state(run_dir)
     except Exception as exc:  # noqa: BLE001 - a log the fold cannot read still gets a report of what is there
-        from supervisor.run.state import empty_state
+        from nightshift.supervisor.run.state import empty_state
         state, warnings = empty_state(), [f"the event log could not be folded ({type(exc).__name__}: {exc})"[:200]]
     report = Report(run_dir.name, run_dir, state, missing=list(warnings))
     verdicts = len(state.get("metrics") or [])
@@ -215,7 +215,7 @@ def _diff_sizes(report: Report) -> None:
     ws = report.state.get("workspace")
     if not shas:
         return
-    from supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
+    from nightshift.supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
     try:
         out = run_git(Path(ws), "log", *NO_DIFF_PROGRAMS, "--no-walk=unsorted", "--format=@%H", "--shortstat",
                       *shas[-2000:], timeout=30) if ws else None
@@ -268,7 +268,7 @@ def failed_approaches(workspace: str | None) -> tuple[list[str], str]:
 def _with_shift(workspace: Path, item: str) -> str:
     """Prefix the shift that recorded ``item``: the first commit adding its text (nightshift's commit messages
     name the shift). Without the workspace's git history the item stands alone."""
-    from supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
+    from nightshift.supervisor.gitguard import NO_DIFF_PROGRAMS, run_git
     needle = item[:60]
     try:  # guarded: -S would run a textconv the repository names
         out = run_git(Path(workspace), "log", *NO_DIFF_PROGRAMS, "--reverse", "--format=%s", "-S", needle, "--",
@@ -291,7 +291,7 @@ def _judge(report: Report, scan: Scan) -> list[dict[str, Any]]:
 
 
 def _final(state: dict[str, Any]) -> dict[str, Any]:
-    from supervisor.cli.watch.outcome import DONE, outcome_code, verdict_commit
+    from nightshift.supervisor.cli.watch.outcome import DONE, outcome_code, verdict_commit
     verdict = state.get("last_verdict") or {}
     sha = verdict_commit(state)
     judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None

@@ -21,7 +21,7 @@ def heldout_tests_store(run_dir: Path) -> Path | None:
 
 def heldout_tests_lines(store: Path | None, run_id: str, full: bool) -> list[str]:
     """``store``: heldout_tests_store's answer (None: the run holds no test out)."""
-    from supervisor.run.heldout_tests_record import read_reports
+    from nightshift.supervisor.run.heldout_tests_record import read_reports
 
     if store is None:
         return []

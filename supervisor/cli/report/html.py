@@ -8,10 +8,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from supervisor.cli.report.lanes import lanes_html
-from supervisor.cli.report.data import Report, Row
-from supervisor.cli.watch.outcome import judge_words
-from supervisor.config.judge import NO_JUDGE
+from nightshift.supervisor.cli.report.lanes import lanes_html
+from nightshift.supervisor.cli.report.data import Report, Row
+from nightshift.supervisor.cli.watch.outcome import judge_words
+from nightshift.supervisor.config.judge import NO_JUDGE
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -118,7 +118,7 @@ def _judge(report: Report) -> str:
 
 
 def render_html(report: Report, png_b64: str | None, no_image_reason: str) -> str:
-    from supervisor.cli.report.attest import attest_html  # issue #31: the run's signed attestations
+    from nightshift.supervisor.cli.report.attest import attest_html  # issue #31: the run's signed attestations
     css_class, line = verdict_line(report)
     st = report.state
     image = (f"<img class=timeline id=timeline alt='accuracy timeline' src='data:image/png;base64,{png_b64}'>"

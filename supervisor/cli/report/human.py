@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.cli.report.person import person_line
-from supervisor.cli.report.scan import Scan, ts_seconds
-from supervisor.run.allocation import allocation, describe
+from nightshift.supervisor.cli.report.person import person_line
+from nightshift.supervisor.cli.report.scan import Scan, ts_seconds
+from nightshift.supervisor.run.allocation import allocation, describe
 
 
 def human_events(scan: Scan, run_id: str = "RUN") -> list[dict[str, Any]]:

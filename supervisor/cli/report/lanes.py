@@ -8,8 +8,8 @@ import html
 from pathlib import Path
 from typing import Any
 
-from supervisor.fleet.state import held_of, lane_run, lane_rows, load_fleet, shown
-from supervisor.run.state import load_state
+from nightshift.supervisor.fleet.state import held_of, lane_run, lane_rows, load_fleet, shown
+from nightshift.supervisor.run.state import load_state
 
 OUTCOMES = {"verified": "verified", "dominated": "dominated", "stopped": "stopped", "retired": "retired (stalled)",
             "cheated": "CAUGHT CHEATING", "failed": "failed the fleet's check", "spent": "budget spent"}

@@ -49,7 +49,7 @@ PAUSE_LABELS = {"blocked": "the agent said it is blocked", "breaker": "paused by
 def person_line(kind: str, d: dict[str, Any], run_id: str) -> str | None:
     """One row's words for an event of type ``kind`` with data ``d``; None when it did not concern a person."""
     if kind == "run.paused":
-        from supervisor.cli.watch.outcome import pause_kind  # older runs recorded only the reason's text
+        from nightshift.supervisor.cli.watch.outcome import pause_kind  # older runs recorded only the reason's text
         what = pause_kind({"paused": True, "pause_kind": d.get("kind"), "pause_reason": d.get("reason")})
         reason = clip(d.get("reason"))
         if what == "user":

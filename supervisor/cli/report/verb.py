@@ -7,20 +7,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from supervisor.cli.watch.heldout import default_report_path, report_lines
-from supervisor.cli.report.data import Report, gather
-from supervisor.cli.report.heldout_tests import heldout_tests_lines, heldout_tests_store
-from supervisor.cli.report.html import render_html, trust_line, verdict_line
-from supervisor.cli.report.timeline import timeline_png
-from supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
-from supervisor.errors import UserError
+from nightshift.supervisor.cli.watch.heldout import default_report_path, report_lines
+from nightshift.supervisor.cli.report.data import Report, gather
+from nightshift.supervisor.cli.report.heldout_tests import heldout_tests_lines, heldout_tests_store
+from nightshift.supervisor.cli.report.html import render_html, trust_line, verdict_line
+from nightshift.supervisor.cli.report.timeline import timeline_png
+from nightshift.supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
+from nightshift.supervisor.errors import UserError
 
 
 def resolve_run_dir(ref: str | None) -> Path:
     """A run id (see `nightshift ls`) or the path of a run directory, which may come from another machine."""
     if ref and Path(ref).is_dir() and ((Path(ref) / "events.jsonl").exists() or (Path(ref) / "shifts").is_dir()):
         return Path(ref)
-    from supervisor.run.registry import find_run
+    from nightshift.supervisor.run.registry import find_run
     return find_run(ref).root
 
 
@@ -57,9 +57,9 @@ def summary(report: Report, path: Path) -> str:
         lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
     lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
                  f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
-    from supervisor.cli.report.lanes import summary_lines
+    from nightshift.supervisor.cli.report.lanes import summary_lines
     lines += summary_lines(report.run_dir)
-    from supervisor.cli.report.attest import attest_lines  # issue #31: the run's signed attestations
+    from nightshift.supervisor.cli.report.attest import attest_lines  # issue #31: the run's signed attestations
     lines += [f"  {line}" for line in attest_lines(report.run_dir)]
     lines += [f"  {b}" for b in report.budget + report.heldout_lines]
     lines += [f"  missing: {m}" for m in report.missing]

@@ -16,9 +16,9 @@ import shlex
 import shutil
 import subprocess
 
-from supervisor.errors import UserError
-from supervisor.run.own_python import python_line
-from supervisor.run.paths import registry_path
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.own_python import python_line
+from nightshift.supervisor.run.paths import registry_path
 
 OWN_SCHEDULER = ("run `{cmd}` every few minutes from your own scheduler (`nightshift watchdog install --systemd`, "
                  "a Slurm scrontab, or a loop in a tmux session: `while sleep 300; do {cmd}; done`)")
@@ -29,7 +29,7 @@ class WatchdogError(UserError):
 
 
 def command() -> str:
-    return python_line("supervisor.cli.main", "resume", "--dead")
+    return python_line("nightshift.supervisor.cli.main", "resume", "--dead")
 
 
 def marker() -> str:
@@ -45,7 +45,7 @@ def cron_line(every: int) -> str:
 
 def watchdog_main(action: str, every: int = 5, systemd: bool = False) -> int:
     if systemd:  # where cron is not allowed: a systemd user service and timer
-        from supervisor.cli.watch import systemd as systemd_watchdog
+        from nightshift.supervisor.cli.watch import systemd as systemd_watchdog
         if action == "install":
             return systemd_watchdog.install(every)
         if action in ("remove", "uninstall"):

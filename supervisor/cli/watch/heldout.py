@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supervisor.run.heldout import budget_line, full_lines, read_private, read_private_many
+from nightshift.supervisor.run.heldout import budget_line, full_lines, read_private, read_private_many
 
 NOTHING_HELD = ("every comparison is visible: a solver that memorises the visible answers passes; hold out at least "
                 "one data set (`nightshift init --reference-dir DIR --holdout NAME|N`)")
@@ -15,7 +15,7 @@ NOTHING_HELD = ("every comparison is visible: a solver that memorises the visibl
 
 def _budget(run_root: Path) -> float | None:
     try:
-        from supervisor.config.schema import parse_config
+        from nightshift.supervisor.config.schema import parse_config
         oracle = parse_config((Path(run_root) / "config.toml").read_text()).oracle
     except Exception:  # noqa: BLE001 - a run without a readable frozen config still shows what it released
         return None
@@ -28,8 +28,8 @@ def has_heldout(oracle) -> bool:
 
 def holds_out(run) -> bool | None:
     """Does the run hold any comparison out (None: its frozen config cannot say)?"""
-    from supervisor.errors import UserError
-    from supervisor.shift.launcher import frozen_config
+    from nightshift.supervisor.errors import UserError
+    from nightshift.supervisor.shift.launcher import frozen_config
 
     try:
         return has_heldout(frozen_config(run).oracle)
@@ -59,7 +59,7 @@ def log_lines(run_root: Path, event: dict[str, Any]) -> list[str]:
 def report_lines(report, full: bool) -> list[str]:
     """The report's held-out section. ``full``: the report is written outside the workspace (the agent cannot read
     it), so it gets the figures, and its timeline gets each verdict's held-out error over tolerance."""
-    from supervisor.run.heldout import private_folder
+    from nightshift.supervisor.run.heldout import private_folder
 
     if not report.heldout:
         return [NOTHING_HELD] if report.has_oracle else []
@@ -84,6 +84,6 @@ def report_lines(report, full: bool) -> list[str]:
 def default_report_path(run_dir: Path, heldout: bool) -> Path:
     """Where `nightshift report` writes by default: the run directory, or, for a run with held-out comparisons,
     beside their private copies (outside the workspace and hidden from the agent), since it holds their figures."""
-    from supervisor.run.heldout import private_folder
+    from nightshift.supervisor.run.heldout import private_folder
 
     return private_folder(run_dir).parent / "report.html" if heldout else Path(run_dir) / "report.html"

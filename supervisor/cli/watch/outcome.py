@@ -48,9 +48,9 @@ def outcome_code(state: dict[str, Any]) -> int | None:
 
 def wait_main(ref: str | None, timeout: float | None, poll: float = 1.0, dead_grace: float = 30.0) -> int:
     """`nightshift wait RUN`: block until the run has an outcome; print it and exit with its code."""
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.registry import find_run
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.registry import find_run
+    from nightshift.supervisor.run.state import load_state
 
     run = find_run(ref)
     start = time.monotonic()
@@ -131,6 +131,6 @@ def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
         f"{refused} action{'s' if refused != 1 else ''} refused by the policy during the run (see `nightshift report`)"
     line = f"trust      {head}; {judged}; {rules}"
     if heldout is False:
-        from supervisor.cli.watch.heldout import NOTHING_HELD
+        from nightshift.supervisor.cli.watch.heldout import NOTHING_HELD
         line += f"; {NOTHING_HELD}"
     return line

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from supervisor.errors import UserError
-from supervisor.run.paths import registry_path
-from supervisor.run.registry import RegistryRead, bad_line_bytes, bad_lines_note, forget, read_registry, remove
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import registry_path
+from nightshift.supervisor.run.registry import RegistryRead, bad_line_bytes, bad_lines_note, forget, read_registry, remove
 
 
 class PruneNeedsAnswer(UserError):
@@ -33,11 +33,11 @@ def cmd_ls(args) -> int:
 
 
 def _table(found: RegistryRead) -> None:
-    from supervisor.cli.watch.revive import crash_reason
-    from supervisor.cli.watch.status import _age
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.paths import RunPaths
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.cli.watch.revive import crash_reason
+    from nightshift.supervisor.cli.watch.status import _age
+    from nightshift.supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.paths import RunPaths
+    from nightshift.supervisor.run.state import load_state
 
     print(f"{'RUN':24} {'STATUS':12} {'SHIFT':>5} {'COST':>8} {'AGE':>6}  WORKSPACE")
     starred = False  # the legend explains a star only when a row has one
@@ -52,7 +52,7 @@ def _table(found: RegistryRead) -> None:
         if state["phase"] != "finished" and not supervisor_status(run.supervisor)["alive"]:
             status = ("crashed" if crash_reason(run, state) else status) + "*"
             starred = True
-        from supervisor.fleet.state import lane_rows
+        from nightshift.supervisor.fleet.state import lane_rows
         lanes = lane_rows(run.root)
         print(f"{entry['run_id']:24} {status:12} {state['shift']:>5} {state['cost_usd']:>8.2f} "
               f"{_age(state['last_event_ts']):>6}  {entry['workspace']}" + (f" ({len(lanes)} lanes)" if lanes else ""))

@@ -14,12 +14,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from supervisor.errors import UserError
-from supervisor.run.events import EventLog, read_events
-from supervisor.run.liveness import supervisor_status
-from supervisor.run.paths import RunPaths
-from supervisor.run.registry import entries
-from supervisor.run.state import load_state, write_snapshot
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.events import EventLog, read_events
+from nightshift.supervisor.run.liveness import supervisor_status
+from nightshift.supervisor.run.paths import RunPaths
+from nightshift.supervisor.run.registry import entries
+from nightshift.supervisor.run.state import load_state, write_snapshot
 
 DEATHS_TO_HOLD = 3     # deaths within WINDOW after which the run is held instead of revived
 WINDOW = 3600.0
@@ -63,7 +63,7 @@ def dead_runs() -> list[tuple[RunPaths, dict[str, Any]]]:
 
 def revive(run: RunPaths, state: dict[str, Any]) -> str:
     """Start a new supervisor for ``run``, or hold it when its supervisor died too often; returns what was done."""
-    from supervisor.shift.launcher import start_detached
+    from nightshift.supervisor.shift.launcher import start_detached
 
     recent = recent_revivals(run)
     why = crash_reason(run, state) or "no reason recorded (killed, out of memory, or the host went down)"
@@ -84,7 +84,7 @@ def revive(run: RunPaths, state: dict[str, Any]) -> str:
 
 def crash_reason(run: RunPaths, state: dict[str, Any]) -> str | None:
     """Why the supervisor ended, from its event or (a full disk refused the event) its last word."""
-    from supervisor.shift.crash import read_last_word
+    from nightshift.supervisor.shift.crash import read_last_word
 
     if state.get("crash"):
         return state["crash"].get("reason")
@@ -121,8 +121,8 @@ def _append(run: RunPaths, state: dict[str, Any], type_: str, **data: Any) -> No
 
 def _notify(run: RunPaths, reason: str) -> str | None:
     """Tell the person of the hold as [notify] says; a one-line error when the command failed."""
-    from supervisor.run.notify import tell
-    from supervisor.shift.launcher import frozen_config
+    from nightshift.supervisor.run.notify import tell
+    from nightshift.supervisor.shift.launcher import frozen_config
 
     try:
         cfg = frozen_config(run).notify

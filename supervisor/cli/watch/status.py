@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import json
 
-from supervisor.cli.watch.revive import crash_reason
-from supervisor.run.registry import find_run
-from supervisor.run.shown import plain
+from nightshift.supervisor.cli.watch.revive import crash_reason
+from nightshift.supervisor.run.registry import find_run
+from nightshift.supervisor.run.shown import plain
 
 
 def cmd_status(args) -> int:
-    from supervisor.run.liveness import supervisor_status
-    from supervisor.run.state import load_state
+    from nightshift.supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.state import load_state
 
     run = find_run(args.run)
     state, _, warnings = load_state(run.root)
     sup = supervisor_status(run.supervisor)
     crash = crash_reason(run, state) if not sup["alive"] and state["phase"] != "finished" else None
     if args.json:
-        from supervisor.fleet.state import lane_rows
+        from nightshift.supervisor.fleet.state import lane_rows
         lanes = lane_rows(run.root)
         out = {"run_dir": str(run.root), "supervisor": sup, "state": state, "warnings": warnings, "crashed": crash,
                "lanes": lanes}
@@ -38,7 +38,7 @@ def cmd_status(args) -> int:
               f"`nightshift deny {run.run_id}`")
     if state.get("slurm") or (run.root / "slurm" / "chain.jsonl").exists():
         print(slurm_status_lines(run, state))
-    from supervisor.fleet.state import lane_rows
+    from nightshift.supervisor.fleet.state import lane_rows
     lanes = lane_rows(run.root) or []
     if lanes:
         print(f"lanes      {len(lanes)}, cost ${sum(lane['cost_usd'] or 0.0 for lane in lanes):.4f}"
@@ -60,8 +60,8 @@ def cmd_status(args) -> int:
         print(f"crashed    {one(crash)}")
     for warning in warnings:
         print(f"warning    {one(warning)}")
-    from supervisor.cli.watch.heldout import holds_out, status_lines
-    from supervisor.cli.watch.outcome import trust_line
+    from nightshift.supervisor.cli.watch.heldout import holds_out, status_lines
+    from nightshift.supervisor.cli.watch.outcome import trust_line
     for line in status_lines(run.root, state):
         print(line)
     print(trust_line(state, holds_out(run)))
@@ -70,8 +70,8 @@ def cmd_status(args) -> int:
 
 def lanes_spent(run) -> tuple[float, float]:
     """(core-hours, GPU-hours) of a fleet's lanes together: the figures its one budget counts (fleet/budget.py)."""
-    from supervisor.fleet.budget import lanes_allocation
-    from supervisor.fleet.state import load_fleet
+    from nightshift.supervisor.fleet.budget import lanes_allocation
+    from nightshift.supervisor.fleet.state import load_fleet
 
     fleet = load_fleet(run.root)
     return lanes_allocation(fleet["lanes"].values()) if fleet else (0.0, 0.0)
@@ -79,9 +79,9 @@ def lanes_spent(run) -> tuple[float, float]:
 
 def lanes_allocation_text(run) -> str:
     """', 12.00 core-h of 10' beside the lanes' cost, when they spent an allocation or [limits] caps one."""
-    from supervisor.errors import UserError
-    from supervisor.run.allocation import Allocation, describe
-    from supervisor.shift.launcher import frozen_config
+    from nightshift.supervisor.errors import UserError
+    from nightshift.supervisor.run.allocation import Allocation, describe
+    from nightshift.supervisor.shift.launcher import frozen_config
 
     try:
         limits = frozen_config(run).limits
@@ -98,9 +98,9 @@ def slurm_status_lines(run, state) -> str:
     """The job and the allocation spent, beside the model cost, from what the supervisor recorded."""
     import time
 
-    from supervisor.errors import UserError
-    from supervisor.run.allocation import allocation, describe
-    from supervisor.shift.launcher import frozen_config
+    from nightshift.supervisor.errors import UserError
+    from nightshift.supervisor.run.allocation import allocation, describe
+    from nightshift.supervisor.shift.launcher import frozen_config
 
     job = state.get("slurm") or {}
     try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from supervisor.errors import UserError
-from supervisor.run.paths import RunPaths
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import RunPaths
 
 
 @dataclass
@@ -24,16 +24,16 @@ class Stopped:
 
 
 def stop_run(run: RunPaths, wait: float = 10.0) -> Stopped:
-    from hpc.chain import has_chain
-    from supervisor.run.state import load_state
+    from nightshift.hpc.chain import has_chain
+    from nightshift.supervisor.run.state import load_state
 
     if load_state(run.root)[0]["phase"] == "finished":
         raise UserError(f"run {run.run_id} has already finished")
     out = Stopped(None)
     if has_chain(run):
-        from hpc.chain import stop_chain
-        from hpc.client import make_client
-        from supervisor.shift.launcher import finish_unsupervised, frozen_config
+        from nightshift.hpc.chain import stop_chain
+        from nightshift.hpc.client import make_client
+        from nightshift.supervisor.shift.launcher import finish_unsupervised, frozen_config
 
         out.cancelled, running = stop_chain(run, make_client(frozen_config(run).slurm.client))
         listed = ", ".join(map(str, out.cancelled)) or "none"
@@ -47,8 +47,8 @@ def stop_run(run: RunPaths, wait: float = 10.0) -> Stopped:
 
 
 def _through_inbox(run: RunPaths, out: Stopped, wait: float) -> Stopped:
-    from supervisor.run.inbox import send_command, wait_ack
-    from supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.inbox import send_command, wait_ack
+    from nightshift.supervisor.run.liveness import supervisor_status
 
     try:
         cmd_id, offset = send_command(run, "stop")

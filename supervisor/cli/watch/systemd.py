@@ -17,9 +17,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from supervisor.run.own_python import python_argv
-from supervisor.errors import UserError
-from supervisor.run.paths import registry_path
+from nightshift.supervisor.run.own_python import python_argv
+from nightshift.supervisor.errors import UserError
+from nightshift.supervisor.run.paths import registry_path
 
 UNIT = "nightshift-watchdog"
 
@@ -49,7 +49,7 @@ def service_text() -> str:
     log = registry_path().parent / "watchdog.log"
     env = " ".join(quoted(f"{k}={v}") for k, v in (("PATH", os.environ.get("PATH", "/usr/bin:/bin")),
                                                       ("XDG_STATE_HOME", str(state_home))))
-    exec_start = " ".join(quoted(a) for a in python_argv("supervisor.cli.main", "resume", "--dead"))
+    exec_start = " ".join(quoted(a) for a in python_argv("nightshift.supervisor.cli.main", "resume", "--dead"))
     # append: takes a bare path (no quoting): one with whitespace goes to the user journal instead.
     output = ("" if any(c.isspace() for c in str(log))
               else f"StandardOutput=append:{str(log).replace('%', '%%')}\nStandardError=append:"

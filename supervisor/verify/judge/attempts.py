@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from supervisor.verify.judge.prompt import MalformedVerdict, parse_verdict, pushback_lines
+from nightshift.supervisor.verify.judge.prompt import MalformedVerdict, parse_verdict, pushback_lines
 
 
 @dataclass

@@ -25,11 +25,11 @@ import os
 
 import anthropic
 
-from supervisor.config.judge import JudgeConfig
-from supervisor.pricing import Price, price_for, usage_cost
-from supervisor.verify.judge.attempts import Attempt, JudgeOutcome, ask_twice
-from supervisor.verify.judge.inputs import JudgeInputs, gather_inputs
-from supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt,
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.pricing import Price, price_for, usage_cost
+from nightshift.supervisor.verify.judge.attempts import Attempt, JudgeOutcome, ask_twice
+from nightshift.supervisor.verify.judge.inputs import JudgeInputs, gather_inputs
+from nightshift.supervisor.verify.judge.prompt import (INTEGRITY_CRITERIA, TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt,
                                             user_message)
 
 __all__ = ["JudgeInputs", "JudgeOutcome", "gather_inputs", "run_judge", "combine", "rubric_for"]
@@ -74,7 +74,7 @@ def _run_judge(cfg: JudgeConfig, inputs: JudgeInputs, spent_usd: float) -> Judge
         refusal = _precheck(cfg, rubric, spent_usd, need_key=False)
         if refusal:
             return JudgeOutcome(False, False, error=refusal, via="agent")
-        from supervisor.verify.judge.cli_call import cli_attempt
+        from nightshift.supervisor.verify.judge.cli_call import cli_attempt
         return ask_twice(cli_attempt(cfg, inputs, rubric, spent_usd), rubric, "agent")
     price = price_for(cfg.model, cfg.price_usd_per_mtok)
     notes = [price.note] if price.note else []

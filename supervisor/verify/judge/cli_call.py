@@ -20,10 +20,10 @@ import subprocess
 import tempfile
 from typing import Callable
 
-from supervisor.config.judge import JudgeConfig
-from supervisor.verify.judge.attempts import Attempt
-from supervisor.verify.judge.inputs import JudgeInputs
-from supervisor.verify.judge.prompt import TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt, user_message
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.verify.judge.attempts import Attempt
+from nightshift.supervisor.verify.judge.inputs import JudgeInputs
+from nightshift.supervisor.verify.judge.prompt import TOOL_NAME, VERDICT_TOOL, new_nonce, system_prompt, user_message
 
 LOGIN_FIX = "run `claude` once and log in with /login (or `claude auth login`), or set ANTHROPIC_API_KEY"
 CLI_NOTE = (f"\n\nYou answer through the StructuredOutput tool: it takes the input of {TOOL_NAME} "

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import git
 
-from supervisor import gitops
-from supervisor.candidate_index import stage_candidate
-from supervisor.commit_refusals import MAX_COMMIT_BYTES
-from supervisor.gitguard import NO_DIFF_PROGRAMS
-from supervisor.run import untrusted
-from supervisor.config.judge import JudgeConfig
-from supervisor.verify import definition_of_done as dod
+from nightshift.supervisor import gitops
+from nightshift.supervisor.candidate_index import stage_candidate
+from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
+from nightshift.supervisor.gitguard import NO_DIFF_PROGRAMS
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.config.judge import JudgeConfig
+from nightshift.supervisor.verify import definition_of_done as dod
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)")

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from supervisor.verify.judge.inputs import JudgeInputs
-from supervisor.resources import render
+from nightshift.supervisor.verify.judge.inputs import JudgeInputs
+from nightshift.supervisor.resources import render
 
 TOOL_NAME = "record_verdict"
 MAX_MATERIAL_CHARS = 20_000  # per piece other than the diff (which gather_inputs trims to max_diff_chars)

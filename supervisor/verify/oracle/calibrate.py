@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
-from supervisor.verify.oracle.pointwise import point_tolerance
-from supervisor.verify.oracle.report import x_label
-from supervisor.verify.oracle.scale import scale_values
-from supervisor.verify.oracle.table import OracleInputError, Table
+from nightshift.supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
+from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
+from nightshift.supervisor.verify.oracle.report import x_label
+from nightshift.supervisor.verify.oracle.scale import scale_values
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
 
 FACTOR = 10.0
 

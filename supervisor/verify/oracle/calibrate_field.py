@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
-from supervisor.verify.oracle.compare import _tolerances
-from supervisor.verify.oracle.pointwise import point_tolerance
-from supervisor.verify.oracle.field import Field, open_field
-from supervisor.verify.oracle.field_compare import _scale_of, compare_fields
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
+from nightshift.supervisor.verify.oracle.compare import _tolerances
+from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
+from nightshift.supervisor.verify.oracle.field import Field, open_field
+from nightshift.supervisor.verify.oracle.field_compare import _scale_of, compare_fields
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 if TYPE_CHECKING:
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
 
 LIMIT = 1 << 22
 

@@ -18,24 +18,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.verify.oracle.compare import compare_tables
-from supervisor.verify.oracle.field_compare import field_entry
-from supervisor.verify.oracle.integrity import _write_json, resolve, restore_references
-from supervisor.verify.oracle.copies import (copy_check, exact_notes, not_out_of_reach, reference_files,
+from nightshift.supervisor.verify.oracle.compare import compare_tables
+from nightshift.supervisor.verify.oracle.field_compare import field_entry
+from nightshift.supervisor.verify.oracle.integrity import _write_json, resolve, restore_references
+from nightshift.supervisor.verify.oracle.copies import (copy_check, exact_notes, not_out_of_reach, reference_files,
                                              reference_inodes, start_scan)
-from supervisor.verify.oracle.embedded import Scan
-from supervisor.verify.oracle.kept import kept_copies, remember_window, window
-from supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
-from supervisor.verify.oracle.readers import split_part
-from supervisor.verify.oracle.sides import opened_candidate, read_candidate, read_reference, reference_path
-from supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
-from supervisor.sandbox.boundary import Boundary, boundary_for_oracle
-from supervisor.sandbox.command import command_env, command_namespace, leftover_line
-from supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.verify.oracle.embedded import Scan
+from nightshift.supervisor.verify.oracle.kept import kept_copies, remember_window, window
+from nightshift.supervisor.verify.oracle.exam import Exam, agent_entry, release, write_private
+from nightshift.supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.verify.oracle.sides import opened_candidate, read_candidate, read_reference, reference_path
+from nightshift.supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
+from nightshift.supervisor.sandbox.boundary import Boundary, boundary_for_oracle
+from nightshift.supervisor.sandbox.command import command_env, command_namespace, leftover_line
+from nightshift.supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig, OracleConfig
+    from nightshift.supervisor.config.oracle import CompareConfig, OracleConfig
 
 
 @dataclass

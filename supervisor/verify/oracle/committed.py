@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor.gitguard import run_git
+from nightshift.supervisor.gitguard import run_git
 
 HEX = [bytes([c]) for c in b"0123456789abcdef"]
 REFLOG_ENTRIES = 200  # the newest moves of HEAD looked at (a run's own; older ones are the ancestors of its base)

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.evidence import table_distinct
-from supervisor.verify.oracle.pointwise import (_nan_to_inf, _nonfinite, _over, _percentiles, first_nonfinite,
+from nightshift.supervisor.verify.oracle.evidence import table_distinct
+from nightshift.supervisor.verify.oracle.pointwise import (_nan_to_inf, _nonfinite, _over, _percentiles, first_nonfinite,
                                                 point_ratios, values_at)
-from supervisor.verify.oracle.scale import scale_values
-from supervisor.verify.oracle.table import OracleInputError, Table
+from nightshift.supervisor.verify.oracle.scale import scale_values
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
 
 PARALLEL_ROWS = 200_000  # below this, threads cost more than they save
 SEQUENTIAL_ROWS = 500_000  # from here one column at a time: memory, not speed, is what a bigger table runs out of

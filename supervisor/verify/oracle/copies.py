@@ -17,16 +17,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.gitguard import run_git
-from supervisor.run import untrusted
-from supervisor.verify.oracle.embedded import Scan, file_numbers
-from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
-from supervisor.verify.oracle.integrity import heldout_reference, resolve
-from supervisor.verify.oracle.kept import CopyCheck
-from supervisor.verify.oracle.readers import read_table, split_part
+from nightshift.supervisor.gitguard import run_git
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.verify.oracle.embedded import Scan, file_numbers
+from nightshift.supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
+from nightshift.supervisor.verify.oracle.integrity import heldout_reference, resolve
+from nightshift.supervisor.verify.oracle.kept import CopyCheck
+from nightshift.supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig, OracleConfig
+    from nightshift.supervisor.config.oracle import CompareConfig, OracleConfig
 
 INSTEAD = "produce it from the solver; the references are not readable while the oracle runs"
 

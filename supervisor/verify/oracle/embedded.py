@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.run import untrusted
-from supervisor.verify.oracle.evidence import sorted_unique
-from supervisor.verify.oracle.table import Table
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.verify.oracle.evidence import sorted_unique
+from nightshift.supervisor.verify.oracle.table import Table
 
 NUMBER = re.compile(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 MIN_DIGITS = 6  # a value with fewer significant digits ("1", "0.5") is too common to say it was copied

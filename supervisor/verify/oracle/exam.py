@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from supervisor.run.heldout import budget_line, full_lines, private_folder, read_private  # noqa: F401 - re-exported
+from nightshift.supervisor.run.heldout import budget_line, full_lines, private_folder, read_private  # noqa: F401 - re-exported
 
 # band 0 passes; a failing comparison is in band 1, 2 or 3 by its worst error over its tolerance
 BANDS = ("passes", "fails, within 10x its tolerance", "fails, within 100x its tolerance",
@@ -119,9 +119,9 @@ def private_name(out_dir: Path) -> str:
 
 def write_private(folder: Path, out_dir: Path, results: list[dict], problems: list[str], record: dict | None) -> None:
     """The full held-out figures, for the user only, where the boundary hides them."""
-    from supervisor.run.paths import make_private_dir
-    from supervisor.verify.oracle.integrity import _write_json
-    from supervisor.verify.oracle.report import strict_json
+    from nightshift.supervisor.run.paths import make_private_dir
+    from nightshift.supervisor.verify.oracle.integrity import _write_json
+    from nightshift.supervisor.verify.oracle.report import strict_json
 
     make_private_dir(folder)
     body = {"comparisons": [e for e in results if e.get("heldout")], "problems": problems, "release": record}

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from supervisor.verify.oracle.layout import axis_word, dim_names, misfit_coordinates, sibling_coordinate
-from supervisor.verify.oracle.pointers import absent_content
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.verify.oracle.layout import axis_word, dim_names, misfit_coordinates, sibling_coordinate
+from nightshift.supervisor.verify.oracle.pointers import absent_content
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 FIELD_SUFFIXES = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
 
@@ -59,7 +59,7 @@ def open_field(path: Path, part: str | None, side: str):
             elif suffix in (".h5", ".hdf5"):
                 found = _hdf5(path, part, stack, side)
             else:
-                from supervisor.verify.oracle.netcdf import open_variable
+                from nightshift.supervisor.verify.oracle.netcdf import open_variable
                 found = Field(**open_variable(path, part, stack, side))
         except OracleInputError:
             raise
@@ -119,7 +119,7 @@ def _hdf5(path: Path, part: str | None, stack: contextlib.ExitStack, side: str) 
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", side, "h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import GroupLayout, LinkRefused, field_axes, hard_node
+    from nightshift.supervisor.verify.oracle.hdf5_layout import GroupLayout, LinkRefused, field_axes, hard_node
 
     handle = stack.enter_context(h5py.File(path, "r"))
     try:

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supervisor.verify.oracle.compare import _tolerances
-from supervisor.verify.oracle.pointwise import _nan_to_inf, _over, _percentiles, point_ratios
-from supervisor.verify.oracle.pointwise import first_nonfinite, values_at
-from supervisor.verify.oracle.evidence import distinct_count
-from supervisor.verify.oracle.field import Field, location, open_field
-from supervisor.verify.oracle.table import OracleInputError, table_from_array
+from nightshift.supervisor.verify.oracle.compare import _tolerances
+from nightshift.supervisor.verify.oracle.pointwise import _nan_to_inf, _over, _percentiles, point_ratios
+from nightshift.supervisor.verify.oracle.pointwise import first_nonfinite, values_at
+from nightshift.supervisor.verify.oracle.evidence import distinct_count
+from nightshift.supervisor.verify.oracle.field import Field, location, open_field
+from nightshift.supervisor.verify.oracle.table import OracleInputError, table_from_array
 
 if TYPE_CHECKING:
-    from supervisor.config.oracle import CompareConfig
-    from supervisor.verify.oracle.embedded import Scan
+    from nightshift.supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.verify.oracle.embedded import Scan
 
 SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first this many values
 BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over a block stay in cache

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from supervisor.verify.oracle.integrity import MANIFEST, sha256_of
+from nightshift.supervisor.verify.oracle.integrity import MANIFEST, sha256_of
 
 FINGERPRINTS = "fingerprints.json"
 EDGE = 1 << 16  # 64 KiB at each end: a change elsewhere shows in the size or the time

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from supervisor.verify.oracle.grid_attribute import stated_grid
-from supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value,
+from nightshift.supervisor.verify.oracle.grid_attribute import stated_grid
+from nightshift.supervisor.verify.oracle.layout import (LENGTH_ATTRIBUTE, Axes, axis_word, dim_names, length_value,
                                              misfit_coordinates, sibling_coordinate, table_members)
 
 ATTRIBUTES = 64  # the attributes of one node looked at for a grid

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.verify.oracle.readers import split_part
-from supervisor.run.paths import heldout_store, make_private_dir  # noqa: F401 - heldout_store: callers import it here
-from supervisor.run.private import write_private_json
+from nightshift.supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.run.paths import heldout_store, make_private_dir  # noqa: F401 - heldout_store: callers import it here
+from nightshift.supervisor.run.private import write_private_json
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import OracleConfig
+    from nightshift.supervisor.config.oracle import OracleConfig
 
 MANIFEST = "manifest.json"
 

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.verify.oracle.committed import committed_copies
-from supervisor.verify.oracle.integrity import _read_json, _write_json
-from supervisor.verify.oracle.readers import split_part
-from supervisor.verify.oracle.stash import digests, stashed_copies, walk
-from supervisor.verify.oracle.stash_data import CONTAINERS, TEXT_TABLES, dataset_copies
+from nightshift.supervisor.verify.oracle.committed import committed_copies
+from nightshift.supervisor.verify.oracle.integrity import _read_json, _write_json
+from nightshift.supervisor.verify.oracle.readers import split_part
+from nightshift.supervisor.verify.oracle.stash import digests, stashed_copies, walk
+from nightshift.supervisor.verify.oracle.stash_data import CONTAINERS, TEXT_TABLES, dataset_copies
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import OracleConfig
+    from nightshift.supervisor.config.oracle import OracleConfig
 
 HELD_OUT = "a held-out reference"
 WINDOW = "oracle-window.json"  # in the run's reference store: the last sealed command's (start, end) in ns

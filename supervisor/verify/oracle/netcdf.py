@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
 
 
 def netcdf_module(path: Path, side: str = "both"):

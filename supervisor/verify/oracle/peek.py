@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
+from nightshift.supervisor.verify.oracle.read_text import CLASS_HEADER, NUMBER, PROBE_BYTES, _delimiter_for, _header_names, \
     _probe, _split, _with_units
-from supervisor.verify.oracle.layout import axis_word, misfit_coordinates, sibling_coordinate
-from supervisor.verify.oracle.pointers import absent_content
-from supervisor.verify.oracle.readers import read_table
-from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+from nightshift.supervisor.verify.oracle.layout import axis_word, misfit_coordinates, sibling_coordinate
+from nightshift.supervisor.verify.oracle.pointers import absent_content
+from nightshift.supervisor.verify.oracle.readers import read_table
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
 
 SAMPLE_ROWS = 200
 JSON_LIMIT = 64 << 20  # a JSON file is parsed whole; bigger ones are listed, not sampled
@@ -133,7 +133,7 @@ def _header_words(line: str, delimiter: str | None) -> list[str]:
 
 def _npy_member_head(archive: zipfile.ZipFile, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """(the first rows, the full shape) of one member of an .npz, read from its header and a few bytes only."""
-    from supervisor.verify.oracle.field import npy_header
+    from nightshift.supervisor.verify.oracle.field import npy_header
 
     with archive.open(name) as handle:
         shape, fortran, dtype = npy_header(handle)
@@ -164,8 +164,8 @@ def _grouped(where: str, arrays: dict[str, np.ndarray], lengths: dict[str, int])
 
 
 def _peek_npz(path: Path) -> list[DataSet]:
-    from supervisor.verify.oracle.field import npz_shapes
-    from supervisor.verify.oracle.readers import npz_columns
+    from nightshift.supervisor.verify.oracle.field import npz_shapes
+    from nightshift.supervisor.verify.oracle.readers import npz_columns
 
     with np.load(path, allow_pickle=False) as archive:
         shapes = npz_shapes(archive)
@@ -193,7 +193,7 @@ def _peek_hdf5(path: Path) -> list[DataSet]:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] extra)",
                                kind="h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
+    from nightshift.supervisor.verify.oracle.hdf5_layout import GroupLayout, field_axes
 
     found: list[DataSet] = []
     with h5py.File(path, "r") as handle:
@@ -231,8 +231,8 @@ def _located(axes) -> str | None:
 
 
 def _peek_netcdf(path: Path) -> list[DataSet]:
-    from supervisor.verify.oracle.layout import Axes
-    from supervisor.verify.oracle.netcdf import _open, axis_coordinates, data_variables
+    from nightshift.supervisor.verify.oracle.layout import Axes
+    from nightshift.supervisor.verify.oracle.netcdf import _open, axis_coordinates, data_variables
 
     handle = _open(path, "reference")
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.verify.oracle.table import OracleInputError, Table
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
 CLASS_HEADER = re.compile(r"(\d+):\s*(.*?)\s*(?=\s\d+:|$)")
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eEdD][+-]?\d+)?$|^[+-]?(nan|inf|infinity)$", re.IGNORECASE)

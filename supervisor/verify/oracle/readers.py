@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from supervisor.config.oracle_rules import CONTAINERS, split_part  # noqa: F401 - callers import them here
-from supervisor.verify.oracle.pointers import absent_content
-from supervisor.verify.oracle.read_text import read_text_table
-from supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
+from nightshift.supervisor.config.oracle_rules import CONTAINERS, split_part  # noqa: F401 - callers import them here
+from nightshift.supervisor.verify.oracle.pointers import absent_content
+from nightshift.supervisor.verify.oracle.read_text import read_text_table
+from nightshift.supervisor.verify.oracle.table import OracleInputError, Table, table_from_array
 
 
 
@@ -40,7 +40,7 @@ def read_table(path: Path, part: str | None = None) -> Table:
         if suffix == ".json":
             return _read_json(path, part)
         if suffix in (".nc", ".nc4", ".cdf"):
-            from supervisor.verify.oracle.netcdf import read_netcdf_table
+            from nightshift.supervisor.verify.oracle.netcdf import read_netcdf_table
             return read_netcdf_table(path, part)
     except OracleInputError:
         raise
@@ -89,8 +89,8 @@ def _columns_or_all(columns: list[str], members: list[str]) -> list[str]:
 def npz_columns(archive, shapes: dict[str, tuple[int, ...]] | None = None) -> list[str]:
     """The members a table read of an .npz takes: as for an HDF5 group (hdf5_layout.GroupLayout.table).
     ``shapes``: field.npz_shapes(archive), when the caller has read them."""
-    from supervisor.verify.oracle.field import npz_shapes
-    from supervisor.verify.oracle.layout import sibling_coordinate, table_members
+    from nightshift.supervisor.verify.oracle.field import npz_shapes
+    from nightshift.supervisor.verify.oracle.layout import sibling_coordinate, table_members
 
     shapes = shapes if shapes is not None else npz_shapes(archive)
     fields = [k for k, s in shapes.items() if len(s) >= 2]
@@ -104,7 +104,7 @@ def _read_hdf5(path: Path, part: str | None) -> Table:
     except ImportError:
         raise OracleInputError(f"{path}: reading HDF5 needs h5py; pip install h5py (or the nightshift[hdf5] "
                                "extra)", kind="h5py missing") from None
-    from supervisor.verify.oracle.hdf5_layout import (GroupLayout, LinkRefused, data_rows, hard_members, hard_node,
+    from nightshift.supervisor.verify.oracle.hdf5_layout import (GroupLayout, LinkRefused, data_rows, hard_members, hard_node,
                                                       refuse_outside_storage)
 
     with h5py.File(path, "r") as handle:

@@ -10,8 +10,8 @@ from typing import Callable
 
 import numpy as np
 
-from supervisor.config import scale as scale_grammar
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.config import scale as scale_grammar
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "sqrt": np.sqrt, "abs": np.abs, "exp": np.exp, "log": np.log, "log10": np.log10,

@@ -42,7 +42,7 @@ def move_aside(workspace: Path, store: Path, visible: list[Path]) -> None:
 def put_back(workspace: Path, store: Path) -> None:
     """After the command, or at the next start after a crash during it: every reference back where it was (a
     rename back; what is missing comes from the store's copies, checked against their hashes)."""
-    from supervisor.verify.oracle.integrity import restore_references
+    from nightshift.supervisor.verify.oracle.integrity import restore_references
 
     marker = store / MARKER
     if not marker.exists():

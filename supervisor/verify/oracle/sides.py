@@ -9,14 +9,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from supervisor.run import untrusted
-from supervisor.verify.oracle.copies import INSTEAD
-from supervisor.verify.oracle.integrity import heldout_reference, resolve
-from supervisor.verify.oracle.readers import read_table, split_part
-from supervisor.verify.oracle.table import OracleInputError
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.verify.oracle.copies import INSTEAD
+from nightshift.supervisor.verify.oracle.integrity import heldout_reference, resolve
+from nightshift.supervisor.verify.oracle.readers import read_table, split_part
+from nightshift.supervisor.verify.oracle.table import OracleInputError
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
-    from supervisor.config.oracle import CompareConfig
+    from nightshift.supervisor.config.oracle import CompareConfig
 
 
 def read_candidate(comp: CompareConfig, workspace: Path, references: dict[tuple[int, int], str] | None = None):

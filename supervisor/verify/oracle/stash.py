@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.run import untrusted
+from nightshift.supervisor.run import untrusted
 
 MAX_ENTRIES = 200_000  # files and folders walked per verdict
 MAX_HASH_BYTES = 4 << 30  # bytes hashed per verdict (same-size files only; cached ones cost nothing)

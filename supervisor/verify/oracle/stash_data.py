@@ -21,10 +21,10 @@ from typing import Iterator
 
 import numpy as np
 
-from supervisor.run import untrusted
-from supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT, distinct_count, is_axis
-from supervisor.verify.oracle.field import npy_header
-from supervisor.verify.oracle.readers import read_table
+from nightshift.supervisor.run import untrusted
+from nightshift.supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT, distinct_count, is_axis
+from nightshift.supervisor.verify.oracle.field import npy_header
+from nightshift.supervisor.verify.oracle.readers import read_table
 
 CONTAINERS = (".npy", ".npz", ".h5", ".hdf5", ".nc", ".nc4", ".cdf")
 TEXT_TABLES = (".dat", ".txt", ".csv", ".tsv", ".out", ".tab", ".asc", "")  # read as tables when sized like one
@@ -70,7 +70,7 @@ def _opened(path: Path) -> Iterator[dict]:
                               else None)
             yield found
         else:  # classic NetCDF
-            from supervisor.verify.oracle.netcdf import _open
+            from nightshift.supervisor.verify.oracle.netcdf import _open
             handle = _open(path, "both")
             stack.callback(handle.close)
             yield dict(handle.variables)
