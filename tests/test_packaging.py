@@ -83,21 +83,23 @@ def test_installed_beside_supervisord_nothing_of_it_is_touched(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-qq", "--prefer-binary"]
-    subprocess.run([*pip, "supervisor"], check=True, env=env)  # supervisord, from the registry
+    subprocess.run([*pip, "supervisor"], check=True, env=env, cwd=tmp_path)  # supervisord, from the registry
+    # run from tmp_path: `python -c` puts the current folder first, and this checkout's folder has a supervisor/
     site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import supervisor, os; "
                                 "print(os.path.dirname(supervisor.__file__))"], capture_output=True, text=True,
-                               check=True).stdout.strip())
+                               check=True, cwd=tmp_path).stdout.strip())
     before = _digests(site)
     assert "supervisord.py" in before
-    subprocess.run([*pip, str(clone)], check=True, env=env)
+    subprocess.run([*pip, str(clone)], check=True, env=env, cwd=tmp_path)
     assert _digests(site) == before, "installing nightshift changed supervisord's package"
-    out = subprocess.run([str(venv / "bin" / "nightshift"), "--version"], capture_output=True, text=True, env=env)
+    out = subprocess.run([str(venv / "bin" / "nightshift"), "--version"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path)
     assert out.returncode == 0 and "nightshift" in out.stdout, out.stdout + out.stderr
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-qq", "-y", "nightshift-hpc"], check=True,
-                   env=env)
+                   env=env, cwd=tmp_path)
     assert _digests(site) == before, "uninstalling nightshift removed or changed supervisord's files"
     check = subprocess.run([str(venv / "bin" / "python"), "-c", "import supervisor.supervisord"], env=env,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, cwd=tmp_path)
     assert check.returncode == 0, check.stderr
     assert not (venv / "bin" / "nightshift").exists()
 
