@@ -137,8 +137,8 @@ def cost_per_lane(lanes: int, seconds: float) -> dict[str, float]:
             from nightshift.supervisor.fleet.launch import with_lanes
             config = with_lanes(config, 1)
         run = create_fleet(ws, config) if lanes > 1 else _one_lane_fleet(ws, config)
-        fleet = subprocess.Popen([sys.executable, "-c", "import sys; from supervisor.fleet.loop import FleetSupervisor;"
-                                  "from supervisor.run.paths import RunPaths; from supervisor.shift.launcher import "
+        fleet = subprocess.Popen([sys.executable, "-c", "import sys; from nightshift.supervisor.fleet.loop import FleetSupervisor;"
+                                  "from nightshift.supervisor.run.paths import RunPaths; from nightshift.supervisor.shift.launcher import "
                                   "frozen_config; r = RunPaths(__import__('pathlib').Path(sys.argv[1])); "
                                   "FleetSupervisor(r, frozen_config(r), say=lambda _: None).run()", str(run.root)],
                                  cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -140,7 +140,7 @@ def readme_run(tmp_path_factory) -> DemoRun:
     env = private_env(root)
     assert nightshift("attest", "--new-key", env=env).returncode == 0
     ws = root / "ws"
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from supervisor.cli.demo import "
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from nightshift.supervisor.cli.demo import "
                     "build_workspace; build_workspace(Path(sys.argv[1]))", str(ws)], check=True, env={
                         **__import__("os").environ, **env})
     git = ["git", "-c", "user.name=u", "-c", "user.email=u@u"]

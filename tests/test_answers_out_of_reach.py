@@ -174,8 +174,8 @@ def test_a_crash_during_the_oracle_command_is_undone_at_the_next_start(tmp_path)
     ws, entries = workspace(tmp_path)
     store = tmp_path / "run" / "references"
     protect_references(oracle(*entries), ws, store)
-    code = ("import sys; from pathlib import Path; from supervisor.verify.oracle import run_oracle; "
-            "from tests.fixtures_oracle import oracle; from supervisor.sandbox.boundary import boundary_for_oracle; "
+    code = ("import sys; from pathlib import Path; from nightshift.supervisor.verify.oracle import run_oracle; "
+            "from tests.fixtures_oracle import oracle; from nightshift.supervisor.sandbox.boundary import boundary_for_oracle; "
             f"cfg = oracle(*{entries!r}, command='sleep 60'); "
             f"run_oracle(cfg, Path({str(ws)!r}), Path({str(tmp_path / 'o')!r}), "
             f"Path({str(store)!r}), boundary=boundary_for_oracle(Path({str(ws)!r}), cfg, mode='off'))")

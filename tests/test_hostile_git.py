@@ -215,7 +215,7 @@ def test_the_import_guard_refuses_a_module_from_the_workspace_and_names_it(tmp_p
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
     (ws / "sub" / "planted_mod.py").write_text("RAN = True\n")
-    code = ("import sys; from pathlib import Path; from supervisor.run.own_python import install_import_guard;"
+    code = ("import sys; from pathlib import Path; from nightshift.supervisor.run.own_python import install_import_guard;"
             f"sys.path.insert(1, {str(ws / 'sub')!r}); sys.path.append({str(ws)!r});"
             f"install_import_guard([Path({str(ws)!r})])\n"
             "try:\n    import planted_mod\nexcept ImportError as exc:\n    print('REFUSED', exc)\n"

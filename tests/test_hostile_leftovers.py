@@ -151,7 +151,7 @@ def test_a_git_of_ours_dies_with_the_process_that_started_it(tmp_path):
     import time
     import psutil
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    code = ("import os, sys; from pathlib import Path; from supervisor.gitops import open_repo\n"
+    code = ("import os, sys; from pathlib import Path; from nightshift.supervisor.gitops import open_repo\n"
             "r, w = os.pipe(); repo = open_repo(Path(sys.argv[1]))\n"
             "repo.git.execute(['git', 'hash-object', '--stdin'], istream=os.fdopen(r, 'rb'))\n")
     parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])

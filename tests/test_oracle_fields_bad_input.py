@@ -93,7 +93,7 @@ def test_netcdf_without_the_extra_names_the_fix(tmp_path):
     root = workspace(tmp_path, 'name = "c"\ncandidate = "out/c.nc"\nreference = "reference/c.nc"\nfields = ["T"]\n')
     write_netcdf(root / "reference" / "c.nc", temperature_3d())
     write_netcdf(root / "out" / "c.nc", temperature_3d())
-    code = ("import sys; sys.modules['netCDF4'] = None\nfrom supervisor.cli.main import main\n"
+    code = ("import sys; sys.modules['netCDF4'] = None\nfrom nightshift.supervisor.cli.main import main\n"
             f"sys.exit(main(['compare', {str(root)!r}, '--json']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr

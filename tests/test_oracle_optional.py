@@ -25,7 +25,7 @@ def test_without_pyarrow_numpy_reads_the_same_table(tmp_path):
     path = write_table(tmp_path / "a.csv", data, "l,TT,EE,TE", delimiter=",")
     out = tmp_path / "out.npy"
     done = run_without("pyarrow", "from pathlib import Path\nimport numpy as np\n"
-                                  "from supervisor.verify.oracle import read_table\n"
+                                  "from nightshift.supervisor.verify.oracle import read_table\n"
                                   f"t = read_table(Path({str(path)!r}))\n"
                                   f"np.save({str(out)!r}, np.column_stack(t.columns))\n")
     assert done.returncode == 0, done.stderr
@@ -33,7 +33,7 @@ def test_without_pyarrow_numpy_reads_the_same_table(tmp_path):
 
 
 def test_without_h5py_the_error_names_the_fix(tmp_path):
-    done = run_without("h5py", "from pathlib import Path\nfrom supervisor.verify.oracle import read_table\n"
+    done = run_without("h5py", "from pathlib import Path\nfrom nightshift.supervisor.verify.oracle import read_table\n"
                                f"p = Path({str(tmp_path / 'x.h5')!r}); p.write_bytes(b'x')\n"
                                "try:\n    read_table(p)\nexcept Exception as e:\n    print(e)\n")
     assert done.returncode == 0, done.stderr
@@ -41,7 +41,7 @@ def test_without_h5py_the_error_names_the_fix(tmp_path):
 
 
 def test_without_matplotlib_plot_is_one_line_exit_2(tmp_path):
-    done = run_without("matplotlib", "from pathlib import Path\nfrom supervisor.cli.oracle_verbs import plot_main\n"
+    done = run_without("matplotlib", "from pathlib import Path\nfrom nightshift.supervisor.cli.oracle_verbs import plot_main\n"
                                      f"sys.exit(plot_main(Path({str(tmp_path)!r}), None))\n")
     assert done.returncode == 2
     assert done.stderr.strip() == ("nightshift plot: needs matplotlib; pip install matplotlib (or the "

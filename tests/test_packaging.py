@@ -50,7 +50,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
                GIT_AUTHOR_NAME="A User", GIT_AUTHOR_EMAIL="user@example.org",
                GIT_COMMITTER_NAME="A User", GIT_COMMITTER_EMAIL="user@example.org", **extra)
     env["PATH"] = os.pathsep.join([str(home / ".local" / "bin"), str(Path(sys.executable).parent),
-                                   "/usr/local/bin", "/usr/bin", "/bin"])
+                                   "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"])
     return env
 
 

@@ -120,8 +120,8 @@ def test_a_run_registering_during_a_rewrite_is_not_lost(tui_home, tmp_path):
     home, runs = tui_home
     gone = runs["gone"].run_id
     starting = tmp_path / "new-ws" / ".nightshift" / "runs" / "20261122-100000-a11e"
-    register = ("import sys; from pathlib import Path; from supervisor.run.paths import RunPaths; "
-                "from supervisor.run.registry import register; register(RunPaths(Path(sys.argv[1])), host='h')")
+    register = ("import sys; from pathlib import Path; from nightshift.supervisor.run.paths import RunPaths; "
+                "from nightshift.supervisor.run.registry import register; register(RunPaths(Path(sys.argv[1])), host='h')")
     with registry._locked(exclusive=True):  # a prune, between reading the registry and renaming the new one
         proc = subprocess.Popen([sys.executable, "-c", register, str(starting)])
         wait_for(lambda: blocked_on(registry_path().with_name(registry.LOCK_NAME)), timeout=60,

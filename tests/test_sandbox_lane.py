@@ -24,8 +24,8 @@ def test_a_lanes_turn_meets_a_closed_sandbox(fleet: Fleet, stranger_home):  # no
     from nightshift.supervisor.sandbox.boundary import boundary_for
     from nightshift.supervisor.sandbox.survey import plan
 
-    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from supervisor.sandbox.surfaces import main; "
-            "sys.exit(main(sys.argv[1:]))")
+    from nightshift.supervisor.run.own_python import bare_code
+    code = bare_code("nightshift.supervisor.sandbox.surfaces")
     probe = f"{sys.executable} -S -E -P -c \"{code}\" probe-plan.json > surfaces.jsonl 2>&1"
     fleet.configure({"lane-1:s1t1": [["shell", probe], ["write", "solver.py", solver(1e-8)],
                                      ["write", "check.txt", "ok"], ["claim", "done", "probed and converged"]],

@@ -15,7 +15,7 @@ from tests.fixtures_namespace import need_namespace
 TRY_TTY = "python3 -c \"import os; os.open('/dev/tty', os.O_RDWR)\" && echo TTY-REACHED || echo NO-TTY"
 SIDE = """
 import sys
-sys.path.insert(0, {root!r})
+import types; _n = types.ModuleType('nightshift'); _n.__path__ = [{root!r}]; sys.modules['nightshift'] = _n  # our package, by hand
 from pathlib import Path
 from nightshift.supervisor.config.schema import load_config
 from nightshift.supervisor.sandbox.boundary import boundary_for

@@ -69,7 +69,10 @@ def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
            "PYTHONPATH": f"{root}:{site}", **(extra_env or {})}
-    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", driver.format(root=root)],
+    # no site (the libraries come by PYTHONPATH), so no installer's finder: the package nightshift is made by hand
+    prelude = (f"import sys, types; _n = types.ModuleType('nightshift'); _n.__path__ = [{root!r}]; "
+               "sys.modules['nightshift'] = _n\n")
+    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", prelude + driver.format(root=root)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

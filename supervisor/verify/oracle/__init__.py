@@ -14,5 +14,5 @@ __all__ = sorted(_HOME)
 
 def __getattr__(name: str):
     if name in _HOME:
-        return getattr(import_module(f"supervisor.verify.oracle.{_HOME[name]}"), name)
+        return getattr(import_module(f"nightshift.supervisor.verify.oracle.{_HOME[name]}"), name)
     raise AttributeError(f"module 'nightshift.supervisor.verify.oracle' has no attribute {name!r}")
