@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def _need(tool: str) -> str:
-    path = shutil.which(tool)
+def _need(tool: str, path_list: str | None = None) -> str:
+    path = shutil.which(tool, path=path_list)
     if path is None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{tool} is missing: CI installs it (make test)")
@@ -125,7 +125,7 @@ def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "pipx install ." in demo.stdout, "make demo does not end with the install line"
     install = _readme_install_line()
-    _need(install[0])
+    _need(install[0], env["PATH"])  # pipx: the test tools' (make test installs it beside pytest)
     got = subprocess.run(install, cwd=clone, env=env, capture_output=True, text=True, timeout=1200)
     assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
     command = shutil.which("nightshift", path=env["PATH"])
@@ -147,5 +147,7 @@ def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path)
     check = subprocess.run(["nightshift", "check"], cwd=ws, env=env, capture_output=True, text=True,
                            stdin=subprocess.DEVNULL, timeout=600)
     assert "Traceback" not in check.stdout + check.stderr
-    assert check.returncode in (0, 1), check.stdout + check.stderr  # ready, or not ready with its reasons
-    assert "nightshift check" in check.stdout + check.stderr or check.stdout.strip(), check.stderr
+    last = check.stdout.strip().splitlines()[-1]
+    # a throwaway HOME has no Claude login: check runs every check and names that as a problem with its fix
+    assert (check.returncode, last.startswith("ready:")) in ((0, True), (1, False)), check.stdout + check.stderr
+    assert check.returncode == 0 or re.search(r"^FAIL\s+credentials\s.*export one", check.stdout, re.M), check.stdout
