@@ -5,11 +5,11 @@ and, at the end, every claim nothing checked, listed by name with its value as "
 """
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from nightshift.supervisor.attest.findings import Findings
+from nightshift.supervisor.version import version as nightshift_version
 
 # (claim, how to show its value): in the predicate's order; a claim some check marked is left out
 CLAIMS = (
@@ -56,10 +56,7 @@ def check_nightshift(found: Findings, env: dict[str, Any]) -> None:
     """The attested nightshift against this install: with the same source digest the version must be this one."""
     from nightshift.supervisor.attest.provenance import source_digest
     source = (env.get("nightshift_source") or {}).get("sha256")
-    try:
-        mine = metadata.version("nightshift")
-    except metadata.PackageNotFoundError:
-        mine = None
+    mine = nightshift_version()
     if source is None or source != source_digest():
         return  # another nightshift's source: its version is the signer's word, listed at the end
     found.claim("environment.nightshift")
