@@ -157,7 +157,8 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
     predicate = {
         "version": VERSION,
         "run": {"id": facts.run.run_id, "verdict": facts.number, "shift": facts.event.get("shift"),
-                "turn": facts.data.get("turn"), "verified_at": facts.event.get("ts"), "attested_at": utc_now()},
+                "turn": facts.data.get("turn"), "verified_at": facts.event.get("ts"), "attested_at": utc_now(),
+                **({"lane": int(facts.data["lane"])} if facts.data.get("lane") is not None else {})},
         "result": {"passed": facts.passed, "claimed": facts.data.get("claimed"),
                    "summary": str(facts.data.get("summary", ""))[:2000]},
         "goal": config.goal,
