@@ -35,8 +35,11 @@ def test_links_out_and_fifos_are_named_never_read_or_written_through(workspace, 
     (ws / "reference" / "result.dat").write_text(REFERENCE)
     swap = (f"mkdir -p out; rm -f CHANGELOG.md CLAUDE.md; ln -s {secret} CHANGELOG.md; ln -s {secret} CLAUDE.md; "
             f"ln -s {secret} out/result.dat; mkfifo out/piped.dat")
+    # the agent's own link in out/ is stale output, removed before the oracle command runs (never its target); the
+    # command then makes one itself: what the oracle measures is the command's output, a link out named, never read
+    oracle = ORACLE.replace('command = "true"', f'command = "mkdir -p out; ln -sfn {secret} out/result.dat"')
     workspace.configure({"default": [["shell", swap], ["write", "check.txt", "ok"], ["claim", "done", "done"]]},
-                        backend="local", pushbacks=1, max_shifts=1, extra=ORACLE)
+                        backend="local", pushbacks=1, max_shifts=1, extra=oracle)
     run = workspace.create_run()
     run_until_it_rests(workspace, run)
     events = workspace.events(run)
