@@ -31,7 +31,7 @@ HISTORY = [
     (re.compile(r"\bgit\b[^;&|]*\breflog\s+(expire|delete)\b"), "the reflog keeps the run's history; leave it"),
 ]
 # A person's verbs the agent may not run: letting a test go from the ratchet is the user's (cli/release_verb.py).
-PERSON_ONLY = re.compile(r"(^|[\s;&|(/])(nightshift|supervisor\.cli\.main)\s+release\b")
+PERSON_ONLY = re.compile(r"(^|[\s;&|(/])(nightshift|nightshift\.supervisor\.cli\.main)\s+release\b")
 RESET_HARD = re.compile(r"\bgit\b[^;&|]*\breset\b([^;&|]*)--hard\b([^;&|]*)")
 NETWORK = re.compile(r"(^|[\s;&|(])(curl|wget|ssh|scp|sftp|nc|ncat|telnet|ftp|git\s+(clone|fetch|pull|push|ls-remote)|"
                      r"pip3?\s+install|python3?\s+-m\s+pip\s+install|npm\s+(install|i)|conda\s+install)(\s|$)")
