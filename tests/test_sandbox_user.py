@@ -60,19 +60,28 @@ def unprivileged():
     return pwd.getpwnam(USER)
 
 
+def _pythonpath(user) -> str:
+    """PYTHONPATH for the system's Python run as the user. It reads the venv's site-packages as a plain folder (the
+    editable install's finder never loads), so `import nightshift` comes from a folder in the user's home whose
+    `nightshift` links to this checkout: for the driver and every process it starts (the agent's claim too)."""
+    root = Path(__file__).resolve().parent.parent
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    shim = Path(user.pw_dir) / ".nightshift-import"
+    shim.mkdir(mode=0o755, exist_ok=True)
+    (shim / "nightshift").unlink(missing_ok=True)  # an earlier session's checkout may be elsewhere
+    (shim / "nightshift").symlink_to(root)
+    return f"{shim}:{root}:{site}"
+
+
 def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -> dict:
     """Run ``driver`` as the user; its last line of output, as JSON."""
     root = str(Path(__file__).resolve().parent.parent)
     # The system's Python: the test's own may live in root's home, which the user cannot enter; the libraries come
     # from this installation's site-packages (pure Python where the user needs them: pyseccomp).
     python = shutil.which("python3", path="/usr/bin:/bin")
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
-           "PYTHONPATH": f"{root}:{site}", **(extra_env or {})}
-    # no site (the libraries come by PYTHONPATH), so no installer's finder: the package nightshift is made by hand
-    prelude = (f"import sys, types; _n = types.ModuleType('nightshift'); _n.__path__ = [{root!r}]; "
-               "sys.modules['nightshift'] = _n\n")
-    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", prelude + driver.format(root=root)],
+           "PYTHONPATH": _pythonpath(user), **(extra_env or {})}
+    done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", driver.format(root=root)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -297,14 +306,13 @@ def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut
     from tests.fake_anthropic import FakeAnthropic, bash, text, tools
     need_namespace()
     require_tool("claude")
-    root = str(Path(__file__).resolve().parent.parent)
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     cheat = ("touch tried; python3 -c \"import os; h = os.path.expanduser('~'); "
              "open('key.txt', 'w').write(open(h + '/.s' + 'sh/id_ed25519').read())\"; "
              "python3 -c \"import os, subprocess; h = os.path.expanduser('~'); "
              "subprocess.run(['tm' + 'ux', '-S', h + '/tmux.sock', 'run-shell', 'touch ' + h + '/escaped'])\"; "
              "unshare -U -r true && touch unshared; true")
-    claim = f"PYTHONPATH={root}:{site} python3 -m nightshift.supervisor.cli.main claim done --summary done"  # the user's PATH
+    claim = (f"PYTHONPATH={_pythonpath(unprivileged)} python3 -m nightshift.supervisor.cli.main claim done "
+             "--summary done")  # nightshift as the user would have it
     with FakeAnthropic([tools(bash(cheat)), tools(bash("echo ok > check.txt"), bash(claim)), text("done")]) as fake:
         found = _as_user(unprivileged, CLAUDE_DRIVER, 280, {"CLAUDE_CONFIG_DIR": f"{unprivileged.pw_dir}/.claude-test",
                                                              "CLAUDE_CODE_MAX_RETRIES": "0", **fake.env()})
