@@ -34,7 +34,7 @@ def test_the_jobs_environment_has_what_nightshift_needs(slurm_cluster, workspace
     out = result.stdout
     assert "-- in a Slurm job --" in out and "submitted job" in out
     assert line(out, "claude").startswith("ok") and "/claude" in line(out, "claude")
-    assert line(out, "git").startswith("ok") and line(out, "python: supervisor").startswith("ok")
+    assert line(out, "git").startswith("ok") and line(out, "python: nightshift.supervisor").startswith("ok")
     assert line(out, "env: NS_PROBE").startswith("ok")
     assert "ANTHROPIC_API_KEY set in the job (value not shown)" in out
     assert SECRET not in out + result.stderr
