@@ -151,3 +151,27 @@ def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path)
     # a throwaway HOME has no Claude login: check runs every check and names that as a problem with its fix
     assert (check.returncode, last.startswith("ready:")) in ((0, True), (1, False)), check.stdout + check.stderr
     assert check.returncode == 0 or re.search(r"^FAIL\s+credentials\s.*export one", check.stdout, re.M), check.stdout
+
+
+@pytest.mark.slow
+def test_the_readmes_other_install_line_uv_tool_install_works_too(tmp_path):
+    """The quick start's alternative, `uv tool install .`: the command on PATH names the clone's commit, and `uv tool
+    uninstall` takes it away."""
+    _need("git")
+    clone = _clean_clone(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(home, UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"))  # speed only, as pip's cache
+    quick = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "uv tool install ." in quick and "uv tool uninstall nightshift-hpc" in (ROOT / "README.md").read_text()
+    uv = _need("uv", env["PATH"])  # the test tools' (make test installs it beside pytest)
+    got = subprocess.run([uv, "tool", "install", "."], cwd=clone, env=env, capture_output=True, text=True, timeout=1200)
+    assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
+    command = shutil.which("nightshift", path=env["PATH"])
+    assert command and Path(command).resolve().is_relative_to(home.resolve()), command
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    version = subprocess.run([command, "--version"], env=env, capture_output=True, text=True, cwd=home)
+    assert version.returncode == 0 and commit in version.stdout, version.stdout + version.stderr
+    gone = subprocess.run([uv, "tool", "uninstall", "nightshift-hpc"], env=env, capture_output=True, text=True)
+    assert gone.returncode == 0 and shutil.which("nightshift", path=env["PATH"]) is None, gone.stderr
