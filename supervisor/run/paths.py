@@ -51,10 +51,10 @@ def make_private_dir(path: Path) -> Path:
     return path
 
 
-def _child(path):
-    """A file or folder of the run directory, made once per RunPaths: the wait loop asks for several at every
+def _child(name: str) -> cached_property:
+    """The run directory's file or folder ``name``, made once per RunPaths: the wait loop asks for several at every
     wake-up (four a second when it polls), and building a Path each time was a third of a wake-up's own work."""
-    return cached_property(path)
+    return cached_property(lambda self: self.root / name)
 
 
 @dataclass(frozen=True)
@@ -75,20 +75,20 @@ class RunPaths:
     def workspace(self) -> Path:
         return self.root.parent.parent.parent
 
-    config = _child(lambda self: self.root / "config.toml")
-    events = _child(lambda self: self.root / "events.jsonl")
-    snapshot = _child(lambda self: self.root / "snapshot.json")
-    supervisor = _child(lambda self: self.root / "supervisor.json")
-    supervisor_log = _child(lambda self: self.root / "supervisor.log")
-    lock = _child(lambda self: self.root / "supervisor.lock")
-    last_word = _child(lambda self: self.root / "last-word.json")  # space kept for a crash on a full disk
-    prerun = _child(lambda self: self.root / "prerun.json")  # the user's dirty paths when the run began
-    inbox = _child(lambda self: self.root / "inbox")
-    shifts = _child(lambda self: self.root / "shifts")
-    stops = _child(lambda self: self.root / "stops")
-    references = _child(lambda self: self.root / "references")
-    heldout = _child(lambda self: self.root / "heldout")
-    agent_home = _child(lambda self: self.root / "agent-home")
+    config = _child("config.toml")
+    events = _child("events.jsonl")
+    snapshot = _child("snapshot.json")
+    supervisor = _child("supervisor.json")
+    supervisor_log = _child("supervisor.log")
+    lock = _child("supervisor.lock")
+    last_word = _child("last-word.json")  # space kept for a crash on a full disk
+    prerun = _child("prerun.json")  # the user's dirty paths when the run began
+    inbox = _child("inbox")
+    shifts = _child("shifts")
+    stops = _child("stops")
+    references = _child("references")
+    heldout = _child("heldout")
+    agent_home = _child("agent-home")
 
     def shift_dir(self, shift: int) -> Path:
         return self.shifts / str(shift)
