@@ -162,9 +162,11 @@ def refusal(repo: git.Repo, workspace: Path) -> str | None:
     return None
 
 
-def _changed_paths(repo: git.Repo) -> list[str]:
-    """Every path git reports as modified, staged, deleted, renamed or untracked (ignored files never)."""
-    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", strip_newline_in_stdout=False)
+def _changed_paths(repo: git.Repo, only: list[str] | None = None) -> list[str]:
+    """Every path git reports as modified, staged, deleted, renamed or untracked (ignored files never); with
+    ``only``, among those paths alone (git then looks at nothing else of the tree)."""
+    spec = ["--", *(f":(literal){p}" for p in only)] if only else []
+    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", *spec, strip_newline_in_stdout=False)
     fields, paths, i = out.split("\0"), [], 0
     while i < len(fields):
         entry = fields[i]
@@ -193,9 +195,15 @@ def _content_id(root: Path, path: str) -> str:
         return f"unreadable:{exc.errno}"
 
 
-def worktree_changes(repo: git.Repo) -> list[str]:
-    """Paths that differ from HEAD now (modified, staged, deleted, untracked)."""
-    return _changed_paths(repo)
+def worktree_changes(repo: git.Repo, only: list[str] | None = None) -> list[str]:
+    """Paths that differ from HEAD now (modified, staged, deleted, untracked), among ``only`` when given."""
+    return _changed_paths(repo, only)
+
+
+def never_committed(repo: git.Repo, paths: list[str], max_bytes: int = MAX_COMMIT_BYTES) -> tuple[set[str], dict]:
+    """(paths a filter driver would rewrite, {kind: paths} commit_refusals refuses): what no commit of ours takes."""
+    filtered = _filtered(repo, paths)
+    return filtered, refused_paths(Path(repo.working_tree_dir), [p for p in paths if p not in filtered], max_bytes)
 
 
 def worktree_state(repo: git.Repo) -> dict[str, str]:
@@ -233,8 +241,7 @@ def commit_changes(repo: git.Repo, message: str, before: dict[str, str] | None =
             conflicts.append(path)
         else:
             paths.append(path)
-    filtered = _filtered(repo, paths)
-    refused = refused_paths(root, [p for p in paths if p not in filtered], max_bytes)  # links out, giants, repos
+    filtered, refused = never_committed(repo, paths, max_bytes)  # filter drivers; links out, giants, repos
     links = gitlinks_added(root, run_base)  # the agent's own `git add` of a repository: taken out of the index
     if links:
         refused["nested_repo"] = sorted(set(refused.get("nested_repo", [])) | set(links))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from nightshift.supervisor import gitops
-from nightshift.supervisor.commit_refusals import refused_paths
 from nightshift.supervisor.config import CONFIG_NAME
 
 MESSAGE = "nightshift: the run's ground (nightshift.toml, CLAUDE.md, references) as the run begins"
@@ -31,13 +30,10 @@ def ground_paths(config) -> list[str]:
 
 def commit_ground(repo, workspace: Path, config) -> tuple[str | None, list[str], list[str]]:
     """(the commit made or None, the paths it holds, the paths left out with why)."""
-    wanted = set(ground_paths(config))
-    changed = [p for p in gitops.worktree_changes(repo) if p in wanted and (Path(workspace) / p).is_file()]
+    changed = [p for p in gitops.worktree_changes(repo, ground_paths(config)) if (Path(workspace) / p).is_file()]
     if not changed:
         return None, [], []
-    filtered = gitops._filtered(repo, changed)  # noqa: SLF001 - the same rule as every commit of nightshift's
-    refused = refused_paths(Path(workspace), [p for p in changed if p not in filtered],
-                            int(config.verify.max_commit_mb * (1 << 20)))
+    filtered, refused = gitops.never_committed(repo, changed, int(config.verify.max_commit_mb * (1 << 20)))
     never = filtered | {p for names in refused.values() for p in names}
     left = [f"{p} (a filter driver)" for p in sorted(filtered)] + \
         [f"{p} ({kind})" for kind, names in refused.items() for p in names]
