@@ -75,7 +75,7 @@ def main() -> None:
                                                for n in ("CLAUDE.md", "CHANGELOG.md")]))
             reads_guarded.append(_timed(lambda: [untrusted.read_text(ws, n) for n in ("CLAUDE.md", "CHANGELOG.md")]))
             attrs.append(_timed(lambda: gitops._filtered(repo, [f"f{i}.py" for i in range(50)])))
-            nested.append(_timed(lambda: check_nested_repos(ws, [f"f{i}.py" for i in range(50)], base)))
+            nested.append(_timed(lambda: check_nested_repos(ws, [f"f{i}.py" for i in range(50)], base, {})))
             refused.append(_timed(lambda: refused_paths(ws, [f"f{i}.py" for i in range(50)])))
     med = lambda xs: percentile(xs, 50)  # noqa: E731
     print(f"bench_guards: {args.rounds} interleaved rounds, medians (issue 27)")

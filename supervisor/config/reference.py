@@ -7,6 +7,8 @@ cannot drift from what the loader accepts (tests/test_config_reference.py holds 
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import sys
 import types
@@ -53,6 +55,19 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def docs(model: type[BaseModel]) -> dict[str, str]:
+    """{key: its docstring} of a model and its bases, read from their source (a string right under the field)."""
+    out: dict[str, str] = {}
+    for cls in reversed([c for c in model.__mro__ if issubclass(c, BaseModel) and c is not BaseModel]):
+        body = ast.parse(inspect.getsource(cls).lstrip()).body[0].body
+        for field, doc in zip(body, body[1:]):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+                    and isinstance(doc.value.value, str)):
+                out[field.target.id] = inspect.cleandoc(doc.value.value)
+    return out
+
+
 def _is_duration(field: FieldInfo) -> bool:
     return any(getattr(m, "func", None) is parse_duration for m in field.metadata)
 
@@ -60,6 +75,8 @@ def _is_duration(field: FieldInfo) -> bool:
 def type_name(annotation: Any) -> str:
     """A reader's name for a type: `"a" | "b"`, `list of strings`, `number or string`..."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # a bounded number (its bounds are shown beside it)
+        return type_name(args[0])
     if origin is Literal:
         return " | ".join(json.dumps(a) for a in args)
     if origin in (typing.Union, types.UnionType):
@@ -119,16 +136,16 @@ def render() -> str:
     """The markdown of the reference (without the markers)."""
     from nightshift.supervisor.config.schema import Config
 
-    goal = Config.model_fields["goal"]
-    lines = ["Top level: `goal` (string, default \"\"): " + _cell(goal.description or "") + "", ""]
+    lines = ["Top level: `goal` (string, default \"\"): " + _cell(docs(Config).get("goal", "")), ""]
     for table, model, note in _tables():
         lines += [f"**`{table}`**" + (f": {note}" if note else ""), "",
                   "| key | type | default | what it does |", "|---|---|---|---|"]
+        described = docs(model)
         for key, field in model.model_fields.items():
             kind = "duration (\"30m\", \"6h\", \"90s\" or seconds)" if _is_duration(field) else \
                 type_name(field.annotation)
             lines.append(f"| `{key}` | {_cell(kind + _bounds(field))} | `{default_text(field)}` | "
-                         f"{_cell(field.description or '')} |")
+                         f"{_cell(described.get(key, ''))} |")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

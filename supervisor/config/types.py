@@ -34,6 +34,7 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 
 class Section(BaseModel):
     """Base of every config table: unknown keys are errors, so a typo never passes silently. Each key's docstring is
-    its description (the README's nightshift.toml reference is rendered from it: config/reference.py)."""
+    its description: config/reference.py reads them from the source for the README's reference (pydantic's
+    use_attribute_docstrings would parse every model's source at each import of the schema, ~40 ms a process)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
