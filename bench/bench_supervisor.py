@@ -160,7 +160,7 @@ def bench_wakeups(root: Path, seconds: float, started: list[Run]) -> None:
     def listings() -> None:
         inbox.take_commands(run.run)
         take_refusals(run.run)
-        take_waits(run.run.root)
+        take_waits(run.run.waits)
         stop_channel.released(run.run.stops)
         stop_channel.pending(run.run.stops)
 

@@ -89,6 +89,8 @@ class RunPaths:
     references = _child("references")
     heldout = _child("heldout")
     agent_home = _child("agent-home")
+    refusals = _child("refusals")  # the tool-call hook's refusals, written by the hooks
+    waits = _child("waits")  # the hooks' records of a prompt waiting for a person
 
     def shift_dir(self, shift: int) -> Path:
         return self.shifts / str(shift)

@@ -84,10 +84,10 @@ class Supervisor:
             self.session.pending_request = (self.state["last_stop"] or {}).get("request_id")
             if self.run_paths.references.is_dir():  # a crash while the references were moved aside for the oracle
                 put_back(self.run_paths.workspace, self.run_paths.references)
-            for folder in ("refusals", "waits"):  # written by the agent's hooks; a write wakes the loop
-                (self.run_paths.root / folder).mkdir(mode=0o700, exist_ok=True)
+            for folder in (self.run_paths.refusals, self.run_paths.waits):  # the hooks write; a write wakes the loop
+                folder.mkdir(mode=0o700, exist_ok=True)
             self.waker = Waker([self.run_paths.inbox, self.run_paths.stops, self.run_paths.shifts,
-                                self.run_paths.root / "refusals", self.run_paths.root / "waits"])
+                                self.run_paths.refusals, self.run_paths.waits])
             self.emit("supervisor.started", self.state["shift"] or None, pid=os.getpid(),
                       phase=self.state["phase"])
             self.restore_git_controls(git_controls.at_start)

@@ -95,7 +95,7 @@ def sandbox_problem() -> str | None:
 def take_refusals(run: RunPaths) -> list[dict[str, Any]]:
     """Refusals not yet recorded as events, oldest first; each is marked seen as it is taken."""
     out = []
-    folder = run.root / "refusals"
+    folder = run.refusals
     for path in matching(folder, ".json"):
         try:
             out.append(json.loads(path.read_text(encoding="utf-8", errors="replace")))

@@ -21,7 +21,7 @@ class HumanWaits:
             self.ledger.emit("policy.denied", shift, tool=refusal.get("tool"), input=refusal.get("input"),
                              rule=refusal.get("rule"), message=refusal.get("message"),
                              decided_by=refusal.get("decided_by"))
-        for wait in take_waits(self.run_paths.root):
+        for wait in take_waits(self.run_paths.waits):
             if wait.get("token") == self.state["token"]:
                 self.start_waiting(str(wait.get("what") or "a human"), "hook", on_waiting)
 

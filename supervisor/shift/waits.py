@@ -53,9 +53,9 @@ def main(argv: list[str]) -> int:
     return 0  # no decision: the prompt stays for a human (or the policy's on_wait) to answer
 
 
-def take_waits(run_root: Path) -> list[dict]:
+def take_waits(folder: Path) -> list[dict]:
+    """The waits recorded in ``folder`` (RunPaths.waits), each marked seen as it is taken."""
     out = []
-    folder = Path(run_root) / "waits"
     for path in matching(folder, ".json"):  # listed again only when waits/ changed (cheap on NFS)
         try:
             out.append(json.loads(path.read_text(encoding="utf-8", errors="replace")))

@@ -61,6 +61,7 @@ class Report:
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     judge_off: str | None = None  # why this run's config has no judge ("no [judge] ..."); None: on, or unknown
+    heldout_tests: Path | None = None  # the store of `init --holdout-tests` (None: the run holds no test out)
 
 
 def _config(run_dir: Path, missing: list[str]) -> Any:
@@ -94,6 +95,8 @@ def gather(run_dir: Path) -> Report:
     elif config is not None:
         report.missing.append("no oracle configured: no accuracy timeline (tests and verdicts only)")
     if config is not None:
+        if config.verify.heldout_tests:
+            report.heldout_tests = Path(config.verify.heldout_tests).expanduser()
         judge = config.judge
         report.judge_off = ("no [judge] in this run's config" if judge is None else
                             "[judge] enabled = false" if not judge.enabled else None)

@@ -7,20 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def heldout_tests_store(run_dir: Path) -> Path | None:
-    """The run's held-out tests' store, from its frozen config (one key of it: the report's gathering validated the
-    whole already); None when it holds none out (or cannot be read)."""
-    import tomllib
-
-    try:
-        store = tomllib.loads((Path(run_dir) / "config.toml").read_text(encoding="utf-8"))["verify"]["heldout_tests"]
-    except (OSError, ValueError, KeyError, TypeError):  # an unreadable config is named by the report's own gathering
-        return None
-    return Path(store).expanduser() if isinstance(store, str) and store else None
-
-
 def heldout_tests_lines(store: Path | None, run_id: str, full: bool) -> list[str]:
-    """``store``: heldout_tests_store's answer (None: the run holds no test out)."""
+    """``store``: the report's heldout_tests (None: the run holds no test out)."""
     from nightshift.supervisor.run.heldout_tests_record import read_reports
 
     if store is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nightshift.supervisor.cli.watch.heldout import default_report_path, report_lines
 from nightshift.supervisor.cli.report.data import Report, gather
-from nightshift.supervisor.cli.report.heldout_tests import heldout_tests_lines, heldout_tests_store
+from nightshift.supervisor.cli.report.heldout_tests import heldout_tests_lines
 from nightshift.supervisor.cli.report.html import render_html, trust_line, verdict_line
 from nightshift.supervisor.cli.report.timeline import timeline_png
 from nightshift.supervisor.cli.output_file import STDOUT, refuse_unless_replaceable, write_output
@@ -30,12 +30,11 @@ def build_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Report]:
     if not run_dir.is_dir():
         raise UserError(f"{run_dir} is not a run directory; give a run id or path (see `nightshift ls`)")
     report = gather(run_dir)
-    held_tests = heldout_tests_store(run_dir)
-    out = Path(out) if out else default_report_path(run_dir, bool(report.heldout) or held_tests is not None)
+    out = Path(out) if out else default_report_path(run_dir, bool(report.heldout) or report.heldout_tests is not None)
     workspace = run_dir.resolve().parent.parent.parent
     # the held-out figures only in a file outside the workspace (standard output may be sent anywhere: not there)
     full = str(out) != STDOUT and not out.resolve().is_relative_to(workspace)
-    report.heldout_lines = report_lines(report, full=full) + heldout_tests_lines(held_tests, report.run_id, full)
+    report.heldout_lines = report_lines(report, full=full) + heldout_tests_lines(report.heldout_tests, report.run_id, full)
     png, why = timeline_png(report.timeline, report.start_gap, report.heldout,
                             f"run {report.run_id}: worst error over tolerance per verdict")
     # private (0600) like the run directory: it quotes the goal, verdicts and lab notes
