@@ -118,13 +118,9 @@ PROBE_PROPERTY = "nightshift_always_equal"
 
 
 def probe_command(command: str) -> str:
-    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command), and
-    Python's bytecode cache in a fresh folder of its own: pytest's rewritten ``.pyc`` does not record whether the
-    assertion pass hook was on, so one cached by an earlier run without the probe (the baseline, the agent's own
-    pytest) would be reused and switch the probe off."""
+    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command); the
+    probe has pytest rewrite every test module afresh (a cached rewrite may lack the pass hook)."""
     import shlex
     folder = Path(__file__).resolve().parent / "probes"
     return (f"export PYTHONPATH={shlex.quote(str(folder))}${{PYTHONPATH:+:$PYTHONPATH}}; "
-            'PYTHONPYCACHEPREFIX="$(mktemp -d)" || exit 1; export PYTHONPYCACHEPREFIX; '
-            "trap 'rm -rf \"$PYTHONPYCACHEPREFIX\"' EXIT; "
             f"{command} -p {PROBE} -o enable_assertion_pass_hook=true")

@@ -15,6 +15,24 @@ PROPERTY = "nightshift_always_equal"
 _current: list = []  # the test item running now
 
 
+def _never_a_cached_rewrite() -> None:
+    """pytest's rewritten ``.pyc`` does not record whether the assertion pass hook was on, so one written by a run
+    without this probe (the baseline, the agent's own pytest) would be reused and switch the probe off: here every
+    test module is rewritten afresh and nothing is written back. Python's own bytecode cache (pytest, numpy, the
+    solver's modules) is left as it is: a fresh PYTHONPYCACHEPREFIX compiled all of them again at every run (the
+    held-out tests' run went from 1.3x to 3x a plain pytest)."""
+    from _pytest.assertion import rewrite
+    if callable(getattr(rewrite, "_read_pyc", None)) and callable(getattr(rewrite, "_write_pyc", None)):
+        rewrite._read_pyc = lambda *args, **kwargs: None
+        rewrite._write_pyc = lambda *args, **kwargs: False
+    else:  # a pytest whose cache functions moved: a bytecode cache of this run's own, correct but slower
+        import tempfile
+        sys.pycache_prefix = tempfile.mkdtemp(prefix="nightshift-pyc-")
+
+
+_never_a_cached_rewrite()  # a -p plugin is imported before any test module or conftest.py is rewritten
+
+
 class _Fresh:
     """Equal to nothing but itself: what an honest value never equals."""
 
