@@ -16,7 +16,8 @@ from nightshift.supervisor.attest.gitnotes import commit_of, read_note
 from nightshift.supervisor.errors import UserError
 
 MAX_ENVELOPE = 64 << 20
-OURS = "https://nightshift.invalid/attestation/verified-result/v1"
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+OURS = "https://nightshift.invalid/attestation/verified-result/v1"  # our predicate's type
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 VSA = "https://slsa.dev/verification_summary/v1"
 KNOWN = (OURS, TEST_RESULT, VSA)
@@ -46,7 +47,6 @@ class Bundle:
     ours: Item
     companions: list[Item] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # one line per statement not read (unknown type, not JSON)
-    source: str = ""
 
 
 def _docs(target: str, workspace: Path) -> tuple[list[tuple[Any, str]], str, str | None]:
@@ -128,4 +128,4 @@ def load_bundle(target: str, workspace: Path) -> Bundle:
                        f"(chosen: {chosen.where}, by verdict and time)")
     companions = [i for i in items if i.kind != OURS and i.commit() == chosen.commit()
                   and (not chosen.tag or not i.tag or i.tag == chosen.tag)]
-    return Bundle(chosen, companions, skipped, source)
+    return Bundle(chosen, companions, skipped)

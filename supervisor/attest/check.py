@@ -20,13 +20,14 @@ from typing import Any
 from nightshift.supervisor.attest.bundle import load_bundle
 from nightshift.supervisor.attest.claims_commit import check_config, check_definition_of_done, check_message, check_subjects
 from nightshift.supervisor.attest.config_view import file_of
-from nightshift.supervisor.attest.digests import digests_under, sha256_prefix
+from nightshift.supervisor.attest.digests import digests_under, sha256_bytes
 from nightshift.supervisor.attest.findings import DigestFinder, Findings
 from nightshift.supervisor.attest.gitnotes import commit_of
 from nightshift.supervisor.attest.keys import default_ssh_key, fingerprint, load_public, own_key_path
 from nightshift.supervisor.attest.statement import STATEMENT_TYPE, VERSION, read_predicate
 from nightshift.supervisor.errors import UserError
 from nightshift.supervisor.run.paths import user_state_dir
+from nightshift.supervisor.run.untrusted import read_bytes
 
 
 def workspace_of(target: str, given: str | None) -> Path:
@@ -145,15 +146,16 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
         check_config(found, workspace, commit, predicate)
         check_definition_of_done(found, workspace, commit, predicate)
         check_message(found, workspace, commit, predicate)
-    _files(found, workspace, predicate, references, rerun)
-    run_dir = _event_log(found, workspace, predicate)
-    if run_dir is not None:
-        check_ratchet_ids(found, run_dir, predicate)
+    finder = _finder(references)  # the reference folders and the held-out store, walked once
+    _files(found, workspace, predicate, finder, rerun)
+    run_folder = _event_log(found, workspace, predicate)
+    if run_folder is not None:
+        check_ratchet_ids(found, workspace, run_folder, predicate)
     check_nightshift(found, predicate.get("environment") or {})
     check_uri(found, statement, workspace)
     if rerun and here is not None:
         from nightshift.supervisor.attest.rerun import rerun_oracle
-        rerun_oracle(predicate, workspace, _finder(references), found)
+        rerun_oracle(predicate, workspace, finder, found)
     check_companions(bundle.companions, statement, public, found)
     result = predicate.get("result") or {}
     if result.get("passed") is not True:
@@ -166,10 +168,9 @@ def _finder(references: list[Path]) -> DigestFinder:
     return DigestFinder(references + [user_state_dir() / "heldout"])
 
 
-def _files(found: Findings, workspace: Path, predicate: dict[str, Any], references: list[Path], rerun: bool) -> None:
+def _files(found: Findings, workspace: Path, predicate: dict[str, Any], finder: DigestFinder, rerun: bool) -> None:
     """Candidates and references by digest in the working tree (candidates only without --rerun: with it they are
     made again), held-out references by digest among the checker's."""
-    finder = _finder(references)
     comparisons = [c for c in predicate.get("comparisons") or [] if isinstance(c, dict)]
     digests = digests_under([(workspace, file_of(str((c.get(side) or {}).get("path", ""))))
                              for c in comparisons if not c.get("heldout")
@@ -192,28 +193,32 @@ def _files(found: Findings, workspace: Path, predicate: dict[str, Any], referenc
                          comp["name"], digests)
 
 
-def _event_log(found: Findings, workspace: Path, predicate: dict[str, Any]) -> Path | None:
-    """The run's folder when its event log is here and begins with the attested bytes (then its claims are read
+def _event_log(found: Findings, workspace: Path, predicate: dict[str, Any]) -> str | None:
+    """The run's folder (relative to the workspace) when its event log is here and begins with the attested bytes (then its claims are read
     back from it); its absence is what only the run's machine had, said so, not a failure."""
     from nightshift.supervisor.attest.claims_log import check_log_claims
     log = predicate.get("event_log") or {}
     run_id = str((predicate.get("run") or {}).get("id", ""))
-    run_dir = workspace / ".nightshift" / "runs" / run_id
-    path = run_dir / "events.jsonl"
-    if not re.fullmatch(r"[\w.-]+", run_id) or run_id in (".", "..") or not path.is_file():
-        if "event-log" in found.allowed or "all" in found.allowed:
-            found.lines.append(("allowed", f"the run's event log (.nightshift/runs/{run_id}/events.jsonl) is not "
-                                           "here (allowed: --allow-missing event-log)"))
-        else:
-            found.elsewhere(f"the run's event log (.nightshift/runs/{run_id}/events.jsonl) is only on the run's "
-                            "machine (it is not in git): what only it can check is listed below as the signer's word")
-        return None
+    rel = f".nightshift/runs/{run_id}/events.jsonl"
     length = int(log.get("bytes") or 0)
-    got = sha256_prefix(path, length)
+    try:  # read once, through no link and from no FIFO: the digest is of the bytes the claims are then read from
+        blob = read_bytes(workspace, rel, limit=length) if re.fullmatch(r"[\w.-]+", run_id) and \
+            run_id not in (".", "..") else None
+    except OSError:
+        blob = None
+    if blob is None:
+        if "event-log" in found.allowed or "all" in found.allowed:
+            found.lines.append(("allowed", f"the run's event log ({rel}) is not here (allowed: --allow-missing "
+                                           "event-log)"))
+        else:
+            found.elsewhere(f"the run's event log ({rel}) is only on the run's machine (it is not in git): what only "
+                            "it can check is listed below as the signer's word")
+        return None
+    got = sha256_bytes(blob) if len(blob) == length else None
     if got != log.get("sha256"):
-        found.mismatch(f"event log {path}: its first {log.get('bytes')} bytes are not the attested ones (sha256 "
-                       f"{str(got)[:16]}… vs {str(log.get('sha256'))[:16]}…)")
+        found.mismatch(f"event log {workspace / rel}: its first {log.get('bytes')} bytes are not the attested ones "
+                       f"(sha256 {str(got)[:16]}… vs {str(log.get('sha256'))[:16]}…)")
         return None
     found.ok(f"event log: its first {log.get('bytes')} bytes are as attested")
-    check_log_claims(found, path, length, predicate)
-    return run_dir
+    check_log_claims(found, blob, predicate)
+    return f".nightshift/runs/{run_id}"

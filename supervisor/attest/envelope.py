@@ -110,6 +110,3 @@ def open_envelope(doc: Any, source: str) -> tuple[Opened, dict[str, Any]]:
         raise EnvelopeProblem(f"{source}: the payload is not an in-toto Statement")
     return envelope, statement
 
-
-def signature_holds(envelope: Opened, public) -> bool:
-    return envelope.signed_by(public)

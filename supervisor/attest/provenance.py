@@ -17,19 +17,16 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from nightshift.supervisor.attest.digests import sha256_path
+from nightshift.supervisor.run.untrusted import read_leaf
 from nightshift.supervisor.version import SOURCE, source_commit
 
 SOURCE_FOLDERS = ("supervisor", "hpc", "tui", "templates")  # what the `nightshift` distribution installs
 
 
-def source_root() -> Path:
-    return SOURCE
-
-
 @lru_cache(maxsize=1)
 def source_digest() -> str:
     """sha256 over `sha256sum`-style lines of every installed file of nightshift (bytecode caches left out)."""
-    root, lines = source_root(), []
+    root, lines = SOURCE, []
     for top in SOURCE_FOLDERS:
         for folder, dirs, files in os.walk(root / top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -90,12 +87,13 @@ def oracle_environment(command: str | None, workspace: Path) -> dict[str, Any] |
     if re.fullmatch(r"python[0-9.]*", path.name):
         venv = path.parent.parent
         cfg = venv / "pyvenv.cfg"
-        version = None
-        if cfg.is_file():
-            text = cfg.read_text(errors="replace")
-            match = re.search(r"^version(?:_info)?\s*=\s*(\S+)", text, re.M)
-            version = match.group(1) if match else None
-        prefixes = [venv] + ([] if cfg.is_file() else [path.resolve().parent.parent])
+        try:  # the agent's own venv, perhaps: a regular file only, never a link followed or a FIFO waited on
+            text = read_leaf(cfg, limit=64 << 10).decode(errors="replace")
+        except OSError:  # none, or not a regular file (untrusted.Untrusted)
+            text = None
+        match = re.search(r"^version(?:_info)?\s*=\s*(\S+)", text or "", re.M)
+        version = match.group(1) if match else None
+        prefixes = [venv] + ([] if text is not None else [path.resolve().parent.parent])
         out.update(python=version or path.resolve().name, packages=_packages(prefixes))
     return out
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nightshift.supervisor.attest.bundle import TEST_RESULT, VSA, Item
+from nightshift.supervisor.attest.bundle import STATEMENT_TYPE, TEST_RESULT, VSA, Item
 from nightshift.supervisor.attest.findings import Findings
 
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VERIFIER_ID = "https://nightshift.invalid/verifier/v1"
 
 

@@ -70,6 +70,8 @@ def check_nightshift(found: Findings, env: dict[str, Any]) -> None:
 def check_uri(found: Findings, statement: dict[str, Any], workspace: Path) -> None:
     from nightshift.supervisor.attest.provenance import repository_uri
     uri = next((s.get("uri") for s in statement.get("subject") or [] if isinstance(s, dict) and s.get("uri")), None)
+    if not uri:
+        return
     here = repository_uri(workspace) if (workspace / ".git").exists() else None
     if uri and here and uri == here:
         found.claim("subject.uri")

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from nightshift.supervisor.attest.bundle import OURS as PREDICATE_TYPE, STATEMENT_TYPE
 from nightshift.supervisor.attest.config_view import file_of
 from nightshift.supervisor.attest.digests import digests_under, sha256_bytes
 from nightshift.supervisor.attest.environment import environment
@@ -22,8 +23,6 @@ from nightshift.supervisor.config import CONFIG_NAME
 from nightshift.supervisor.run.events import utc_now
 from nightshift.supervisor.verify import definition_of_done as dod
 
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://nightshift.invalid/attestation/verified-result/v1"
 VERSION = 1.1  # the major is the type's /v1; a minor adds fields, which an older verifier reads and names
 SCHEMA_FILE = Path(__file__).with_name("predicate.schema.json")
 COLUMN_KEYS = ("column", "rtol", "atol", "scale", "tolerance", "points", "failing", "passed", "ratio", "rel_worst",
