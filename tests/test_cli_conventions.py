@@ -80,12 +80,14 @@ def test_bash_completion_script_is_valid_and_completes_the_verbs(tmp_path):
     script.write_text(out.stdout)
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
     # Tab after "nightshift wa", as bash would ask the completion function
-    probe = (f'source {script}; COMP_WORDS=(nightshift wa); COMP_CWORD=1; COMP_LINE="nightshift wa"; '
-             'COMP_POINT=${#COMP_LINE}; _shtab_nightshift; printf "%s\\n" "${COMPREPLY[@]}"')
-    offered = subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.split()
-    assert {"wait", "watchdog"} <= set(offered) and "supervise" not in out.stdout
-    for verb in ("init", "run", "check", "status", "report", "verify-result", "completion"):
-        assert verb in out.stdout
+    def offered(word: str) -> set[str]:
+        probe = (f'source {script}; COMP_WORDS=(nightshift {word}); COMP_CWORD=1; COMP_LINE="nightshift {word}"; '
+                 'COMP_POINT=${#COMP_LINE}; _shtab_nightshift; printf "%s\\n" "${COMPREPLY[@]}"')
+        return set(subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.split())
+
+    assert {"wait", "watchdog"} <= offered("wa") and "supervise" not in out.stdout
+    every = offered("")  # Tab after "nightshift ": the verbs themselves, not words found anywhere in the script
+    assert {"init", "run", "check", "status", "report", "verify-result", "completion"} <= every, every
 
 
 def test_zsh_completion_script_names_the_verbs(tmp_path):

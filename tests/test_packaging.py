@@ -58,7 +58,8 @@ def test_the_package_list_is_every_folder_of_ours():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     folders = {"nightshift." + ".".join(p.parent.relative_to(ROOT).parts)
                for top in ("supervisor", "tui", "hpc") for p in (ROOT / top).rglob("__init__.py")}
-    assert listed == folders | {"nightshift"}, f"pyproject.toml's packages differ from the folders: {listed ^ folders}"
+    wanted = folders | {"nightshift"}
+    assert listed == wanted, f"pyproject.toml's packages differ from the folders: {listed ^ wanted}"
     assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {"nightshift": "."}
     assert PYPROJECT["project"]["scripts"]["nightshift"].startswith("nightshift.supervisor.")
 
@@ -77,6 +78,7 @@ def _digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # real installs from the registry: past the suite's 300 s
 def test_installed_beside_supervisord_nothing_of_it_is_touched(tmp_path):
     clone = _clean_clone(tmp_path)
     env = _env(tmp_path / "home")
@@ -114,6 +116,7 @@ def _readme_install_line() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # real installs from the registry: past the suite's 300 s
 def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path):
     for tool in ("make", "git", "tmux"):
         _need(tool)
@@ -121,11 +124,11 @@ def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
     env = _env(home)
+    install = _readme_install_line()
+    _need(install[0], env["PATH"])  # pipx: the test tools' (make test installs it beside pytest); asked before minutes
     demo = subprocess.run(["make", "demo"], cwd=clone, env=env, capture_output=True, text=True, timeout=1200)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "pipx install ." in demo.stdout, "make demo does not end with the install line"
-    install = _readme_install_line()
-    _need(install[0], env["PATH"])  # pipx: the test tools' (make test installs it beside pytest)
     got = subprocess.run(install, cwd=clone, env=env, capture_output=True, text=True, timeout=1200)
     assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
     command = shutil.which("nightshift", path=env["PATH"])
@@ -154,6 +157,7 @@ def test_a_new_user_follows_the_quick_start_and_has_nightshift_on_path(tmp_path)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # real installs from the registry: past the suite's 300 s
 def test_the_readmes_other_install_line_uv_tool_install_works_too(tmp_path):
     """The quick start's alternative, `uv tool install .`: the command on PATH names the clone's commit, and `uv tool
     uninstall` takes it away."""

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures_core import require_tool
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -46,6 +48,7 @@ def test_the_tutorial_has_the_steps_the_readme_promises():
     assert 'kind = "command"' not in commands or "agent.sh" in commands
 
 
+@pytest.mark.timeout(900)  # check runs the tests twice, run its preflight again: past the suite's 300 s
 def test_every_command_of_the_tutorial_runs_as_written(tmp_path):
     for tool in ("git", "tmux", "bash"):
         require_tool(tool)
