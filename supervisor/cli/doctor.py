@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from nightshift.supervisor.agents.credentials import find_credentials
+from nightshift.supervisor.agents.credentials import find_credentials, judge_reach
 from nightshift.supervisor.run.watch import NETWORK_FS, filesystem_type
 
 PACKAGES = ("textual", "libtmux", "git", "watchdog", "anthropic", "pydantic", "numpy")
@@ -38,9 +38,9 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
         rows.append((found, f"python: {name}", "installed" if found else "missing: pip install -e . in the repo"))
     credentials = find_credentials()
     rows.append((bool(credentials), "credentials", credentials.describe()))
-    rows.append((True, "judge (via auto)", "through the API (a key is set)" if credentials.api else
-                 "through the claude CLI: a CLI login is enough" if claude else
-                 "unavailable: no API key and no claude CLI (never counted as a pass)"))
+    problem, way, with_what = judge_reach("auto", "claude")  # the rule init and check use
+    rows.append((True, "judge (via auto)", f"unavailable: {problem} (never counted as a pass)" if problem else
+                 f"through {way} ({with_what})"))
     fs = filesystem_type(workspace)
     rows.append((True, "workspace filesystem", f"{fs}: " + ("network filesystem, watching falls back to polling"
                                                           if fs in NETWORK_FS else "local, inotify watching")))

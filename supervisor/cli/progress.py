@@ -54,14 +54,13 @@ def step(what: str) -> Iterator[None]:
                 _stop()
 
 
-def say(text: str = "", err: bool = False) -> None:
+def say(text: str) -> None:
     """Print a line now (flushed: it reaches a terminal or a pipe as its step ends), the status line around it."""
     with _LOCK:
         live = _LIVE
         if live is not None:
             _stop()  # transient: the status line is erased, the line goes where it stood
-        stream = sys.stderr if err else sys.stdout
-        print(text, file=stream, flush=True)
+        print(text, flush=True)
         if live is not None and _STACK:
             _start()
 

@@ -102,16 +102,15 @@ def run_preflight(workspace: Path, out_dir: Path | None = None, agent_turn: bool
         if ctx.config is None and check.__name__ != "config_lines":
             break  # nothing else can be checked without a valid config (its line says why)
         name = getattr(check, "__name__", "check")
-        found: list[Line] = []
+
+        def emit(line: Line) -> None:
+            lines.append(line)
+            if on_line:
+                on_line(line)
         try:
             with step(f"check: {DOING.get(name, name.removesuffix('_lines').replace('_', ' '))}"):
                 for line in check(ctx):  # a check's lines are generated as it goes: each is shown at once
-                    found.append(line)
-                    if on_line:
-                        on_line(line)
+                    emit(line)
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-            found.append(Line(FAIL, name, f"the check itself failed: {type(exc).__name__}: {exc}"))
-            if on_line:
-                on_line(found[-1])
-        lines.extend(found)
+            emit(Line(FAIL, name, f"the check itself failed: {type(exc).__name__}: {exc}"))
     return Preflight(workspace, lines, ctx.baseline, out_dir, ctx.scratch.get("tests_baseline"))
