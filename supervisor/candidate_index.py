@@ -1,7 +1,8 @@
 """A private index holding what a stop's commit would hold, for the readers of the candidate (the judge's diff, the
 held-out tests' clean checkout): the user's index copied, so files git already knows unchanged are not hashed again,
-then every change git does not ignore staged, but what a commit never takes (commit_refusals: a giant, a link out
-of the workspace, a nested repository). The user's own index is never touched.
+then every change git does not ignore staged, but what a commit never takes (gitops.never_committed: a file a
+filter driver rewrites, a giant, a link out of the workspace, a nested repository). The user's own index is never
+touched.
 
 May import: gitguard, gitops, commit_refusals.
 """
@@ -13,7 +14,7 @@ import stat
 from pathlib import Path
 
 from nightshift.supervisor import gitops
-from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES, refused_paths
+from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
 from nightshift.supervisor.gitguard import git_dirs, run_git
 
 
@@ -31,7 +32,11 @@ def stage_candidate(workspace: Path, index: Path, max_bytes: int = MAX_COMMIT_BY
     elif index.exists():
         index.unlink()  # git wants a missing index, not an empty file
     env = {"GIT_INDEX_FILE": str(index)}
-    changed = gitops.worktree_changes(gitops.open_repo(workspace))
-    never = sorted({p for names in refused_paths(workspace, changed, max_bytes).values() for p in names})
+    repo = gitops.open_repo(workspace)
+    filtered, refused = gitops.never_committed(repo, gitops.worktree_changes(repo), max_bytes)  # the commit's rule
+    never = sorted(filtered | {p for names in refused.values() for p in names})
+    if never:  # a version of one the user staged is not the commit's either (commit_only starts from HEAD)
+        run_git(workspace, "rm", "--cached", "-q", "-r", "--ignore-unmatch", "--", *(f":(literal){p}" for p in never),
+                env=env, check=True)
     run_git(workspace, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in never), env=env, check=True)
     return env

@@ -39,3 +39,19 @@ def test_the_candidate_holds_the_changes_but_never_the_users_index(tmp_path):
     env = stage_candidate(ws, tmp_path / "again", max_bytes=1 << 20)  # under a larger limit the file is taken
     assert "big.dat" in subprocess.run(["git", "ls-files"], cwd=ws, env={**env, "PATH": "/usr/bin:/bin"},
                                        capture_output=True, text=True).stdout
+
+
+def test_a_file_the_user_staged_that_no_commit_takes_is_not_the_candidates_either(tmp_path):
+    """A giant the user staged before the run: nightshift's commit starts from HEAD and leaves it out, so the tree
+    the judge and the held-out tests read leaves it out too (the copied index had kept the staged version)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / "solver.py").write_text("x = 1\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "base")
+    (ws / "giant.dat").write_bytes(b"x" * 4096)
+    git(ws, "add", "giant.dat")
+    tree = candidate_tree(ws, tmp_path / "private-index", max_bytes=1024)
+    assert "giant.dat" not in git(ws, "ls-tree", "-r", "--name-only", tree).split()
+    assert git(ws, "diff", "--cached", "--name-only") == "giant.dat\n"  # the user's staging untouched
