@@ -28,6 +28,13 @@ def bare_code(module: str) -> str:
             f"sys.modules['nightshift'] = n; from {module} import main; sys.exit(main(sys.argv[1:]))")
 
 
+def bare_argv(module: str, *args: str) -> list[str]:
+    """This installation's Python running ``module.main(argv)`` the fastest way, as the hooks and the namespace's
+    helpers and probes start: no site (-S), no user PYTHON* variables (-E), nothing of the current folder (the
+    workspace: a file named json.py there could replace a module they import) on the path (-P)."""
+    return [sys.executable, "-S", "-E", "-P", "-c", bare_code(module), *args]
+
+
 def python_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, *FLAGS, "-m", module, *args]
 

@@ -10,7 +10,7 @@ nothing it starts outlives it; what was left running is named).
     seccomp.py   the seccomp filter (libseccomp), compiled once, read by bwrap from a descriptor
     surfaces.py  the probes of every surface, run inside the namespace
     survey.py    the probes run in a boundary's namespace, a line per surface (doctor, check, tests)
-    mounts.py    a Namespace (what is hidden, read-only, writable) -> bwrap's argv; the helpers' python_argv
+    mounts.py    a Namespace (what is hidden, read-only, writable) -> bwrap's argv; the Landlock launcher
     boundary.py  a run's Boundary: what every process of the agent's code may see, from the config
     command.py   a command (tests, verify, oracle, probe) in its namespace: argv, fresh TMPDIR, leftovers
     turn.py      an agent turn's namespace, as the lines of the turn's wrapper script

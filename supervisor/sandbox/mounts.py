@@ -16,19 +16,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nightshift.supervisor.run.own_python import PACKAGE_ROOT, bare_code
+from nightshift.supervisor.run.own_python import PACKAGE_ROOT, bare_argv
 from nightshift.supervisor.sandbox import hardening
 from nightshift.supervisor.sandbox.probe import hardening_parts
 from nightshift.supervisor.sandbox.seccomp import FD, program_file, seccomp_prefix
 
 HOST_TMP = Path("/tmp")
-
-
-def python_argv(module: str, *args: str) -> list[str]:
-    """This installation's Python running ``module.main(argv)``, as the helpers, probes and launchers of the
-    namespace start: no site (-S, fast), no user PYTHON* variables (-E), nothing of the current folder (the
-    workspace) on the path (-P); only this package is put on it."""
-    return [sys.executable, "-S", "-E", "-P", "-c", bare_code(module), *args]
 
 
 @dataclass
@@ -145,7 +138,7 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     argv += hardening.env_argv()
     # NIGHTSHIFT_NAMESPACE: `nightshift compare` in here answers as inside a run (held-out told at a claim only)
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "NIGHTSHIFT_NAMESPACE", "1", "--chdir", str(ws)]
-    scope = python_argv("nightshift.supervisor.sandbox.landlock") if ns.network and parts.landlock else []
+    scope = bare_argv("nightshift.supervisor.sandbox.landlock") if ns.network and parts.landlock else []
     program = program_file(ns.nested) if parts.seccomp else None
     if program is None:
         return argv + ["--", *scope]

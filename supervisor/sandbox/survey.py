@@ -18,7 +18,7 @@ from nightshift.supervisor.run.paths import RunPaths
 from nightshift.supervisor.sandbox import hardening
 from nightshift.supervisor.sandbox.boundary import Boundary, surface_door
 from nightshift.supervisor.sandbox.command import command_namespace
-from nightshift.supervisor.sandbox.mounts import python_argv
+from nightshift.supervisor.run.own_python import bare_argv
 from nightshift.supervisor.sandbox.turn import turn_namespace
 
 FIXES = {
@@ -73,7 +73,7 @@ def _device(path: str) -> int | None:
 
 def inside_command(plan_file: str) -> list[str]:
     """The probes (after bwrap_argv, which scopes them as it scopes every process that shares the network)."""
-    return python_argv("nightshift.supervisor.sandbox.surfaces", plan_file)
+    return bare_argv("nightshift.supervisor.sandbox.surfaces", plan_file)
 
 
 def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0,

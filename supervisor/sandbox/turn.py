@@ -20,7 +20,8 @@ from pathlib import Path
 from nightshift.supervisor.run.paths import RunPaths
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.command import SCAN
-from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv, python_argv
+from nightshift.supervisor.run.own_python import bare_argv
+from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
 HOOK_PORT = 8120  # the decision helper's HTTP door there (network off; with network on it is an ephemeral port)
@@ -28,8 +29,8 @@ HOOK_FOLDERS = ("stops", "refusals", "waits")
 
 
 def python_line(module: str, *args: str) -> str:
-    """mounts.python_argv as a line of the wrapper script."""
-    return shlex.join(python_argv(module, *args))
+    """own_python.bare_argv as a line of the wrapper script."""
+    return shlex.join(bare_argv(module, *args))
 
 
 @dataclass
