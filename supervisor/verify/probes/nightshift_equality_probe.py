@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 BUILTINS = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+_HONEST = frozenset(BUILTINS) | {type(None)}  # exact types, never a subclass: their == is CPython's, not a test's
 PROPERTY = "nightshift_always_equal"
 _current: list = []  # the test item running now
 
@@ -63,9 +64,11 @@ def _equal_to_anything(value) -> str | None:
     """What ``value`` is when its ``==`` holds for what it was never given; None for an honest value. Judged by
     behaviour, not by type: numpy.float64 or numpy.str_ subclass float and str with an ``__eq__`` of their own and
     compare honestly."""
+    kind = type(value)
+    if kind in _HONEST or kind.__eq__ is object.__eq__:  # a builtin's own C comparison, or identity: nothing to ask
+        return None
     if _allowed(value):
         return None
-    kind = type(value)
     name = f"{kind.__module__}.{kind.__qualname__}"
     base = next((b for b in BUILTINS if isinstance(value, b)), None)
     try:  # each question on its own: an __eq__ that raises answers no to that one only
