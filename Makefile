@@ -42,7 +42,8 @@ test: $(TEST_STAMP) tools
 	$(BIN)/python -m pytest
 
 bench: $(TEST_STAMP) tools
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@failed=""; for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "make bench: these benches failed (their output is above):$$failed"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache

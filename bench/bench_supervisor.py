@@ -101,7 +101,8 @@ def diagnose(run: Run) -> None:
     target = state["agent.started"]["data"]["target"]
     backend = TmuxBackend(run.socket, run.run.run_id)
     spec = LaunchSpec(run.run.run_id, 1, 1, "", run.run.workspace, exit_file=Path(target["exit_file"]))
-    runtime = SimpleNamespace(state={"created": state["run.created"]["ts"]})
+    # a stand-in with what hours_used reads: the state and the ledger's cache of the parsed creation time
+    runtime = SimpleNamespace(state={"created": state["run.created"]["ts"]}, _created="", _start=0.0)
     pane = target["pane"]
     pane_pid = int(tmux_query(run.socket, pane, "#{pane_pid}") or 0)
     pieces = [("backend.is_alive(target)", lambda: backend.is_alive(target)),
