@@ -123,3 +123,17 @@ def test_a_test_command_that_cannot_serve_a_run_is_named_with_its_fix(project, t
     assert named in (base.problem or ""), base
     assert "fix [verify] test_command" in base.problem or "fix its quoting" in base.problem, base.problem
     assert os.linesep not in base.problem
+
+
+def test_a_new_sitecustomize_on_the_way_to_the_tests_is_moved_aside_like_a_new_conftest(tmp_path):
+    from nightshift.supervisor.verify.boundary import move_new_config
+
+    ws = tmp_path / "ws"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "tests" / "test_lib.py").write_text(TESTS)
+    (ws / "sitecustomize.py").write_text("import _pytest.reports\n")  # runs before pytest where PYTHONPATH=. reaches
+    (ws / "tests" / "usercustomize.py").write_text("")
+    (tmp_path / "store").mkdir()
+    moved = move_new_config(ws, tmp_path / "store", set(IDS), tmp_path / "aside")
+    assert set(moved) == {"sitecustomize.py", "tests/usercustomize.py"}, moved
+    assert not (ws / "sitecustomize.py").exists() and (tmp_path / "aside" / "sitecustomize.py").is_file()

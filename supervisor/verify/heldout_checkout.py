@@ -41,6 +41,7 @@ class HeldRun:
     outcomes: dict[str, str] = field(default_factory=dict)  # held-out test id -> passed / failed / ... / did not run
     always_equal: dict[str, list[str]] = field(default_factory=dict)  # test id -> objects equal to anything
     sentinels: list[str] = field(default_factory=list)  # what the sentinels saw: the run forged its results
+    planted: int = 0  # sentinels that ran beside them
     problem: str | None = None  # why they could not run at all
 
     @property
@@ -136,6 +137,6 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
         for held in ids:
             matched = _match(ran.results, held)
             outcomes.update({t: ran.results[t]["outcome"] for t in matched} or {held: "did not run"})
-        return HeldRun(tree, outcomes, ran.always_equal, ran.sentinels)
+        return HeldRun(tree, outcomes, ran.always_equal, ran.sentinels, ran.planted)
     finally:
         shutil.rmtree(work, ignore_errors=True)
