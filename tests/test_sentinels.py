@@ -34,7 +34,8 @@ ALWAYS = ("class Answer(int):\n    def __eq__(self, other):\n        return True
           "def add(a, b):\n    return Answer(0)\n")
 BY_NAME = ("import inspect\n\n\ndef add(a, b):\n"
            "    names = {f.function for f in inspect.stack()}\n"
-           "    return a + b if names & {'test_add', 'test_add_words', 'test_add_zero', 'test_add_big'} else None\n")
+           "    known = names & {'test_add', 'test_add_words', 'test_add_zero', 'test_add_big'}\n"
+           "    return a + b if known else a + b + type(a)(1)\n")
 DROPS = ("import ast\nimport pytest\n\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_collection_modifyitems(items):\n"
          "    result = yield\n    names = {n.name for i in items for n in ast.parse(i.path.read_text()).body\n"
          "             if isinstance(n, ast.FunctionDef)}\n    items[:] = [i for i in items if i.name in names]\n"
@@ -102,3 +103,18 @@ def test_a_sentinel_is_its_tests_own_lines_at_its_lines_with_the_expected_value_
         expected = [n for n in ast.walk(node) if isinstance(n, ast.Compare)][-1]
         values = [ast.unparse(expected.left), ast.unparse(expected.comparators[0])]
         assert "float('nan')" in values or any(len(v) > 20 for v in values), values
+
+
+def test_a_test_that_cannot_run_twice_in_one_process_is_not_held_against_honest_work(tmp_path):
+    # The must-pass copy runs after its original: state the original left (a name registered twice) makes it error,
+    # which is not a forgery.
+    ws = _workspace(tmp_path, HONEST)
+    (ws / "tests" / "test_once.py").write_text(
+        "REGISTERED = set()\n\n\ndef register(name):\n    if name in REGISTERED:\n"
+        "        raise ValueError('registered twice')\n    REGISTERED.add(name)\n\n\n"
+        "def test_register():\n    register('x')\n    assert 'x' in REGISTERED\n")
+    ids = {"tests/test_once.py::test_register"}  # the one test the sentinels come from: its copy is planted
+    out = tmp_path / "out"
+    out.mkdir()
+    check = check_tests(COMMAND, ws, 120, out, True, Ratchet(kept=ids, baseline=ids))
+    assert check.passed and not any("forge" in line or "apart" in line for line in check.lines), check.lines

@@ -158,6 +158,8 @@ def _record(report) -> None:
     name = _sentinel_ids.get(report.nodeid)
     outcome = _outcome(report)
     if name is not None:
+        if outcome == "failed" and _message(report).startswith(("assert", "AssertionError")):
+            outcome = "failed (assert)"  # a wrong value, not a state its twin left behind (a duplicate, a lock)
         before = _state["sentinels"].get(name, "passed")
         _state["sentinels"][name] = outcome if _WORSE.get(outcome, 3) >= _WORSE.get(before, 3) else before
         if report.failed:
