@@ -40,6 +40,7 @@ def _read_manifest() -> list:
 
 
 _MANIFEST = _read_manifest()
+_NAMES = {entry.get("name") for entry in _MANIFEST}  # an xdist controller knows its sentinels by name only
 _state = {"tests": {}, "sentinels": {}, "planted": [], "unplanted": [], "always_equal": {}, "collected": None}
 _sentinel_ids: dict = {}  # node id -> sentinel name
 
@@ -50,7 +51,8 @@ def _test_id(config, nodeid: str) -> str:
     head, sep, rest = nodeid.partition("::")
     if not _ROOT:
         return nodeid
-    path = os.path.normpath(os.path.join(str(config.rootpath), head))
+    root = getattr(config, "rootpath", None) or getattr(config, "rootdir", "")  # rootpath: pytest 6.1 and later
+    path = os.path.normpath(os.path.join(str(root), head))
     rel = os.path.relpath(path, _ROOT)
     return nodeid if rel.startswith("..") else rel.replace(os.sep, "/") + sep + rest
 
@@ -156,6 +158,10 @@ def pytest_runtest_logreport(report):
 def _record(report) -> None:
     config = _config[0] if _config else None
     name = _sentinel_ids.get(report.nodeid)
+    if name is None and report.nodeid.rsplit("::", 1)[-1] in _NAMES:  # planted by an xdist worker
+        name = report.nodeid.rsplit("::", 1)[-1]
+        if name not in _state["planted"]:
+            _state["planted"].append(name)
     outcome = _outcome(report)
     if name is not None:
         if outcome == "failed" and _message(report).startswith(("assert", "AssertionError")):
