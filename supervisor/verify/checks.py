@@ -157,8 +157,8 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
         summary = f"tests: exit status {status}" + (f", {count} passed (totals only)" if count is not None else "")
-        if named:
-            summary += ", regressed"
+        if named:  # "regressed" only where a test passed before; the goal's tests that never did are gone
+            summary += ", regressed" if ratchet.kept or count is not None else ", the goal's tests did not run"
     if ran.sentinels:
         summary += "; the test run was shown to forge results"
     return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes,
