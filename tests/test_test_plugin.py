@@ -137,3 +137,12 @@ def test_a_new_sitecustomize_on_the_way_to_the_tests_is_moved_aside_like_a_new_c
     moved = move_new_config(ws, tmp_path / "store", set(IDS), tmp_path / "aside")
     assert set(moved) == {"sitecustomize.py", "tests/usercustomize.py"}, moved
     assert not (ws / "sitecustomize.py").exists() and (tmp_path / "aside" / "sitecustomize.py").is_file()
+
+
+def test_check_says_when_no_test_is_of_a_shape_a_sentinel_derives_from(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "tests" / "test_cls.py").write_text("class TestAdd:\n    def test_add(self):\n        assert 1 + 1 == 2\n")
+    base = take_baseline(f"{sys.executable} -m pytest -q", ws, 120, tmp_path / "out", True, "preflight")
+    assert base.problem is None and base["sentinels"] == 0, base
+    assert "cannot be shown able to fail" in base.describe(), base.describe()

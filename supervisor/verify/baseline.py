@@ -43,7 +43,10 @@ class Baseline(dict):
                     f"{self.get('failing', 0)} failing")
             if self.get("goal"):
                 text += " (the goal's tests: protected from the first turn too, the user's to change)"
-            text += "; per-test results readable (nightshift's pytest plugin), every graded run carries sentinels"
+            text += "; per-test results readable (nightshift's pytest plugin)"
+            text += (", every graded run carries sentinels" if self.get("sentinels", 1) else
+                     "; no test is of a shape a sentinel that must fail derives from (a plain test function with a "
+                     "top-level `assert x == expected`): the runs cannot be shown able to fail")
         elif self.get("passed_total") is not None:
             text = (f"{self['passed_total']} pass now by the runner's own count; per-test results not readable, so "
                     "the ratchet can only count totals: fewer passing tests at a verdict is a regression "
@@ -114,6 +117,8 @@ def take_baseline(command: str, cwd: Path, timeout: float, out_dir: Path, junit:
         # The goal's tests: failing when the run began (what the run is to make pass); with the passing ones and
         # the skipped ones, every test collected at the start is the user's and kept from the first turn.
         goal = sorted(t for t in ids if t not in flaky and outcomes[0].get(t) in ("failed", "error"))
+        from nightshift.supervisor.verify.sentinels import choose
+        data["sentinels"] = len(choose(cwd, passing + goal, must_fail=1, must_pass=0))
         return Baseline(data, per_test=True, passing=passing, failing=failing, flaky=flaky, runs=len(runs),
                         runs_said=said, passed_total=len(passing), goal=goal, collected=sorted(ids))
     totals = [passed_total(run.output) for run in runs if run.status is not None]
