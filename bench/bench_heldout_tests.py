@@ -6,7 +6,7 @@ files) held out. Each round, interleaved:
   them, the worktree removed;
 - nightshift: the supervisor's run of them at a claim of done (verify/heldout_checkout.run_heldout): the candidate
   tree taken in a temporary index, checked out into the private store, unkept test configuration taken out, pytest
-  with JUnit and the equality probe inside the run's namespace, the outcomes read, the checkout removed.
+  with nightshift's plugin (per-test report, equality probe, sentinels) inside the run's namespace, the outcomes read, the checkout removed.
 Goal: nightshift under 1.5x plain, the checkout included. Prints figures and the ratio of the medians, and of the
 fastest rounds (on a loaded machine a round swings by 2x; the fastest round is what each costs itself).
 
@@ -106,6 +106,8 @@ def main() -> None:
           "interleaved rounds, medians (issue #36)")
     print(info("held-out tests run by nightshift", len(found.outcomes), "tests"))
     print(info("  of them passed", found.passed, "tests"))
+    print(info("  sentinels run beside them (derived tests that must fail or pass)", found.planted, "tests"))
+    print(info("  sentinel findings (0: the run is shown able to fail)", len(found.sentinels), ""))
     print(info("  in the namespace", int(boundary.problem is None), "(1 yes)"))
     print(info("plain: 200 tests alone in a clean git worktree", med(plain), "s"))
     print(info("nightshift: candidate tree, checkout, namespace, probe", med(ours), "s"))

@@ -12,6 +12,7 @@ import pytest
 
 from nightshift.supervisor.cli.init.holdout_tests import move_tests, plan_tests, store_for
 from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.verify.heldout_checkout import CHECKOUTS
 from tests.fixtures_core import require_tool
 from tests.fixtures_namespace import need_namespace
 
@@ -91,3 +92,35 @@ def test_a_folder_the_candidate_has_where_a_held_out_test_goes_is_replaced_by_th
     found = held.run()
     assert found.outcomes == {"tests/test_more.py::test_more": "passed"}, found
     assert (held.ws / "tests" / "test_more.py" / "data.txt").read_text() == "the agent's"  # the workspace untouched
+
+
+HELD_ADD = ("from lib.calc import add\n\n\ndef test_add_small():\n    assert add(1, 2) == 3\n\n\n"
+            "def test_add_large():\n    total = add(10**9, 1)\n    assert total == 10**9 + 1\n")
+FORGE_AT_IMPORT = ("import _pytest.reports as _r\n_made = _r.TestReport.from_item_and_call.__func__\n\n\n"
+                   "def _passed(cls, item, call):\n    report = _made(cls, item, call)\n"
+                   "    report.outcome, report.longrepr = 'passed', None\n    return report\n\n\n"
+                   "_r.TestReport.from_item_and_call = classmethod(_passed)\n\n\ndef add(a, b):\n    return 0\n")
+
+
+def test_a_candidate_that_forges_the_held_out_runs_report_is_caught_by_its_sentinels(tmp_path):
+    held = Held(tmp_path, {"tests/test_add.py": HELD_ADD, "lib/calc.py": "def add(a, b):\n    return a + b\n"},
+                "tests/test_add.py")
+    honest = held.run()
+    assert honest.sentinels == [] and set(honest.outcomes.values()) == {"passed"}, honest
+    (held.ws / "lib" / "calc.py").write_text(FORGE_AT_IMPORT)  # wrong, and every failure reported as a pass
+    forged = held.run()
+    assert set(forged.outcomes.values()) == {"passed"} and any("must fail as passed" in line
+                                                                for line in forged.sentinels), forged
+
+
+def test_a_held_out_run_leaves_nothing_the_agent_can_read_no_cache_no_bytecode(tmp_path):
+    held = Held(tmp_path, {"tests/test_add.py": HELD_ADD, "lib/calc.py": "def add(a, b):\n    return a + b\n"},
+                "tests/test_add.py")
+    before = {p for p in Path(CHECKOUTS).glob("nightshift-heldout-run-1-t2-*")}
+    from nightshift.supervisor.verify.heldout_checkout import run_heldout
+    found = run_heldout(held.ws, held.store, "run-1-t2", f"{sys.executable} -m pytest -q", 120, held.boundary, set())
+    assert set(found.outcomes.values()) == {"passed"}, found
+    left = subprocess.run(["git", "-C", str(held.ws), "status", "--porcelain", "--ignored"], capture_output=True,
+                          text=True, check=True).stdout
+    assert left == "", left  # no .pytest_cache, no __pycache__, no copy of a held-out test in the workspace
+    assert {p for p in Path(CHECKOUTS).glob("nightshift-heldout-run-1-t2-*")} == before  # the checkout is gone

@@ -152,6 +152,21 @@ def test_an_agent_that_commits_its_own_work_is_progress_not_a_stale_stop(workspa
         proc.kill()
 
 
+def test_an_agent_that_only_writes_its_lab_notes_trips_the_breaker(workspace):
+    # A verdict no better and nothing but a CHANGELOG entry (and the plan) changed: stuck, however many commits it
+    # makes (a run once made 80 of them until max_shifts, with the test command unable to run at all).
+    ws = workspace.configure({"default": [["shell", "date +%s%N >> CHANGELOG.md"]]}, pushbacks=9, breaker=2)
+    run = ws.create_run()
+    proc = subprocess.Popen([sys.executable, "-m", "nightshift.supervisor.cli.main", "supervise", str(run.root)], cwd=ws.path)
+    try:
+        wait_for(lambda: "breaker.tripped" in ws.types(run), what="breaker.tripped")
+        assert ws.types(run).count("commit.created") <= 3, ws.types(run)
+        nightshift("stop", run.run_id)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+
+
 def test_an_agent_that_only_makes_empty_commits_still_trips_the_breaker(workspace):
     ws = workspace.configure({"default": [["shell", "git commit -q --allow-empty -m 'nothing'"]]}, pushbacks=9,
                              breaker=2)

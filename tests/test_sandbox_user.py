@@ -61,16 +61,27 @@ def unprivileged():
 
 
 def _pythonpath(user) -> str:
-    """PYTHONPATH for the system's Python run as the user. It reads the venv's site-packages as a plain folder (the
-    editable install's finder never loads), so `import nightshift` comes from a folder in the user's home whose
-    `nightshift` links to this checkout: for the driver and every process it starts (the agent's claim too)."""
+    """PYTHONPATH for the system's Python run as the user. The checkout and the venv's site-packages (read as a plain
+    folder: the editable install's finder never loads) are linked file by file into a folder of the user's home:
+    a clone in a home others cannot enter (mode 700, the usual) is out of the user's reach, a hard link to a
+    readable file is not. For the driver and every process it starts (the agent's claim too)."""
     root = Path(__file__).resolve().parent.parent
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     shim = Path(user.pw_dir) / ".nightshift-import"
-    shim.mkdir(mode=0o755, exist_ok=True)
-    (shim / "nightshift").unlink(missing_ok=True)  # an earlier session's checkout may be elsewhere
-    (shim / "nightshift").symlink_to(root)
-    return f"{shim}:{root}:{site}"
+    shutil.rmtree(shim, ignore_errors=True)  # an earlier session's copy may be of another checkout
+    shim.mkdir(mode=0o755)
+    skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "tests", "bench")
+    shutil.copytree(root, shim / "nightshift", ignore=skip, copy_function=_link)
+    shutil.copytree(site, shim / "site", ignore=shutil.ignore_patterns("__pycache__"), copy_function=_link,
+                    symlinks=True)
+    return f"{shim}:{shim / 'site'}"
+
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system: a copy
+        shutil.copy2(src, dst)
 
 
 def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -> dict:

@@ -33,6 +33,9 @@ async def test_submit_from_the_tui_shows_the_script_refuses_verbatim_then_runs(s
     require_tool("tmux")
     ws = workspace.configure({"s1t1": FIX}, backend="local", extra=SLURM.format(partition="nosuch"))
     app = make_app(live=False, seams=face_seams())
+    said: list[str] = []  # every notification, kept: a toast expires (5 s) before a loaded machine looks at it
+    notify = app.notify
+    app.notify = lambda message, *args, **kwargs: (said.append(str(message)), notify(message, *args, **kwargs))[1]
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.loaded)
         await pilot.press("b")
@@ -57,8 +60,8 @@ async def test_submit_from_the_tui_shows_the_script_refuses_verbatim_then_runs(s
         await until(pilot, lambda: "#SBATCH --partition=debug" in form_text(app, "settings"), timeout=30)
         run_id = app.screen.plan.run_id
         await pilot.press("enter")
-        await until(pilot, lambda: not isinstance(app.screen, SubmitScreen), timeout=60)
-        assert any(f"run {run_id} submitted as Slurm job" in n.message for n in app._notifications)
+        await until(pilot, lambda: any(f"run {run_id} submitted as Slurm job" in m for m in said), timeout=60)
+        assert not isinstance(app.screen, SubmitScreen)
 
     run = next((ws.path / ".nightshift" / "runs").iterdir())
     assert run.name == run_id  # the run has the id and the script the form showed

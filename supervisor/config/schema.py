@@ -93,7 +93,8 @@ class VerifyConfig(Section):
     test_command: str = ""
     """The test command run at every verdict (the test ratchet); run inside the agent's namespace."""
     junit: bool = True
-    """Add --junitxml to pytest commands for per-test results (the ratchet names each test)."""
+    """Load nightshift's pytest plugin into every pytest the test command starts (per-test results the ratchet names
+    each test by, the equality probe, the sentinels); false: the command runs as it is and only totals count."""
     commands: list[str] = Field(default_factory=list)
     """More commands that must exit 0 at every verdict, run inside the namespace."""
     timeout: Duration = 1800.0

@@ -29,7 +29,8 @@ def _describe(event: dict[str, Any]) -> str | None:
         return f"preflight skipped ({d.get('reason')})"
     if kind == "tests.baseline":
         counted = (f"{len(d.get('passing') or [])} tests" if d.get("per_test")
-                   else f"{d.get('passed_total')} (totals only)")
+                   else f"{d.get('passed_total')} (totals only)" if d.get("passed_total") is not None
+                   else "no readable count (only the exit status counts)")
         flaky = d.get("flaky") or []
         return (f"test ratchet starts from {counted} passing ({d.get('source')}; {d.get('runs_said')})"
                 + (f"; flaky, left out: {', '.join(flaky[:5])}{' ...' if len(flaky) > 5 else ''}" if flaky else ""))

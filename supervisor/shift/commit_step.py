@@ -35,7 +35,9 @@ def commit_shift(sup) -> None:
     head = gitops.head_sha(sup.repo)
     # Progress is what changed since the last verdict, the agent's own commits included: an agent that commits
     # its work itself (CLAUDE.md tells it to) leaves nothing for us to commit, and is not stuck for that.
-    stale = not gitops.tree_changed(sup.repo, sup.state.get("last_head"), head) and not improved(sup)
+    # The lab notes and the plan alone are no change to the work: an agent that only writes a CHANGELOG entry at
+    # every stop, with the verdict no better, is stuck, and the breaker pauses the run after a few such stops.
+    stale = not work_changed(sup.repo, sup.state.get("last_head"), head) and not improved(sup)
     kind = "commit.created" if sha else "commit.skipped"
     sup.emit(kind, ctx.shift, turn=ctx.turn, sha=sha, head=head, passed=verdict["passed"],
              stale=stale, message=message.splitlines()[0], branch=branch, kept_out=left["kept_out"][:20],
@@ -49,6 +51,22 @@ def hold_commit(sup, reason: str) -> None:
     sup.wait_while_paused()
     if sup.stop_requested:  # stopped while git was broken: end without the commit, saying so
         sup.finish("stopped", f"stopped by the user; the last turn's work is not committed ({reason[:200]})")
+
+NOTES = ("CHANGELOG.md", "CLAUDE.md")  # the lab notes and the plan, at the workspace's top
+
+
+def work_changed(repo: git.Repo, before: str | None, after: str | None) -> bool:
+    """Do the two commits differ in anything but NOTES? (names only: no diff driver or textconv runs)"""
+    if not gitops.tree_changed(repo, before, after):
+        return False
+    if before is None or after is None:
+        return True
+    try:
+        names = repo.git.diff("--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", before, after, "--")
+    except git.GitCommandError:
+        return True
+    return any(name and name not in NOTES for name in names.splitlines())
+
 
 def improved(sup) -> bool:
     """Is the newest verdict better than every earlier one (lower metric, or fewer failing checks)?"""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import stat
 import re
-import shlex
 import signal
 import subprocess
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 from nightshift.supervisor.run import untrusted
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
-from nightshift.supervisor.verify.junit import passed_total, read_junit
+from nightshift.supervisor.verify.junit import passed_total
 from nightshift.supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
@@ -43,13 +42,15 @@ class Check:
 
 
 def run_shell(command: str, cwd: Path, timeout: float, log: Path, boundary: Boundary | None = None,
-              kind: str = "test", notes: list[str] | None = None) -> tuple[int | None, str]:
+              kind: str = "test", notes: list[str] | None = None, env: dict[str, str] | None = None
+              ) -> tuple[int | None, str]:
     """Run ``command`` in its own process group, inside the run's namespace when ``boundary`` is given (the command
     runs the agent's code); returns (exit status or None on timeout, output). What the namespace ended or refused
-    (processes left running, a network it does not have) is added to ``notes``."""
+    (processes left running, a network it does not have) is added to ``notes``. ``env``: in place of the
+    supervisor's own (less its secrets)."""
     with command_namespace(boundary, kind, command, outputs=log.parent) as ns, open(log, "wb") as out:
         proc = subprocess.Popen(ns.argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=command_env())
+                                start_new_session=True, env=env if env is not None else command_env())
         try:
             status: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -73,24 +74,42 @@ def _tail(text: str, n: int = 8) -> list[str]:
 class RanTests:
     status: int | None  # None: timed out (and stopped)
     output: str
-    results: dict[str, dict[str, str]]  # per test, from JUnit XML; empty where the runner gives none
+    results: dict[str, dict[str, str]]  # per test, from nightshift's plugin; empty where the runner gives none
     always_equal: dict[str, list[str]] = field(default_factory=dict)  # test id -> objects equal to anything (probe)
+    plugin: bool = False  # nightshift's plugin reported from at least one pytest process of the command
+    sentinels: list[str] = field(default_factory=list)  # what the sentinels saw (verify/sentinels.py): findings
+    planted: int = 0  # sentinels planted, every pytest process together
 
 
 def run_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, boundary: Boundary | None = None,
-              notes: list[str] | None = None, probe: bool = False) -> RanTests:
-    """The test command once, with per-test results where the runner is pytest (asked for JUnit XML in
-    ``out_dir``): the one way the verdict's ratchet and the preflight's starting set run the tests. ``probe``: with
-    nightshift's equality probe loaded (verify/probes: an object equal to anything is named in the JUnit report)."""
-    junit_file = out_dir / "junit.xml"
-    if junit and re.search(r"\bpytest\b", command):
-        command = f"{command} --junitxml={shlex.quote(str(junit_file))}"
-        if probe:
-            from nightshift.supervisor.verify.junit import probe_command
-            command = probe_command(command)
-    status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
-    results, forged = read_junit(junit_file, cwd) if status is not None and junit_file.exists() else ({}, {})
-    return RanTests(status, output, results, forged if probe else {})
+              notes: list[str] | None = None, probe: bool = False, sentinel_from: list[str] | None = None) -> RanTests:
+    """The test command once, with nightshift's pytest plugin reaching every pytest it starts (verify/test_plugin.py:
+    per-test results, the equality probe, the sentinels): the one way the verdict's ratchet, the held-out tests and
+    the preflight's starting set run the tests, so the preflight runs what every verdict runs. ``junit`` false: the
+    command as it is, totals only. ``probe``: the equality probe's findings are returned (it is loaded either way).
+    ``sentinel_from``: the test ids the sentinels are derived from (none: no sentinels)."""
+    from nightshift.supervisor.verify import sentinels as sent
+    from nightshift.supervisor.verify.test_plugin import plugin_command, plugin_env, read_reports
+
+    if not junit:
+        status, output = run_shell(command, cwd, timeout, out_dir / "tests.log", boundary, "test", notes)
+        return RanTests(status, output, {})
+    chosen = sent.choose(cwd, sentinel_from) if sentinel_from else []
+    manifest = sent.write_manifest(chosen, out_dir / "sentinels.json")
+    env = plugin_env(command_env(), out_dir, cwd, manifest)
+    status, output = run_shell(plugin_command(command), cwd, timeout, out_dir / "tests.log", boundary, "test", notes,
+                               env)
+    if manifest is not None:
+        manifest.unlink(missing_ok=True)  # the hidden names go no further than the run
+    found = read_reports(out_dir) if status is not None else None
+    if found is None:
+        return RanTests(status, output, {}, plugin=True)
+    lines = sent.findings(chosen, found.sentinels, found.results) if chosen and found.processes else []
+    if chosen and found.processes and not sent.planted(found.sentinels) and found.results:
+        lines.append("the sentinels could not be planted in the test run (their tests did not run): it cannot be "
+                     "shown able to fail")
+    return RanTests(status, output, found.results, found.always_equal if probe else {}, found.processes > 0, lines,
+                    sent.planted(found.sentinels))
 
 
 def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: bool, ratchet: Ratchet,
@@ -98,7 +117,8 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     """The test command against the ratchet: every test of its set must pass (one line per regression, with why),
     and, without per-test results, no fewer tests may pass than before."""
     notes: list[str] = []
-    ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes, probe=True)
+    ran = run_tests(command, cwd, timeout, out_dir, junit, boundary, notes, probe=True,
+                    sentinel_from=sorted(ratchet.kept | ratchet.goal))
     status, output, results = ran.status, ran.output, ran.results
     if status is None:
         return Check("tests", False, f"tests: timed out after {timeout:.0f}s", notes + _tail(output))
@@ -107,10 +127,13 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
     count = None
     if results:
         regressed, named = judge(ratchet, results, cwd)
-    elif ratchet.kept or ratchet.goal:  # per-test results before, none now (JUnit switched off?): nothing shown
-        regressed = sorted(ratchet.kept | ratchet.goal)
+    elif ratchet.kept or ratchet.goal:  # per-test results before, none now: nothing of them shown to pass
+        regressed = sorted(ratchet.kept) or sorted(ratchet.goal)  # "regressed": what passed before, when any did
+        why = ("no pytest process of it reported to nightshift's plugin: did it stop before running the tests, or "
+               "start pytest where the plugin's folder is not on PYTHONPATH?" if junit else
+               "[verify] junit is off now")
         named = [f"vanished: all {len(regressed)} tests of the ratchet (the test command gave per-test results "
-                 "before and none now: was its JUnit report switched off?)"]
+                 f"before and none now: {why})"]
     else:
         count = passed_total(output)
         named = judge_totals(ratchet, count)
@@ -127,15 +150,17 @@ def check_tests(command: str, cwd: Path, timeout: float, out_dir: Path, junit: b
         lines += _tail(output)
     lines = notes + lines
     unmet = ratchet.unmet(results) if results else []
-    forged = always_equal_lines(ran.always_equal)
+    forged = always_equal_lines(ran.always_equal) + ran.sentinels
     lines += forged
     passed = status == 0 and not regressed and not unmet and not forged
     if results:
         summary = f"tests: {len(passed_now)} passed, {len(failing)} failing, {len(regressed)} regressed"
     else:
         summary = f"tests: exit status {status}" + (f", {count} passed (totals only)" if count is not None else "")
-        if named:
-            summary += ", regressed"
+        if named:  # "regressed" only where a test passed before; the goal's tests that never did are gone
+            summary += ", regressed" if ratchet.kept or count is not None else ", the goal's tests did not run"
+    if ran.sentinels:
+        summary += "; the test run was shown to forge results"
     return Check("tests", passed, summary, lines, {"passed_tests": sorted(passed_now), "notes": notes,
                                                    "passed_total": count})
 

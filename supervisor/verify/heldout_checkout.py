@@ -3,7 +3,8 @@
 folder under the host's /tmp (no namespace of nightshift's shows the host's /tmp: the checkout is out of every agent
 process's sight, and outside every hidden folder, so its own run un-hides nothing), the held-out tests (and the
 user's test configuration init kept with them) copied in, test configuration the run did not keep taken out, and
-the test command run on the held-out files there, in the run's namespace, with nightshift's equality probe loaded.
+the test command run on the held-out files there, in the run's namespace, with nightshift's plugin: the equality probe and the
+sentinels (verify/sentinels.py).
 
 Git runs through gitguard (nothing the workspace names is executed); the workspace's files are never read here
 but by git. The checkout and the held-out files stay hidden from every process of the agent.
@@ -39,6 +40,8 @@ class HeldRun:
     tree: str = ""
     outcomes: dict[str, str] = field(default_factory=dict)  # held-out test id -> passed / failed / ... / did not run
     always_equal: dict[str, list[str]] = field(default_factory=dict)  # test id -> objects equal to anything
+    sentinels: list[str] = field(default_factory=list)  # what the sentinels saw: the run forged its results
+    planted: int = 0  # sentinels that ran beside them
     problem: str | None = None  # why they could not run at all
 
     @property
@@ -127,13 +130,13 @@ def run_heldout(workspace: Path, store: Path, name: str, command: str, timeout: 
         inside = replace(boundary, workspace=clean.resolve())  # the store and the references stay hidden
         args = " ".join(shlex.quote(str(p.relative_to(clean))) for p in held_files
                         if p.suffix == ".py" and p.name not in WHOLE_FILE)  # the tests, not their conftest.py
-        ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True)
+        ran = run_tests(f"{command} {args}", clean, timeout, out, True, inside, probe=True, sentinel_from=ids)
         if ran.status is None:
             return HeldRun(tree, {t: "timed out" for t in ids})
         outcomes = {}
         for held in ids:
             matched = _match(ran.results, held)
             outcomes.update({t: ran.results[t]["outcome"] for t in matched} or {held: "did not run"})
-        return HeldRun(tree, outcomes, ran.always_equal)
+        return HeldRun(tree, outcomes, ran.always_equal, ran.sentinels, ran.planted)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -26,6 +26,8 @@ AT_CLAIM = "held-out tests: evaluated only when you claim done (`nightshift clai
 NOT_RUN = "held-out tests: not run: this claim fails other checks first (they run at a claim that passes the rest)"
 UNAVAILABLE = "held-out tests: not evaluated: they are unavailable (the run pauses until the user restores them)"
 WITHHELD = "held-out tests: not released (the run's held-out budget is spent): ask the user"
+FORGED_RUN = ("the run of the held-out tests reported a test that must fail as passed, or lost one: something in "
+              "the workspace forges results (a conftest.py or a module that rewrites pytest's reports); take it out")
 ALWAYS_EQUAL = ("held-out tests: a value compared in them equals anything it is compared with, {what}: that is "
                 "equality forged, not an answer; return plain values")
 
@@ -75,8 +77,11 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
     forged = sorted({what for values in found.always_equal.values() for what in values})
     if forged:
         lines.append(ALWAYS_EQUAL.format(what=", ".join(forged)))
-    passed = now == 0 and not forged
-    summary = f"held-out tests: {word}" + ("; an object that equals anything was compared" if forged else "")
+    # The sentinels' findings name no held-out test (their lines name "a changed copy of <id>": dropped to a count)
+    lines += [f"held-out tests: {FORGED_RUN}"] if found.sentinels else []
+    passed = now == 0 and not forged and not found.sentinels
+    summary = f"held-out tests: {word}" + ("; an object that equals anything was compared" if forged else "") + (
+        "; the run forged its results" if found.sentinels else "")
     record = {"evaluations": 1, "bits": round(cost, 6), "withheld": False, "best": {KEY: min(best, now)},
               "tests": {"tree": found.tree, "total": total, "always_equal": bool(forged)}}
     return Check("heldout_tests", passed, summary, lines, {"always_equal": forged}), record
@@ -84,7 +89,7 @@ def check_heldout_tests(ctx, claimed_done: bool, others_pass: bool = True,
 
 def _write_report(store: Path, name: str, found) -> None:
     write_report(store, name, {"tree": found.tree, "outcomes": found.outcomes, "always_equal": found.always_equal,
-                               "problem": found.problem})
+                               "sentinels": found.sentinels, "problem": found.problem})
 
 
 def merge(oracle: dict | None, tests: dict | None) -> dict | None:

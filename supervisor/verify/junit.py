@@ -113,14 +113,4 @@ def passed_total(output: str) -> int | None:
     return None
 
 
-PROBE = "nightshift_equality_probe"  # verify/probes/: loaded into the verdict's and the held-out tests' pytest
-PROBE_PROPERTY = "nightshift_always_equal"
-
-
-def probe_command(command: str) -> str:
-    """``command`` with nightshift's equality probe loaded (its folder put on PYTHONPATH for the whole command); the
-    probe has pytest rewrite every test module afresh (a cached rewrite may lack the pass hook)."""
-    import shlex
-    folder = Path(__file__).resolve().parent / "probes"
-    return (f"export PYTHONPATH={shlex.quote(str(folder))}${{PYTHONPATH:+:$PYTHONPATH}}; "
-            f"{command} -p {PROBE} -o enable_assertion_pass_hook=true")
+PROBE_PROPERTY = "nightshift_always_equal"  # verify/probes/nightshift_equality_probe.py

@@ -1,5 +1,6 @@
 """The test configuration that selects a suite's tests: the files pytest reads to decide what runs (every conftest.py
-on the way to a test, and the rootdir's pytest.ini, tox.ini, setup.cfg or pyproject.toml). The test ratchet keeps
+on the way to a test, and the rootdir's pytest.ini, tox.ini, setup.cfg or pyproject.toml), and the startup files
+Python runs before it (sitecustomize.py, usercustomize.py). The test ratchet keeps
 them with the files of its tests: an edit there can deselect, skip or xfail a test without touching it.
 """
 from __future__ import annotations
@@ -36,11 +37,14 @@ def config_files(workspace: Path, test_files: set[Path]) -> set[Path]:
 # Files pytest reads to decide what runs, and the section that makes a shared file one of them (a pyproject.toml
 # without a pytest section is the project's, not the tests', and stays the agent's to edit).
 SELECTING = {"conftest.py": None, "pytest.ini": None, ".pytest.ini": None, "tox.ini": "[pytest]",
-             "setup.cfg": "[tool:pytest]", "pyproject.toml": "[tool.pytest"}
+             "setup.cfg": "[tool:pytest]", "pyproject.toml": "[tool.pytest",
+             # run by Python itself at startup where the command's PYTHONPATH (often ".") reaches them: before pytest,
+             # they can patch its reports (issue #46)
+             "sitecustomize.py": None, "usercustomize.py": None}
 
 
 # The files that are pytest's configuration and nothing else: one the agent adds beside kept tests is moved aside.
-WHOLE_FILE = ("conftest.py", "pytest.ini", ".pytest.ini")
+WHOLE_FILE = ("conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py")
 
 
 def _text(path: Path) -> str:

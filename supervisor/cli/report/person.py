@@ -112,7 +112,8 @@ def person_line(kind: str, d: dict[str, Any], run_id: str) -> str | None:
         if not flaky and d.get("per_test"):
             return None
         counted = f"{len(d.get('passing') or [])} passing tests" if d.get("per_test") else \
-            f"{d.get('passed_total')} passing tests (totals only)"
+            f"{d.get('passed_total')} passing tests (totals only)" if d.get("passed_total") is not None else \
+            "no readable count of passing tests (only the exit status counts)"
         shown = ", ".join(flaky[:10]) + (" ..." if len(flaky) > 10 else "")
         started = f"test ratchet started ({d.get('source')}) from {counted}"
         return started + (f"; flaky, left out: {shown}" if flaky else "")

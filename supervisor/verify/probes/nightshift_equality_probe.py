@@ -18,17 +18,27 @@ _current: list = []  # the test item running now
 
 def _never_a_cached_rewrite() -> None:
     """pytest's rewritten ``.pyc`` does not record whether the assertion pass hook was on, so one written by a run
-    without this probe (the baseline, the agent's own pytest) would be reused and switch the probe off: here every
-    test module is rewritten afresh and nothing is written back. Python's own bytecode cache (pytest, numpy, the
-    solver's modules) is left as it is: a fresh PYTHONPYCACHEPREFIX compiled all of them again at every run (the
-    held-out tests' run went from 1.3x to 3x a plain pytest)."""
+    without this probe (the agent's own pytest) would be reused and switch the probe off: here every test module and
+    conftest.py is rewritten afresh and nothing is written back (a held-out run leaves no bytecode of its tests).
+    An installed package's modules (pytest plugins, which pytest rewrites too: 90 of them in a well-stocked venv)
+    keep their cache: their asserts are not the tests'. Python's own bytecode cache (pytest, numpy, the solver's
+    modules) is left as it is: a fresh PYTHONPYCACHEPREFIX compiled all of them again at every run (the held-out
+    tests' run went from 1.3x to 3x a plain pytest)."""
     from _pytest.assertion import rewrite
-    if callable(getattr(rewrite, "_read_pyc", None)) and callable(getattr(rewrite, "_write_pyc", None)):
-        rewrite._read_pyc = lambda *args, **kwargs: None
-        rewrite._write_pyc = lambda *args, **kwargs: False
+    read, write = getattr(rewrite, "_read_pyc", None), getattr(rewrite, "_write_pyc", None)
+    if callable(read) and callable(write):
+        rewrite._read_pyc = lambda source, pyc, *args, **kwargs: (
+            read(source, pyc, *args, **kwargs) if _installed(pyc) else None)
+        rewrite._write_pyc = lambda state, co, source_stat, pyc, *args, **kwargs: (
+            write(state, co, source_stat, pyc, *args, **kwargs) if _installed(pyc) else False)
     else:  # a pytest whose cache functions moved: a bytecode cache of this run's own, correct but slower
         import tempfile
         sys.pycache_prefix = tempfile.mkdtemp(prefix="nightshift-pyc-")
+
+
+def _installed(path) -> bool:
+    """A file of an installed package (site-packages), not of the tree the tests run in."""
+    return any(part in ("site-packages", "dist-packages") for part in str(path).split("/"))
 
 
 _never_a_cached_rewrite()  # a -p plugin is imported before any test module or conftest.py is rewritten
