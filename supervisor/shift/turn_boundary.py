@@ -52,7 +52,7 @@ class TurnBoundary:
                          problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
                          agent=self.config.agent.kind,
                          doors=open_doors(b, self.config.agent.kind), notes=notes(b),
-                         pretool_hook=hook.kind, pretool_hook_line=hook.line())
+                         pretool_hook=hook.kind, pretool_hook_line=hook.line(), **b.tier.event())
 
     def refusal(self) -> str | None:
         """Why no turn may start: the boundary cannot hold what the run needs, or the agent's state is missing."""
