@@ -77,3 +77,30 @@ def login_node_argv(argv: list[str], user: str | None = None, userns: str | None
         inner = [shutil.which("unshare"), "-m", "--propagation", "private", "--", "sh", "-c", NO_BWRAP,
                  str(_empty_file()), *inner]
     return inner
+
+
+def user_env(user, extra: dict | None = None) -> dict[str, str]:
+    """The environment a driver run as ``user`` needs: the system's PATH, its HOME, and PYTHONPATH reaching this
+    checkout (through a link in the user's home: the checkout's own folder may be one the user cannot list) and this
+    installation's site-packages (pure Python where the user needs them: pyseccomp)."""
+    root = Path(__file__).resolve().parent.parent
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    shim = Path(user.pw_dir) / ".nightshift-import"
+    shim.mkdir(mode=0o755, exist_ok=True)
+    (shim / "nightshift").unlink(missing_ok=True)
+    (shim / "nightshift").symlink_to(root)
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
+            "PYTHONPATH": f"{shim}:{root}:{site}", **(extra or {})}
+
+
+def run_driver(user, driver: str, timeout: float, userns: str | None = "ENOSPC", bwrap: bool = True,
+               extra_env: dict | None = None) -> dict:
+    """``driver`` (Python source) run by the system's Python as ``user`` on the simulated login node; its last line
+    of output, as JSON."""
+    import json
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    argv = login_node_argv([python, "-c", driver], user=user.pw_name, userns=userns, bwrap=bwrap)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=user_env(user, extra_env),
+                          cwd="/")
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -101,21 +101,20 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
     boundary = boundary_for(Path(workspace), config) if config is not None else None
     problem = boundary.problem if boundary is not None else bwrap_problem()  # [policy] sandbox = "off" says so too
     held = boundary is not None and bool(boundary.heldout)
-    fail_closed = boundary is not None and (config.policy.sandbox == "required" or (held and not
-                                                                                   boundary.unprotected_ok))
     doors = open_doors(boundary, config.agent.kind) if boundary is not None else []
     tier = boundary.tier if boundary is not None else tier_for("auto")
-    ok = False if problem and fail_closed and not tier.hides_files else (None if problem else True)
+    refused = refusal(config.policy.sandbox, tier) if config is not None else None  # [policy] sandbox's least tier
+    unprotected = held and not boundary.unprotected_ok and not tier.hides_files  # held-out data readable: held
+    ok = False if problem and (refused or unprotected) else (None if problem else True)  # weaker: a warning
+    why = (f" (runs will not start: {refused})" if refused else
+           " (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
+           if unprotected else "")
     rows = [(ok, "namespace",
              "bubblewrap works: every turn of the agent and every command that runs its code (tests, verify, oracle) "
              "runs in nightshift's namespace (held-out references absent, references and passed tests read-only, a "
              "private TMPDIR, nothing outlives its turn, no network unless [policy] allows it)" if not problem else
-             f"{tier.label()}: {problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
-             + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
-                if fail_closed and not tier.hides_files else ""))]
-    refused = refusal(config.policy.sandbox, tier) if config is not None else None
-    if refused:
-        rows.append((False, "sandbox tier", refused))
+             f"{tier.label()}: {problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its "
+                                                                              "commands") + why)]
     if boundary is not None and problem is None:  # without a namespace the row above says it (and why runs stop)
         rows += [(False, "held-out data", line) for line in start_problems(boundary)]
     if config is not None and config.policy.claude_sandbox:

@@ -192,8 +192,8 @@ def open_doors(boundary: Boundary, agent_kind: str) -> list[str]:
         return [f"the sandbox lacks a part ({door}): {why}" for door, why in boundary.missing]
     tier = boundary.tier
     if tier.confined:  # no namespace, but Landlock and/or seccomp around every process of the agent's code
-        return [f"no namespace ({problem}): {tier.label()} holds the agent's processes; left open: {what}"
-                for what in tier.left_open()]
+        return [f"no namespace ({problem}): {tier.label()} holds the agent's processes; left open: "
+                + "; ".join(tier.left_open())]
     doors = ["the test and verify commands run unsealed: they can read held-out references and leave files "
              "that a later command reads",
              "processes the agent starts can outlive its turn"]

@@ -14,7 +14,6 @@ full, "landlock" full or landlock, "off" none.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from nightshift.supervisor.sandbox import landlock
@@ -30,7 +29,8 @@ LEFT_OPEN = {
     LANDLOCK: ("unix sockets by path and the machine's network (no network namespace)", "the shared /tmp (readable)",
                "the host's processes visible (no PID namespace; signals to them refused where Landlock has scopes)",
                "processes the agent starts can outlive its turn", "the shared /dev/shm and terminals",
-               "protected files in the workspace held after the fact only (restored and named at every stop)"),
+               "and one limit: a folder holding a protected file takes no new entry (Landlock only grants), so "
+               "new files go in a folder of their own, not the workspace's top level beside nightshift.toml"),
     SECCOMP: ("every file the user can read, held-out data included", "writes anywhere the user can write",
               "unix sockets, the network, the host's processes and /tmp"),
     OFF: ("everything the user can reach",),
@@ -74,9 +74,9 @@ class Tier:
         return {"tier": self.name, "label": self.label(), "why": self.why, "left_open": list(self.left_open())}
 
 
-@functools.lru_cache(maxsize=1)
 def machine_tier() -> Tier:
-    """The strongest tier this machine gives (probed once per process)."""
+    """The strongest tier this machine gives: bubblewrap's probe is cached per bubblewrap found (probe.py), the
+    Landlock ABI is one system call, libseccomp is compiled once (seccomp.py)."""
     problem = bwrap_problem()
     if problem is None:
         return Tier(FULL)
