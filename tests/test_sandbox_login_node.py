@@ -139,3 +139,36 @@ def test_a_run_on_a_login_node_without_user_namespaces_refuses_the_cheats_ends_d
     assert predicate["sandbox"]["tier"] == "landlock" and predicate["sandbox"]["left_open"], predicate["sandbox"]
     assert "MISSING: the agent worked in sandbox: landlock, weaker than bubblewrap's full sandbox" in found["verify"]
     assert "allowed: the agent worked in sandbox: landlock" in found["verify_accepted"], found["verify_accepted"]
+
+
+DOCTOR_DRIVER = """
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+home = Path(os.environ["HOME"])
+ws = home / "doctorws"
+shutil.rmtree(ws, ignore_errors=True)
+ws.mkdir()
+subprocess.run(["git", "init", "-q", str(ws)], check=True)
+init_workspace(ws, InitOptions(goal="make check.txt say ok", agent="command"))
+cli = [sys.executable, "-m", "nightshift.supervisor.cli.main"]
+doctor = subprocess.run(cli + ["doctor"], capture_output=True, text=True, cwd=ws)
+check = subprocess.run(cli + ["check"], capture_output=True, text=True, cwd=ws)
+print(json.dumps({"doctor": doctor.stdout + doctor.stderr, "doctor_rc": doctor.returncode,
+                  "check": check.stdout + check.stderr}))
+"""
+
+
+def test_doctor_and_check_warn_of_the_weaker_tier_with_its_fix_and_ask_no_credentials_of_a_command_agent(user):
+    found = run_driver(user, DOCTOR_DRIVER, 300, extra_env={"CLAUDE_CONFIG_DIR": "/nonexistent"})
+    doctor = found["doctor"]
+    assert "Traceback" not in doctor + found["check"]
+    namespace = next(line for line in doctor.splitlines() if "namespace " in line and "sandbox:" in line)
+    assert namespace.startswith("WARN") and "sandbox: landlock" in namespace, namespace
+    assert "user.max_user_namespaces" in namespace and "ask the machine's administrators" in namespace
+    assert "MISSING" not in doctor and found["doctor_rc"] == 0, doctor  # the command agent needs no Claude login
+    assert "the command agent needs none" in doctor and "nightshift can run here, with warnings" in doctor
+    assert any(line.startswith("WARN") and "OPEN    host /tmp" in line for line in doctor.splitlines()), doctor
+    check = found["check"]
+    assert any(line.startswith("WARN  boundary") and "sandbox: landlock" in line for line in check.splitlines()), check
+    assert "runs under sandbox: landlock" in check and "(probed)" in check, check  # the doors tried from inside

@@ -72,14 +72,15 @@ def checks(workspace: Path) -> list[tuple[bool | None, str, str]]:
     return rows
 
 
-def file_tools_line(agent: str, namespace_problem: str | None) -> str:
+def file_tools_line(agent: str, namespace_problem: str | None, confined: str | None = None) -> str:
     """What holds the agent's file edits: Claude Code's tools go through nightshift's PreToolUse hook; any other
     agent has no hook, so only the namespace (where it runs) and the check at each stop hold them."""
     if agent == "claude":
         return ("Claude Code's Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is recorded as "
                 "policy.denied and named in the next push-back)")
     held = ("nightshift's namespace (references and passed tests read-only) and the check at each stop"
-            if namespace_problem is None else "only the check at each stop (no namespace here: see the row above)")
+            if namespace_problem is None else f"{confined} (references and passed tests read-only) and the check "
+            "at each stop" if confined else "only the check at each stop (no namespace here: see the row above)")
     return f"the {agent} agent has no tool-call hook (that is Claude Code's): its writes are held by {held}"
 
 
@@ -122,7 +123,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
                      "namespaces of their own; the mounts they inherit stay locked)"
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
-    rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem)))
+    rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem,
+                                                     tier.label() if tier.hides_files else None)))
     if config is not None and config.agent.kind == "claude":
         from nightshift.supervisor.shift.pretool_transport import pretool_transport
 

@@ -42,6 +42,7 @@ class Tier:
     name: str
     why: str | None = None  # why it is not full: the cause and its fix (None: full)
     abi: int = 0  # the kernel's Landlock ABI (landlock tier)
+    filtered: bool = True  # the seccomp filter applies (libseccomp usable here)
 
     @property
     def confined(self) -> bool:
@@ -62,8 +63,9 @@ class Tier:
         """The short name every result carries: ``sandbox: full`` or ``sandbox: landlock (no namespace)``."""
         if self.name == FULL:
             return "sandbox: full"
-        what = {LANDLOCK: f"Landlock ABI {self.abi} and seccomp, no namespace", SECCOMP: "seccomp only, no namespace",
-                OFF: "none"}[self.name]
+        filter_words = "and seccomp" if self.filtered else "without seccomp (libseccomp missing)"
+        what = {LANDLOCK: f"Landlock ABI {self.abi} {filter_words}, no namespace",
+                SECCOMP: "seccomp only, no namespace", OFF: "none"}[self.name]
         return f"sandbox: {self.name} ({what})"
 
     def left_open(self) -> tuple[str, ...]:
@@ -82,7 +84,7 @@ def machine_tier() -> Tier:
         return Tier(FULL)
     version, filtered = landlock.abi(), seccomp_problem() is None
     if version >= 1:
-        return Tier(LANDLOCK, problem, version)
+        return Tier(LANDLOCK, problem if filtered else f"{problem}; and {seccomp_problem()}", version, filtered)
     if filtered:
         return Tier(SECCOMP, f"{problem}; and no Landlock in this kernel (Linux 5.13+ has it)")
     return Tier(OFF, f"{problem}; no Landlock in this kernel and {seccomp_problem()}")

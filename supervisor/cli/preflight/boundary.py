@@ -64,8 +64,11 @@ def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
     outside = Path.home() / f".nightshift-probe-{ctx.out_dir.name}"
     tries = [("read", str(p)) for p in boundary.heldout] + [("write", str(p)) for p in boundary.references[:1]]
     tries += [("write", str(ctx.workspace / "nightshift.toml")), ("create", str(outside))]
-    script = "".join(f"{'cat' if how == 'read' else 'touch'} {shlex.quote(path)} >/dev/null 2>&1 && "
-                     f"echo {how} {shlex.quote(path)}\n" for how, path in tries) + "true\n"
+    # a write is an open for writing (`touch` of an existing file falls back to setting its times, which Landlock
+    # does not hold and which writes nothing)
+    verb = {"read": "cat {} >/dev/null", "write": ": >> {}", "create": "touch {}"}
+    script = "".join(f"{verb[how].format(shlex.quote(path))} 2>/dev/null && echo {how} {shlex.quote(path)}\n"
+                     for how, path in tries) + "true\n"
     probe = subprocess.run(ns.argv + ["bash", "-c", script], cwd=ctx.workspace, capture_output=True, text=True,
                            timeout=60)
     if outside.exists():
