@@ -129,3 +129,27 @@ def test_the_launcher_that_cannot_apply_its_policy_fails_closed_in_one_line(tmp_
     assert done.returncode == 126 and not marker.exists()
     assert done.stderr.count("\n") == 1 and "the seccomp filter could not be applied" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("tier,label,trust,line", [
+    ("full", "PASS", "yes: verified done at commit abcdef1234, sandbox: full", "VERIFIED DONE at commit abcdef1234, sandbox: full"),
+    ("landlock", "PASS sandbox:landlock", "yes, within a weaker boundary: verified done at commit abcdef1234, sandbox: "
+     "landlock (not full)", "VERIFIED DONE at commit abcdef1234, sandbox: landlock (weaker than full)"),
+    ("off", "PASS sandbox:off", "yes, within a weaker boundary: verified done at commit abcdef1234, sandbox: off "
+     "(not full)", "VERIFIED DONE at commit abcdef1234, sandbox: off (weaker than full)"),
+])
+def test_a_verified_done_in_a_weaker_tier_never_reads_as_a_full_one(tier, label, trust, line):
+    """The TUI's verdict label, status's trust line and the report's verdict line, from the verdict's own record."""
+    from types import SimpleNamespace
+
+    from nightshift.supervisor.cli.report.html import verdict_line
+    from nightshift.supervisor.cli.watch.outcome import trust_line
+    from nightshift.tui.runs import verdict_label
+    verdict = {"passed": True, "summary": "PASS: ...", "sandbox": tier}
+    state = {"last_verdict": verdict, "phase": "finished", "outcome": "done", "accepted_base": "abcdef1234" * 4,
+             "status": "done"}
+    assert verdict_label(state) == label
+    assert trust_line(state).startswith(f"trust      {trust};"), trust_line(state)
+    final = {"verified": True, "sha": "abcdef1234" * 4, "reason": "ok", "sandbox": tier}
+    css, said = verdict_line(SimpleNamespace(final=final))
+    assert said == f"{line}: ok" and css == ("ok" if tier == "full" else "weak")

@@ -192,8 +192,12 @@ def open_doors(boundary: Boundary, agent_kind: str) -> list[str]:
         return [f"the sandbox lacks a part ({door}): {why}" for door, why in boundary.missing]
     tier = boundary.tier
     if tier.confined:  # no namespace, but Landlock and/or seccomp around every process of the agent's code
+        offline = [] if boundary.network and boundary.command_network else [
+            f"[policy] network = false / command_network = false are not held in {tier.label()}: without a network "
+            "namespace the agent's processes reach the machine's network (name it to your administrators as part "
+            "of the namespace's fix)"]
         return [f"no namespace ({problem}): {tier.label()} holds the agent's processes; left open: "
-                + "; ".join(tier.left_open())]
+                + "; ".join(tier.left_open())] + offline
     doors = ["the test and verify commands run unsealed: they can read held-out references and leave files "
              "that a later command reads",
              "processes the agent starts can outlive its turn"]
