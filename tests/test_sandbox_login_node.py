@@ -172,3 +172,67 @@ def test_doctor_and_check_warn_of_the_weaker_tier_with_its_fix_and_ask_no_creden
     check = found["check"]
     assert any(line.startswith("WARN  boundary") and "sandbox: landlock" in line for line in check.splitlines()), check
     assert "runs under sandbox: landlock" in check and "(probed)" in check, check  # the doors tried from inside
+
+
+CLAUDE_DRIVER = """
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+from nightshift.supervisor.cli.init.workspace import InitOptions, init_workspace
+from nightshift.supervisor.shift.launcher import create_run, resolve_config, run_foreground
+from tests.fixtures_claude import CONFIG
+home = Path(os.environ["HOME"])
+ws = home / "claudews"
+shutil.rmtree(ws, ignore_errors=True)
+ws.mkdir()
+init_workspace(ws, InitOptions(goal="make check.txt say ok", agent="claude"))
+(ws / "check.txt").write_text("")  # exists, as the files a project's work writes do (Landlock: no new top-level entry)
+(ws / "work").mkdir()
+(ws / "work" / ".keep").write_text("")
+(home / ".ssh").mkdir(exist_ok=True)
+(home / ".ssh" / "id_ed25519").write_text("USER-SECRET-KEY")
+config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+config.mkdir(exist_ok=True)
+(config / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True,
+    "customApiKeyResponses": {"approved": ["dummy"], "rejected": []},
+    "projects": {str(ws): {"hasTrustDialogAccepted": True}}}))
+(ws / "nightshift.toml").write_text(CONFIG.format(mode="headless", backend="local", pushbacks=3, max_cost=0,
+                                                   context_window=200000))
+git = ["git", "-c", "user.name=u", "-c", "user.email=u@u"]
+subprocess.run(git + ["add", "-A"], cwd=ws, check=True)
+subprocess.run(git + ["commit", "-qm", "setup"], cwd=ws, check=True)
+toml = (ws / "nightshift.toml").read_text()
+run = create_run(ws, resolve_config(ws))
+rc = run_foreground(run, say=lambda _: None)
+events = [json.loads(line) for line in run.events.read_text().splitlines()]
+print(json.dumps({"rc": rc, "tried": (ws / "work" / "tried").exists(),
+                  "key": (ws / "work" / "key.txt").read_text() if (ws / "work" / "key.txt").exists() else None,
+                  "toml_kept": (ws / "nightshift.toml").read_text() == toml,
+                  "unshared": (ws / "work" / "unshared").exists(),
+                  "finished": [e["data"] for e in events if e["type"] == "run.finished"],
+                  "verdicts": [e["data"]["summary"] for e in events if e["type"] == "verify.finished"],
+                  "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"]}))
+"""
+
+
+def test_claude_codes_run_without_user_namespaces_is_held_by_landlock_and_ends_done(user):
+    """The real Claude Code CLI (only the model is faked, on 127.0.0.1), its whole run as the user with user
+    namespaces off: its Bash tool's reads of the user's key, its write to nightshift.toml (written so the tool-call
+    hook cannot see the path: Landlock is what stops it) and a user namespace have no effect; honest work ends it
+    done over the HTTP hook to the turn's helper on the host's loopback; the verdict names the tier."""
+    from tests.fake_anthropic import FakeAnthropic, bash, text, tools
+    from tests.fixtures_core import require_tool
+    from tests.login_node import user_env
+    require_tool("claude")
+    cheat = ("touch work/tried; python3 -c \"import os; h = os.path.expanduser('~'); "
+             "open('work/key.txt', 'w').write(open(h + '/.s' + 'sh/id_ed25519').read())\"; "
+             "python3 -c \"open('nightshift' + '.toml', 'a').write('[x]')\"; "
+             "unshare -U -r true && touch work/unshared; true")
+    claim = (f"PYTHONPATH={user_env(user)['PYTHONPATH']} python3 -m nightshift.supervisor.cli.main claim done "
+             "--summary done")
+    with FakeAnthropic([tools(bash(cheat)), tools(bash("echo ok > check.txt"), bash(claim)), text("done")]) as fake:
+        found = run_driver(user, CLAUDE_DRIVER, 280, extra_env={
+            "CLAUDE_CONFIG_DIR": f"{user.pw_dir}/.claude-test", "CLAUDE_CODE_MAX_RETRIES": "0", **fake.env()})
+    assert found["rc"] == 0 and found["finished"][-1]["outcome"] == "done", found
+    assert found["tried"] and found["key"] == "" and found["toml_kept"] and not found["unshared"], found
+    assert found["sandbox"][0]["tier"] == "landlock" and found["sandbox"][0]["pretool_hook"] == "http", found["sandbox"]
+    assert "; sandbox: landlock (Landlock ABI" in found["verdicts"][-1], found["verdicts"]
