@@ -113,6 +113,7 @@ print(json.dumps({"rc": rc, "stolen": (ws / "out" / "stolen.txt").read_text(),
                   "finished": [e["data"] for e in events if e["type"] == "run.finished"],
                   "verdicts": [e["data"] for e in events if e["type"] == "verify.finished"],
                   "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"],
+                  "denied": [e["data"] for e in events if e["type"] == "policy.denied"],
                   "attestation": attestation[-1].read_text() if attestation else None, **said}))
 """
 
@@ -125,6 +126,9 @@ def test_a_run_on_a_login_node_without_user_namespaces_refuses_the_cheats_ends_d
     assert found["rc"] == 0 and found["finished"][-1]["outcome"] == "done", found
     assert found["stolen"] == "" and found["toml_kept"] and found["reference_kept"], found
     assert not found["tiocsti"] and not found["signalled"], found
+    # what Landlock refused is named like any refusal (the agent's own output said it): the next push-back, status
+    rules = {d["rule"]: d["input"] for d in found["denied"]}
+    assert "nightshift.toml" in rules.get("read_only", "") and "heldout-" in rules.get("held_out", ""), rules
     assert found["sandbox"][0]["tier"] == "landlock" and found["sandbox"][0]["namespace"] is False
     verdict = found["verdicts"][-1]
     assert verdict["passed"] and verdict["sandbox"] == "landlock", verdict

@@ -17,7 +17,8 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
 h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.15em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
 .verdict{font-size:1.2em;padding:.6em 1em;border-radius:6px;margin:1em 0}
-.ok{background:#e6f4ea;border:1px solid #34a853} .bad{background:#fce8e6;border:1px solid #d93025} .weak{background:#fef7e0;border:1px solid #f9ab00}
+.ok{background:#e6f4ea;border:1px solid #34a853} .bad{background:#fce8e6;border:1px solid #d93025}
+.weak{background:#fef7e0;border:1px solid #f9ab00}
 .open{background:#fef7e0;border:1px solid #f9ab00}
 table{border-collapse:collapse;font-size:.85em;width:100%} th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f5f5f5} td.num{text-align:right;font-variant-numeric:tabular-nums} tr.pass td.v{color:#188038} tr.fail td.v{color:#c5221f}
