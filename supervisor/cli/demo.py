@@ -78,9 +78,9 @@ def build_workspace(path: Path) -> Path:
     (path / "README.md").write_text("Demo workspace: integrate y' = y(1 - y/10), y(0) = 0.1 and "
                                     "z' = -z + sin t + 2, z(0) = 3 on [0, 10], step 0.01.\n")
     (path / ".gitignore").write_text("out/\n__pycache__/\n.pytest_cache/\n")
-    # The files the work writes exist, empty, as in a project that has them: where no namespace can be made, Landlock's
+    # The files the work writes exist, as in a project that has them (a solver.py that says none is there yet): where no namespace can be made, Landlock's
     # tier takes no new entry at the workspace's top level beside nightshift.toml (sandbox/confinement.py)
-    (path / "solver.py").touch()
+    (path / "solver.py").write_text('raise SystemExit("no solver yet: the agent writes it here")\n')
     (path / "out").mkdir(exist_ok=True)
     init_workspace(path, InitOptions(
         goal="An ODE integrator whose outputs agree with the exact reference to 1e-6 relative error",
