@@ -70,9 +70,12 @@ def test_held_out_data_without_a_boundary_that_hides_it_fails_closed_unless_the_
     workspace.configure({"default": [["write", "solver.py", HONEST], ["write", "check.txt", "ok"],
                                      ["claim", "done", "x"]]}, backend="local",
                         extra='[policy]\nsandbox = "off"\nheldout = "unprotected"\n' + oracle_block(str(held)))
-    run = workspace.create_run()
-    out = supervise(run, env={"PATH": path})
-    assert out.returncode == 0, out.stderr[-1500:]
+    out = nightshift("run", str(ws), "--no-check", "--foreground", env={"PATH": path}, timeout=300)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-1500:]
+    # said before the first turn starts: the tier and why
+    assert 'boundary: sandbox: off (none), weaker than full: [policy] sandbox = "off"' in out.stdout, out.stdout
+    from nightshift.supervisor.run.paths import RunPaths
+    run = RunPaths(next((ws / ".nightshift" / "runs").iterdir()))
     sandbox = [e["data"] for e in workspace.events(run) if e["type"] == "policy.sandbox"][0]
     assert sandbox["namespace"] is False and any("can read held-out references" in d for d in sandbox["doors"])
     assert sandbox["tier"] == "off"
