@@ -87,8 +87,11 @@ cheat = (f"cat {held} > out/stolen.txt; echo 9 9 >> reference/result.dat; echo '
          "python3 -c 'import fcntl,pty; m,s=pty.openpty(); fcntl.ioctl(s,0x5412,b\\"x\\"); open(\\"out/tiocsti\\",\\"w\\")'; "
          f"kill -0 {os.getpid()} && touch out/signalled; true")
 (ws / "agent.py").write_text(AGENT)
+commit = ("git -c user.name=a -c user.email=a@b add solver.py && git -c user.name=a -c user.email=a@b commit -qm "
+          "solver && touch out/committed")  # honest: the agent stages and commits (.git takes new entries)
 (ws / "agent_script.json").write_text(json.dumps({"s1t1": [["shell", cheat], ["write", "solver.py", HONEST],
-                                                           ["write", "check.txt", "ok"], ["claim", "done", "ok"]]}))
+                                                           ["shell", commit], ["write", "check.txt", "ok"],
+                                                           ["claim", "done", "ok"]]}))
 (ws / "nightshift.toml").write_text(CONFIG.format(python=sys.executable, backend="local",
     test_command='test \\\\"$(cat check.txt)\\\\" = ok', pushbacks=3, max_shifts=2, breaker=4,
     require_changelog="false", extra=oracle_block(str(held))))
@@ -110,6 +113,7 @@ print(json.dumps({"rc": rc, "stolen": (ws / "out" / "stolen.txt").read_text(),
                   "toml_kept": (ws / "nightshift.toml").read_text() == toml,
                   "reference_kept": (ws / "reference" / "result.dat").read_text() == reference,
                   "tiocsti": (ws / "out" / "tiocsti").exists(), "signalled": (ws / "out" / "signalled").exists(),
+                  "committed": (ws / "out" / "committed").exists(),
                   "finished": [e["data"] for e in events if e["type"] == "run.finished"],
                   "verdicts": [e["data"] for e in events if e["type"] == "verify.finished"],
                   "sandbox": [e["data"] for e in events if e["type"] == "policy.sandbox"],
@@ -125,7 +129,7 @@ def test_a_run_on_a_login_node_without_user_namespaces_refuses_the_cheats_ends_d
     found = run_driver(user, RUN_DRIVER, 300)
     assert found["rc"] == 0 and found["finished"][-1]["outcome"] == "done", found
     assert found["stolen"] == "" and found["toml_kept"] and found["reference_kept"], found
-    assert not found["tiocsti"] and not found["signalled"], found
+    assert not found["tiocsti"] and not found["signalled"] and found["committed"], found
     # what Landlock refused is named like any refusal (the agent's own output said it): the next push-back, status
     rules = {d["rule"]: d["input"] for d in found["denied"]}
     assert "nightshift.toml" in rules.get("read_only", "") and "heldout-" in rules.get("held_out", ""), rules

@@ -6,7 +6,8 @@ Landlock only grants: a folder's rule holds for everything beneath it. So a fold
 the listing of its entries, and each entry that is not excluded gets the whole rule (recursively). What follows
 from it, named by tier.LEFT_OPEN: a new entry in such a folder (a new file at the workspace's top level, where
 nightshift.toml sits) cannot be written until the next turn recomputes the rules; names of hidden entries stay
-listed, their content does not.
+listed, their content does not. git's control files are held after the fact (restored and named at every stop),
+so that .git takes new entries and the agent can stage and commit.
 """
 from __future__ import annotations
 
@@ -63,7 +64,11 @@ def policy(ns, tier: Tier) -> dict:
     ws = Path(os.path.realpath(ns.workspace))
     writable = _real([ws, ns.tmp, *ns.writable])
     hidden = _real([*ns.hidden, *ns.deny_read])
-    read_only = _real(ns.read_only)
+    # git's control files (.git/config, hooks/, info/) are held after the fact here (verify/git_controls.py puts
+    # them back and names it at every stop): kept read-only, .git itself would take no new entry (index.lock) and
+    # the agent could not stage or commit
+    dotgit = ws / ".git"
+    read_only = [p for p in _real(ns.read_only) if not p.is_relative_to(dotgit)]
     out: dict = {"unset": list(hardening.SOCKET_ENV), "chdir": str(ws),
                  "set": {"TMPDIR": str(ns.tmp), "NIGHTSHIFT_NAMESPACE": "1", "NIGHTSHIFT_TIER": tier.name},
                  "new_session": ns.new_session, "landlock": tier.name == "landlock"}

@@ -29,6 +29,7 @@ LEFT_OPEN = {
     LANDLOCK: ("unix sockets by path and the machine's network (no network namespace)", "the shared /tmp (readable)",
                "the host's processes visible (no PID namespace; signals to them refused where Landlock has scopes)",
                "processes the agent starts can outlive its turn", "the shared /dev/shm and terminals",
+               "git's control files (.git/config, hooks/) held after the fact (restored and named at every stop)",
                "and one limit: a folder holding a protected file takes no new entry (Landlock only grants), so "
                "new files go in a folder of their own, not the workspace's top level beside nightshift.toml"),
     SECCOMP: ("every file the user can read, held-out data included", "writes anywhere the user can write",
