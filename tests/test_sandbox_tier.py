@@ -153,3 +153,15 @@ def test_a_verified_done_in_a_weaker_tier_never_reads_as_a_full_one(tier, label,
     final = {"verified": True, "sha": "abcdef1234" * 4, "reason": "ok", "sandbox": tier}
     css, said = verdict_line(SimpleNamespace(final=final))
     assert said == f"{line}: ok" and css == ("ok" if tier == "full" else "weak")
+
+
+def test_the_push_back_names_a_weaker_tier_and_its_limit_for_the_agent():
+    from nightshift.supervisor.shift.decide import findings
+    failing = {"name": "tests", "passed": False, "summary": "tests: 1 failing", "lines": ["FAIL t::x"]}
+    weaker = findings({"checks": [failing], "sandbox": "landlock"})
+    first, rest = weaker.split("\n", 1)
+    assert first.startswith("- this verdict was reached in sandbox: landlock, weaker than the full sandbox")
+    assert "new files go in a folder of their own" in first and rest == "- tests: 1 failing\n    FAIL t::x"
+    assert findings({"checks": [failing], "sandbox": "full"}) == rest
+    assert findings({"checks": [], "sandbox": "off"}).endswith("- every check passes, but you did not claim the goal "
+                                                             "is met")
