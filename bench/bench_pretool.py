@@ -9,6 +9,8 @@ the epilogue. Variants:
   namespace + plain hook         no helper: a Python interpreter per call (a CLI older than HTTP hooks, no socat)
   + Claude Code's sandbox        init defaults with [policy] claude_sandbox = true (a second layer per shell command)
   a hook that does nothing       no namespace, PreToolUse = `true`: what Claude Code pays to start any command hook
+  Landlock tier + HTTP hook      issue 47's tier where no namespace can be made (user namespaces off, no bubblewrap):
+                                 the launcher's Landlock and seccomp, the helper on the host's loopback
 Goals (issue 30): init defaults at most 10% slower than no boundary and at most 5 ms added per tool call; hook
 fired -> decision p95 under 5 ms (for HTTP: a POST of a tool call to a running helper over a kept-alive connection,
 as the CLI sends it; for the command hooks: stamps taken by the hook's own shell). Also: the namespace's start per
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 MODEL_S = 3.0  # seconds a real model takes to answer a tool result: a low figure for Sonnet-class models
@@ -41,6 +44,21 @@ from nightshift.supervisor.sandbox.boundary import boundary_for  # noqa: E402
 from nightshift.supervisor.sandbox.command import command_namespace  # noqa: E402
 from nightshift.supervisor.sandbox.turn import turn_namespace  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, bash, text, tools  # noqa: E402
+
+
+@contextmanager
+def landlock_tier():
+    """The boundary as a machine without user namespaces gives it (sandbox/tier.py's landlock), on this one: the
+    tier and the namespace's absence forced where the boundary reads them, nothing else changed."""
+    from nightshift.supervisor.sandbox import boundary as boundary_module, landlock, tier
+    forced = tier.Tier(tier.LANDLOCK, "bench: the tier without a namespace", landlock.abi())
+    saved = boundary_module.tier_for, boundary_module.namespace_problem
+    boundary_module.tier_for = lambda mode: forced
+    boundary_module.namespace_problem = lambda mode: "bench: no namespace"
+    try:
+        yield
+    finally:
+        boundary_module.tier_for, boundary_module.namespace_problem = saved
 
 
 def policy_doc(ws: Path, run_dir: Path, sandbox: bool) -> dict:
@@ -92,10 +110,11 @@ class Bench:
         claude = (f"claude -p go --output-format json --permission-mode dontAsk "
                   f"--settings {shlex.quote(str(settings))} > /dev/null")
         self.turns += 1
-        if namespaced:
-            ns = turn_namespace(self.boundary, self.run, 1, f"s1t{self.turns}", [self.config_dir],
-                                decisions=hook in ("http", "socat"),
-                                http_settings=settings if hook == "http" else None, nested=sandbox)
+        if namespaced:  # True: bubblewrap's namespace; "landlock": the tier without one
+            with landlock_tier() if namespaced == "landlock" else nullcontext():
+                ns = turn_namespace(self.boundary, self.run, 1, f"s1t{self.turns}", [self.config_dir],
+                                    decisions=hook in ("http", "socat"),
+                                    http_settings=settings if hook == "http" else None, nested=sandbox)
             inner = self.run.root / f"inner-{self.turns}.sh"
             inner.write_text(ns.inside + claude + "\n")  # as a turn's inner script starts (argv ends in the scope)
             script = (ns.prologue + " ".join(shlex.quote(a) for a in ns.argv) + f" bash {shlex.quote(str(inner))}\n"
@@ -160,22 +179,24 @@ class Bench:
 
     def namespace_starts(self, n: int = 20) -> None:
         """bubblewrap up and down around `true`, as a turn (with the helper's prologue) and as commands."""
-        for name in ("turn (bwrap + the decision helper)", "turn (bwrap alone)"):
+        for name in ("turn (bwrap + the decision helper)", "turn (bwrap alone)", "turn (Landlock launcher alone)"):
             times = []
             for i in range(n):
-                ns = turn_namespace(self.boundary, self.run, 2, f"s2t{i + 1}", [self.config_dir],
-                                    decisions="helper" in name)
+                with landlock_tier() if "Landlock" in name else nullcontext():
+                    ns = turn_namespace(self.boundary, self.run, 2 + ("Landlock" in name), f"s2t{i + 1}",
+                                        [self.config_dir], decisions="helper" in name)
                 script = (ns.prologue + " ".join(shlex.quote(a) for a in ns.argv) + " true\n" + ns.epilogue)
                 started = time.perf_counter()
                 subprocess.run(["bash", "-c", script], cwd=self.ws, env=self.env, check=True)
                 times.append(1000 * (time.perf_counter() - started))
             print(info(f"namespace start, {name}, p50", percentile(times, 50), "ms"))
-        for kind in ("test", "oracle"):
+        for kind in ("test", "oracle", "test (Landlock launcher)"):
             times = []
             for _ in range(n):
                 started = time.perf_counter()
-                with command_namespace(self.boundary, kind, "true") as run:
-                    subprocess.run(run.argv, cwd=self.ws, check=True)
+                with landlock_tier() if "Landlock" in kind else nullcontext():
+                    with command_namespace(self.boundary, kind.split()[0], "true") as run:
+                        subprocess.run(run.argv, cwd=self.ws, check=True)
                 times.append(1000 * (time.perf_counter() - started))
             bare = []
             for _ in range(n):
@@ -209,7 +230,9 @@ def main() -> int:
                 ("a command hook that does nothing", "true", False, False),
                 # where init defaults' time goes: the HTTP hook alone, and the namespace alone
                 ("part: HTTP hook to the helper, no namespace", "http", False, False),
-                ("part: namespace, no hook", "", False, True))
+                ("part: namespace, no hook", "", False, True),
+                ("Landlock tier + HTTP hook (no namespace: issue 47)", "http", False, "landlock"),
+                ("part: Landlock tier, no hook", "", False, "landlock"))
     if args.no_claude_sandbox:
         plan = tuple(v for v in plan if not v[2])
     for name, hook, sandbox, namespaced in args.rounds * plan:

@@ -98,7 +98,7 @@ def test_a_newer_minor_version_is_read_and_its_extras_named(demo_run, tmp_path):
     assert out.returncode == 0, out.stdout
     note = next(line for line in out.stdout.splitlines() if "newer than this nightshift's" in line)
     assert "energy_kwh" in note and "comparisons/0/units" in note, note
-    predicate["version"] = 1.1  # our own version with a field it does not define: not of the published form
+    predicate["version"] = 1.2  # our own version with a field it does not define: not of the published form
     path.write_text(json.dumps(resign(envelope, statement, demo_run.pub.with_suffix(""))))
     out = _verify(demo_run, path)
     assert out.returncode == 1 and "MISMATCH: the predicate breaks its schema at (predicate): Additional " \

@@ -84,7 +84,7 @@ def test_a_standard_statement_changed_and_re_signed_is_named(demo_run, tmp_path)
 
 def test_the_predicate_names_tests_by_id_the_source_the_model_and_the_oracles_interpreter(demo_run):
     predicate = statement_of(read_envelope(demo_run.attestation))["predicate"]
-    assert predicate["version"] == 1.1
+    assert predicate["version"] == 1.2
     tests = predicate["tests"]
     assert tests["ratchet"]["ids"] and tests["flaky"] == [] and tests["baseline"]["runs"] == 2
     assert tests["baseline"]["goal"] == tests["ratchet"]["ids"]  # the demo's tests all failed when the run began

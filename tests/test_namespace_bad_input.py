@@ -44,27 +44,46 @@ def test_a_held_out_reference_inside_the_workspace_is_refused_before_anything_is
     assert _no_runs(ws)
 
 
-def test_held_out_data_where_no_namespace_can_be_made_fails_closed_unless_the_user_accepts_it(workspace, tmp_path):
+def test_held_out_data_without_a_boundary_that_hides_it_fails_closed_unless_the_user_accepts_it(workspace, tmp_path):
+    """Issue 47: without bubblewrap the run takes Landlock's tier, which hides held-out data (tests/
+    test_sandbox_login_node.py runs it); where nothing hides it ([policy] sandbox = "off" here, a kernel without
+    Landlock elsewhere) a held-out run fails closed, in one line, unless the user accepts it; `required` refuses any
+    tier weaker than full by name."""
     ws = workspace.path
     held = setup_references(ws, tmp_path)
-    workspace.configure({"default": [["write", "solver.py", HONEST], ["claim", "done", "x"]]}, backend="local",
-                        extra=oracle_block(str(held)))
     path = _bin_without_bwrap(tmp_path)
+    workspace.configure({"default": [["write", "solver.py", HONEST], ["claim", "done", "x"]]}, backend="local",
+                        extra='[policy]\nsandbox = "required"\n' + oracle_block(str(held)))
     out = nightshift("run", str(ws), "--no-check", env={"PATH": path})
     assert out.returncode != 0 and "Traceback" not in out.stderr
     line = out.stderr.strip().splitlines()[-1]
-    assert "held-out comparisons cannot be protected here (bubblewrap is not installed" in line
+    assert '[policy] sandbox = "required" but this machine gives sandbox: landlock' in line, line
+    assert "bubblewrap is not installed; fix: apt-get install bubblewrap" in line and 'sandbox = "landlock"' in line
+    workspace.configure({"default": [["write", "solver.py", HONEST], ["claim", "done", "x"]]}, backend="local",
+                        extra='[policy]\nsandbox = "off"\n' + oracle_block(str(held)))
+    out = nightshift("run", str(ws), "--no-check", env={"PATH": path})
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert 'held-out comparisons cannot be protected here ([policy] sandbox = "off")' in line
     assert '[policy] heldout = "unprotected"' in line and _no_runs(ws)
     # the user says so in one line: the run starts, and every verdict says the held-out data was not protected
     workspace.configure({"default": [["write", "solver.py", HONEST], ["write", "check.txt", "ok"],
-                                     ["claim", "done", "x"]]}, backend="local", extra='[policy]\nheldout = "unprotected"\n' + oracle_block(str(held)))
-    run = workspace.create_run()
-    out = supervise(run, env={"PATH": path})
-    assert out.returncode == 0, out.stderr[-1500:]
+                                     ["claim", "done", "x"]]}, backend="local",
+                        extra='[policy]\nsandbox = "off"\nheldout = "unprotected"\n' + oracle_block(str(held)))
+    out = nightshift("run", str(ws), "--no-check", "--foreground", env={"PATH": path}, timeout=300)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-1500:]
+    # said before the first turn starts: the tier and why
+    assert 'boundary: sandbox: off (none), weaker than full: [policy] sandbox = "off"' in out.stdout, out.stdout
+    from nightshift.supervisor.run.paths import RunPaths
+    run = RunPaths(next((ws / ".nightshift" / "runs").iterdir()))
     sandbox = [e["data"] for e in workspace.events(run) if e["type"] == "policy.sandbox"][0]
     assert sandbox["namespace"] is False and any("can read held-out references" in d for d in sandbox["doors"])
+    assert sandbox["tier"] == "off"
     verdict = [e["data"] for e in workspace.events(run) if e["type"] == "verify.finished"][-1]
     assert "[held-out references not protected from the solver on this machine]" in verdict["summary"]
+    assert verdict["summary"].endswith("; sandbox: off (none)") and verdict["sandbox"] == "off", verdict["summary"]
+    status = nightshift("status", run.run_id, cwd=ws).stdout
+    assert "trust      yes, within a weaker boundary: verified done" in status and "sandbox: off" in status, status
 
 
 @pytest.mark.parametrize("policy,needle", [

@@ -135,7 +135,7 @@ def test_what_needed_a_person_is_in_words_with_what_to_do_never_raw_fields_cut_m
     assert len(texts) == 6  # a namespace that held needed nobody
     sandbox, budget, breaker, crash, refused, unknown = texts
     assert sandbox.startswith("the agent's processes ran without nightshift's namespace (bubblewrap is not "
-                              "installed") and "`apt-get install bubblewrap`" in sandbox
+                              "installed") and "apt-get install bubblewrap" in sandbox and "nightshift doctor" in sandbox
     assert "budget spent: max_cost_usd reached 3.21 (limit 3.0); raise [limits] max_cost_usd" in budget
     assert budget.endswith("`nightshift resume r7`")
     assert breaker.startswith("the breaker tripped: 4 stops in a row with no diff.") and "resume r7" in breaker

@@ -93,7 +93,7 @@ def test_the_survey_runs_once_per_namespace_and_without_one_says_so_once(tmp_pat
     assert lines == ['OPEN    every surface: no namespace ([policy] sandbox = "off")'], lines
     (tmp_path / "nightshift.toml").write_text('[policy]\nsandbox = "off"\n')
     namespace = next(detail for _ok, what, detail in boundary_checks(tmp_path) if what == "namespace")
-    assert namespace.startswith('[policy] sandbox = "off"') and "bubblewrap works" not in namespace, namespace
+    assert namespace.startswith('sandbox: off (none): [policy] sandbox = "off"') and "bubblewrap works" not in namespace, namespace
 
 
 def test_door_names_come_from_one_list_and_a_refused_rerun_names_every_open_door(monkeypatch, capsys):

@@ -117,7 +117,15 @@ def verdict_label(state: dict[str, Any]) -> str:
     verdict = state.get("last_verdict")
     if not verdict:
         return "-"
-    return "PASS" if verdict.get("passed") else "FAIL"
+    word = "PASS" if verdict.get("passed") else "FAIL"
+    return word + sandbox_tag(verdict)
+
+
+def sandbox_tag(verdict: dict[str, Any]) -> str:
+    """' sandbox:landlock' where the verdict's boundary was weaker than bubblewrap's full sandbox (sandbox/tier.py),
+    so a pass there never reads as a full one; nothing for full (or a run that did not record it)."""
+    tier = verdict.get("sandbox")
+    return f" sandbox:{tier}" if isinstance(tier, str) and tier not in ("full", "") else ""
 
 
 def supervisor_label(sup: Supervisor, state: dict[str, Any]) -> str:

@@ -151,6 +151,7 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
     run_folder = _event_log(found, workspace, predicate)
     if run_folder is not None:
         check_ratchet_ids(found, workspace, run_folder, predicate)
+    check_sandbox(found, predicate)
     check_nightshift(found, predicate.get("environment") or {})
     check_uri(found, statement, workspace)
     if rerun and here is not None:
@@ -162,6 +163,24 @@ def check_result(target: str, workspace: Path, key: Path | None, allow: list[str
         found.mismatch(f"the attested verdict FAILED ({str(result.get('summary', ''))[:200]})")
     list_stated(found, predicate, statement)
     return found
+
+
+def check_sandbox(found: Findings, predicate: dict[str, Any]) -> None:
+    """The boundary the agent worked in: bubblewrap's full sandbox is ok; a weaker tier (or none stated) is missing
+    unless the checker accepts it (--allow-missing sandbox), and the last line names it either way."""
+    sandbox = predicate.get("sandbox") if isinstance(predicate.get("sandbox"), dict) else {}
+    tier = str(sandbox.get("tier") or "unknown")
+    found.sandbox = tier
+    found.claim("sandbox")
+    if tier == "full":
+        found.ok("sandbox: full (bubblewrap's namespace held every process of the agent at this verdict)")
+        return
+    if tier == "unknown":  # a statement of version 1.1, or a run that did not record it
+        found.note("the statement does not say which boundary the agent worked in (made before nightshift named it)")
+        return
+    left = "; ".join(str(x) for x in sandbox.get("left_open") or []) or "not stated"
+    found.missing("sandbox", f"the agent worked in sandbox: {tier}, weaker than bubblewrap's full sandbox (left "
+                             f"open: {left})")
 
 
 def _finder(references: list[Path]) -> DigestFinder:

@@ -21,6 +21,7 @@ class Findings:
     lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): ok | MISMATCH | MISSING | note |
     # elsewhere (only the run's machine had it) | stated (the signer's word, not checked) | skipped (not ours)
     checked: set[str] = field(default_factory=set)  # the predicate's claims some line above measured
+    sandbox: str | None = None  # the attested boundary's tier (the last line names it where it is not full)
 
     def claim(self, *names: str) -> None:
         """Mark claims of the predicate as checked (held or not): the rest are listed as the signer's word."""

@@ -23,7 +23,7 @@ from nightshift.supervisor.config import CONFIG_NAME
 from nightshift.supervisor.run.events import utc_now
 from nightshift.supervisor.verify import definition_of_done as dod
 
-VERSION = 1.1  # the major is the type's /v1; a minor adds fields, which an older verifier reads and names
+VERSION = 1.2  # the major is the type's /v1; a minor adds fields, which an older verifier reads and names
 SCHEMA_FILE = Path(__file__).with_name("predicate.schema.json")
 COLUMN_KEYS = ("column", "rtol", "atol", "scale", "tolerance", "points", "failing", "passed", "ratio", "rel_worst",
                "max_abs", "nonfinite")
@@ -66,6 +66,13 @@ def _comparison(facts: VerdictFacts, comp, entry: dict[str, Any] | None, digests
             "reference": {"path": comp.reference, "sha256": ref.get("sha256"), "size": ref.get("size")},
             "x": comp.x if comp.x is None or isinstance(comp.x, (str, int)) else str(comp.x),
             "columns": cols, "ratio": _figure(entry.get("ratio")), "error": entry.get("error")}
+
+
+def _sandbox(tier: Any) -> dict[str, Any]:
+    """The boundary's tier the verdict recorded (sandbox/tier.py), and what that tier leaves open."""
+    from nightshift.supervisor.sandbox.tier import LEFT_OPEN, ORDER
+    name = tier if tier in ORDER else "unknown"
+    return {"tier": name, "left_open": list(LEFT_OPEN.get(name, ()))}
 
 
 def _text(digest: Any) -> str | None:
@@ -179,6 +186,7 @@ def build_statement(facts: VerdictFacts, config) -> dict[str, Any]:
                        "hours": hours_between(s.get("created"), facts.event.get("ts"))},
         "event_log": {"sha256": None, "bytes": facts.log_bytes, "last_seq": facts.last_seq},
         "signer": None,
+        "sandbox": _sandbox(facts.data.get("sandbox")),
     }
     from nightshift.supervisor.attest.provenance import repository_uri
     uri = repository_uri(ws)

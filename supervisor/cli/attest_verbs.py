@@ -49,7 +49,9 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
         print(f"NOT VERIFIED: {found.failed} thing(s) named above do not hold or could not be checked")
         return 1
     stated = sum(kind.startswith("stated") for kind, _text in found.lines)
-    print("VERIFIED: the signature and every claim checked above hold" +
+    weaker = found.sandbox not in (None, "full")  # said in the verdict's own line: never read as a full one
+    print(("VERIFIED" + (f", sandbox: {found.sandbox} (weaker than full, accepted)" if weaker else "")) +
+          ": the signature and every claim checked above hold" +
           (", every figure within its tolerance again" if rerun else "") +
           (f"; {stated} claim(s) rest on the signer's word (listed)" if stated else ""))
     return 0

@@ -78,6 +78,10 @@ def build_workspace(path: Path) -> Path:
     (path / "README.md").write_text("Demo workspace: integrate y' = y(1 - y/10), y(0) = 0.1 and "
                                     "z' = -z + sin t + 2, z(0) = 3 on [0, 10], step 0.01.\n")
     (path / ".gitignore").write_text("out/\n__pycache__/\n.pytest_cache/\n")
+    # The files the work writes exist, as in a project that has them (a solver.py that says none is there yet): where no namespace can be made, Landlock's
+    # tier takes no new entry at the workspace's top level beside nightshift.toml (sandbox/confinement.py)
+    (path / "solver.py").write_text('raise SystemExit("no solver yet: the agent writes it here")\n')
+    (path / "out").mkdir(exist_ok=True)
     init_workspace(path, InitOptions(
         goal="An ODE integrator whose outputs agree with the exact reference to 1e-6 relative error",
         test_command=f"{sys.executable} -m pytest -q tests", agent="demo", plan=PLAN,
@@ -120,7 +124,10 @@ def demo_main(headless: bool, keep_dir: str | None) -> int:
     else:
         start_detached(run, config)
         code = _follow(run, alive=lambda: supervisor_status(run.supervisor)["alive"])
-    print(f"demo finished in {time.monotonic() - started:.0f}s: {'VERIFIED DONE' if code == 0 else 'not done'}"
+    from nightshift.supervisor.sandbox.tier import tier_for
+    tier = tier_for(config.policy.sandbox)
+    weaker = "" if tier.name == "full" else f", {tier.label()}"  # never read as a result in the full sandbox
+    print(f"demo finished in {time.monotonic() - started:.0f}s: {'VERIFIED DONE' + weaker if code == 0 else 'not done'}"
           f"\n  workspace: {workspace}\n  history:   {shlex.join(['git', '-C', str(workspace), 'log', '--oneline'])}"
           f"\n  events:    nightshift log {run.run_id}")
     if backend == "tmux":
@@ -133,11 +140,15 @@ def boundary_line(workspace: Path, config) -> str:
     (so the first run a user sees is not mistaken for the one a cluster without bubblewrap gives)."""
     from nightshift.supervisor.sandbox.boundary import boundary_for
 
-    problem = boundary_for(workspace, config).problem
+    boundary = boundary_for(workspace, config)
+    problem, tier = boundary.problem, boundary.tier
     if problem is None:
         return "boundary: on (the agent's processes run in nightshift's namespace, bubblewrap)"
+    if tier.confined:  # no namespace, but Landlock and/or seccomp: its name, then the cause and its fix
+        return (f"boundary: {tier.label()} for this demo, weaker than full: {problem}; `nightshift doctor` says "
+                "what it leaves open")
     return (f"boundary: OFF for this demo: {problem}; the agent's processes run without nightshift's namespace "
-            f"(`make tools` as root installs bubblewrap; `nightshift doctor` says what is missing)")
+            f"(`nightshift doctor` says what is missing)")
 
 
 def _require_pytest() -> None:

@@ -22,13 +22,26 @@ def _version(argv: list[str]) -> str | None:
     return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 and (out.stdout or out.stderr) else None
 
 
-def checks(workspace: Path) -> list[tuple[bool, str, str]]:
-    """(ok, what, detail or fix) for each piece."""
-    rows: list[tuple[bool, str, str]] = []
+def _agent_kind(workspace: Path) -> str:
+    """The configured agent (Claude Code where nightshift.toml is missing or does not load: init's default)."""
+    from nightshift.supervisor.config.schema import ConfigError, load_config
+
+    try:
+        return load_config(workspace).agent.kind
+    except ConfigError:
+        return "claude"
+
+
+def checks(workspace: Path) -> list[tuple[bool | None, str, str]]:
+    """(ok, what, detail or fix) for each piece; ok None: a warning (it works, weaker than it should)."""
+    rows: list[tuple[bool | None, str, str]] = []
+    kind = _agent_kind(workspace)
+    needs_claude = kind == "claude"  # Claude Code's CLI and credentials: only its agent needs them (the judge's row)
     claude = shutil.which("claude")
     version = _version(["claude", "--version"]) if claude else None
-    rows.append((bool(version), "claude", f"{version} at {claude}" if version else
-                 "not found: npm install -g @anthropic-ai/claude-code (or `make tools` as root)"))
+    rows.append((bool(version) or not needs_claude, "claude", f"{version} at {claude}" if version else
+                 "not found: npm install -g @anthropic-ai/claude-code (or `make tools` as root)"
+                 + ("" if needs_claude else f"; the {kind} agent does not need it (the judge does)")))
     tmux = _version(["tmux", "-V"]) if shutil.which("tmux") else None
     rows.append((bool(tmux), "tmux", tmux or "not found: apt-get install tmux (or use --backend local)"))
     git = _version(["git", "--version"]) if shutil.which("git") else None
@@ -37,7 +50,8 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
         found = importlib.util.find_spec(name) is not None
         rows.append((found, f"python: {name}", "installed" if found else "missing: pip install -e . in the repo"))
     credentials = find_credentials()
-    rows.append((bool(credentials), "credentials", credentials.describe()))
+    rows.append((bool(credentials) or not needs_claude, "credentials", credentials.describe()
+                 + ("" if credentials or needs_claude else f" (the {kind} agent needs none)")))
     problem, way, with_what = judge_reach("auto", "claude")  # the rule init and check use
     rows.append((True, "judge (via auto)", f"unavailable: {problem} (never counted as a pass)" if problem else
                  f"through {way} ({with_what})"))
@@ -58,14 +72,15 @@ def checks(workspace: Path) -> list[tuple[bool, str, str]]:
     return rows
 
 
-def file_tools_line(agent: str, namespace_problem: str | None) -> str:
+def file_tools_line(agent: str, namespace_problem: str | None, confined: str | None = None) -> str:
     """What holds the agent's file edits: Claude Code's tools go through nightshift's PreToolUse hook; any other
     agent has no hook, so only the namespace (where it runs) and the check at each stop hold them."""
     if agent == "claude":
         return ("Claude Code's Read/Write/Edit are held by nightshift's PreToolUse hook (every refusal is recorded as "
                 "policy.denied and named in the next push-back)")
     held = ("nightshift's namespace (references and passed tests read-only) and the check at each stop"
-            if namespace_problem is None else "only the check at each stop (no namespace here: see the row above)")
+            if namespace_problem is None else f"{confined} (references and passed tests read-only) and the check "
+            "at each stop" if confined else "only the check at each stop (no namespace here: see the row above)")
     return f"the {agent} agent has no tool-call hook (that is Claude Code's): its writes are held by {held}"
 
 
@@ -82,20 +97,25 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
             return [(False, "nightshift.toml", str(exc))]
     from nightshift.supervisor.sandbox.boundary import boundary_for, open_doors, start_problems
     from nightshift.supervisor.sandbox.probe import bwrap_problem
+    from nightshift.supervisor.sandbox.tier import refusal, tier_for
 
     boundary = boundary_for(Path(workspace), config) if config is not None else None
     problem = boundary.problem if boundary is not None else bwrap_problem()  # [policy] sandbox = "off" says so too
     held = boundary is not None and bool(boundary.heldout)
-    fail_closed = boundary is not None and (config.policy.sandbox == "required" or (held and not
-                                                                                   boundary.unprotected_ok))
     doors = open_doors(boundary, config.agent.kind) if boundary is not None else []
-    rows = [(not (problem and fail_closed), "namespace",
+    tier = boundary.tier if boundary is not None else tier_for("auto")
+    refused = refusal(config.policy.sandbox, tier) if config is not None else None  # [policy] sandbox's least tier
+    unprotected = held and not boundary.unprotected_ok and not tier.hides_files  # held-out data readable: held
+    ok = False if problem and (refused or unprotected) else (None if problem else True)  # weaker: a warning
+    why = (f" (runs will not start: {refused})" if refused else
+           " (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
+           if unprotected else "")
+    rows = [(ok, "namespace",
              "bubblewrap works: every turn of the agent and every command that runs its code (tests, verify, oracle) "
              "runs in nightshift's namespace (held-out references absent, references and passed tests read-only, a "
              "private TMPDIR, nothing outlives its turn, no network unless [policy] allows it)" if not problem else
-             f"{problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its commands")
-             + (" (held-out comparisons: runs will not start; [policy] heldout = \"unprotected\" accepts it)"
-                if fail_closed else ""))]
+             f"{tier.label()}: {problem}: " + ("; ".join(doors) if doors else "no namespace for the agent or its "
+                                                                              "commands") + why)]
     if boundary is not None and problem is None:  # without a namespace the row above says it (and why runs stop)
         rows += [(False, "held-out data", line) for line in start_problems(boundary)]
     if config is not None and config.policy.claude_sandbox:
@@ -103,7 +123,8 @@ def boundary_checks(workspace: Path) -> list[tuple[bool, str, str]]:
         rows.append((True, "claude sandbox", "Claude Code's own sandbox runs inside the namespace as a second layer (its turns may make user and mount "
                      "namespaces of their own; the mounts they inherit stay locked)"
                      if not second else f"{second}; [policy] claude_sandbox is on but cannot run"))
-    rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem)))
+    rows.append((True, "file tools", file_tools_line(config.agent.kind if config is not None else "claude", problem,
+                                                     tier.label() if tier.hides_files else None)))
     if config is not None and config.agent.kind == "claude":
         from nightshift.supervisor.shift.pretool_transport import pretool_transport
 
@@ -140,16 +161,23 @@ def surface_rows(boundary, nested: bool = False) -> list[tuple[bool, str, str]]:
     row). Doctor's alone: check's preflight probes the surfaces once itself."""
     from nightshift.supervisor.sandbox.survey import survey_lines
 
-    parts = [(True, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
-    return parts + [(True, "sandbox", line) for line in survey_lines(boundary, nested=nested)]
+    parts = [(None, "sandbox part", f"{door}: {why}") for door, why in boundary.missing if door != "namespace"]
+    return parts + [(True if line.startswith("closed") else None, "sandbox", line)
+                    for line in survey_lines(boundary, nested=nested)]
 
 
 def doctor_main(workspace: Path, slurm: bool = False) -> int:
     rows = checks(Path(workspace))
     for ok, what, detail in rows:
-        print(f"{'ok ' if ok else 'MISSING'}  {what:22} {detail}")
-    missing = [what for ok, what, _ in rows if not ok]
-    print("everything nightshift needs is here" if not missing else f"missing: {', '.join(missing)}")
+        print(f"{'ok ' if ok else 'WARN   ' if ok is None else 'MISSING'}  {what:22} {detail}")
+    missing = [what for ok, what, _ in rows if ok is False]
+    warned = sorted({what for ok, what, _ in rows if ok is None})
+    if missing:
+        print(f"missing: {', '.join(missing)}")
+    elif warned:
+        print(f"nightshift can run here, with warnings ({', '.join(warned)}): see the WARN rows for their fixes")
+    else:
+        print("everything nightshift needs is here")
     if slurm:  # the compute node's environment is another machine's: ask a job (hpc/doctor.py)
         from nightshift.hpc.doctor import slurm_doctor_main
 

@@ -36,6 +36,10 @@ def cmd_run(args) -> int:
         run = create_fleet(ws, config, fleet_id) if is_fleet(config) else create_run(ws, config)
         lanes = f" ({config.fleet.lanes} lanes){start_note(ws, config)}" if is_fleet(config) else ""
         print(f"run {run.run_id} created in {run.root}{lanes}")
+        from nightshift.supervisor.sandbox.tier import tier_for
+        tier = tier_for(config.policy.sandbox)
+        if tier.name != "full":  # said before the first turn starts, with its cause's fix
+            print(f"boundary: {tier.label()}, weaker than full: {tier.why}")
         from nightshift.supervisor.run.events import read_events
         kept_off = next((e["data"].get("not_run") or [] for e in read_events(run.events).events
                          if e["type"] == "git.guarded"), [])  # what the run's creation found: not asked twice

@@ -19,12 +19,16 @@ class PolicyConfig(Section):
     # refusal, never a hang); on lets it reach what the sandbox allows.
     network: bool = True
     """The agent's network; false (compute nodes): no address but the model's API, through a proxy nightshift runs."""
-    # nightshift's own namespace (bubblewrap) around every process of the agent and of its code (the turn, the
-    # test and verify commands, the oracle command): "auto" where bubblewrap can make one, "required": hold the run
-    # without it, "off": never (the hook and the after-the-fact checks alone; every verdict says which doors are open).
-    sandbox: Literal["auto", "required", "off"] = "auto"
-    """nightshift's namespace (bubblewrap) around every process of the agent and its code: "auto" where bubblewrap can
-    make one, "required": hold the run without it, "off": never."""
+    # The boundary around every process of the agent and of its code (the turn, the test and verify commands, the
+    # oracle command), in tiers (sandbox/tier.py): "full" is bubblewrap's namespace; where user namespaces are off or
+    # bubblewrap is missing, "landlock" (Landlock and seccomp, no namespace) or "seccomp" alone; "off" nothing.
+    # "auto" takes the strongest the machine gives, "required" only full, "landlock" full or landlock, "off" none
+    # (the hook and the after-the-fact checks alone). Every verdict, status line, report and attestation names it.
+    sandbox: Literal["auto", "required", "landlock", "off"] = "auto"
+    """The boundary around every process of the agent and its code: "auto" the strongest this machine gives (bubblewrap's
+    full sandbox; where user namespaces are off or bubblewrap is missing, Landlock and seccomp without a namespace, or
+    seccomp alone; every result names it), "required": full only (the run is held without it), "landlock": full or
+    Landlock (accepts the tier without a namespace, refuses seccomp alone), "off": none."""
     # Claude Code's own sandbox as a second layer inside the namespace (costs ~90-250 ms per shell command).
     claude_sandbox: bool = False
     """Claude Code's own sandbox as a second layer inside the namespace (costs ~90-250 ms per shell command)."""

@@ -132,6 +132,8 @@ def _boundary(d: dict[str, Any]) -> str:
     held = d.get("namespace", d.get("available"))
     line = ("the agent's processes run in nightshift's namespace (bubblewrap)" if held else
             f"no namespace for the agent's processes: {d.get('problem')}")
+    if not held and d.get("tier") in ("landlock", "seccomp"):  # the launcher's tier (sandbox/tier.py)
+        line += f"; held by {d.get('label')} (left open: {'; '.join(d.get('left_open') or [])})"
     if held and d.get("claude_sandbox"):
         line += ", with Claude Code's own sandbox inside it"
     if agent == "claude":

@@ -1,4 +1,5 @@
-"""The boundary: the one place that makes a namespace (bubblewrap) for any process that runs code the agent wrote or
+"""The boundary: the one place that makes a namespace (bubblewrap; where none can be made, Landlock and seccomp) for
+any process that runs code the agent wrote or
 started: the agent's turn, the test and verify commands, the oracle command, the preflight's runs of them. Callers say
 what the process is; this room knows what it may see (held-out references and nightshift's private stores do not
 exist), write (the workspace and a private TMPDIR; references, passed tests, nightshift.toml and .nightshift/ are
@@ -15,6 +16,10 @@ nothing it starts outlives it; what was left running is named).
     command.py   a command (tests, verify, oracle, probe) in its namespace: argv, fresh TMPDIR, leftovers
     turn.py      an agent turn's namespace, as the lines of the turn's wrapper script
     proxy.py     the model's API reached from a namespace without network (a unix socket bound in)
+    tier.py      the boundary's tier (full, landlock, seccomp, off): the strongest the machine gives, decided here only
+    diagnose.py  why no namespace: the cause (sysctl, AppArmor, container, no bubblewrap) and its fix
+    confinement.py  the tiers without a namespace: a Namespace as Landlock rules and the seccomp program
+    confine.py   their launcher: Landlock, seccomp, no capability, then exec (standard library only)
 
 May import: errors, gitguard, config, run.
 """

@@ -17,6 +17,7 @@ from nightshift.supervisor.gitguard import control_paths
 from nightshift.supervisor.run.paths import STATE_DIR_NAME, user_state_dir
 from nightshift.supervisor.sandbox.hardening import MUNGE_SOCKET, credential_places
 from nightshift.supervisor.sandbox.probe import namespace_problem, open_parts
+from nightshift.supervisor.sandbox.tier import Tier, refusal, tier_for
 
 # The part of the sandbox that closes each surface the probes measure (survey.py): where the machine lacks that part,
 # the surface stays open, and accepting the part's door ([policy] open_doors) accepts the surface with it.
@@ -58,6 +59,11 @@ class Boundary:
     def problem(self) -> str | None:
         """Why no namespace is made here (None: every process of the agent's code runs in one)."""
         return namespace_problem(self.mode)
+
+    @property
+    def tier(self) -> Tier:
+        """The strongest boundary this machine gives under [policy] sandbox (tier.py: the one place it is decided)."""
+        return tier_for(self.mode)
 
     def scratch(self) -> Path:
         """Where private TMPDIRs are made: the run's own folder (0700), else the user's state folder."""
@@ -145,7 +151,8 @@ def start_problems(boundary: Boundary) -> list[str]:
                        "keep it): move it out of the workspace (e.g. `nightshift init --holdout NAME` keeps it in "
                        "nightshift's private store) and point its reference = at the new place")
     problem = boundary.problem
-    if boundary.heldout and problem and not boundary.unprotected_ok:
+    tier = boundary.tier
+    if boundary.heldout and problem and not tier.hides_files and not boundary.unprotected_ok:
         out.append(f"held-out comparisons cannot be protected here ({problem}): any process of the agent could "
                    "read the held-out references; fix that (`nightshift doctor` says how), or accept it with "
                    "[policy] heldout = \"unprotected\" in nightshift.toml")
@@ -154,8 +161,9 @@ def start_problems(boundary: Boundary) -> list[str]:
             if door not in boundary.open_doors:
                 out.append(f"held-out comparisons need the whole sandbox, and {why}; fix that, or accept the door "
                            f"with [policy] open_doors = [\"{door}\"] in nightshift.toml")
-    if boundary.mode == "required" and problem:
-        out.append(f"[policy] sandbox = \"required\" but {problem}; fix that, or set sandbox = \"auto\"")
+    refused = refusal(boundary.mode, tier)
+    if refused:
+        out.append(refused)
     return out
 
 
@@ -182,6 +190,14 @@ def open_doors(boundary: Boundary, agent_kind: str) -> list[str]:
     problem = boundary.problem
     if problem is None:
         return [f"the sandbox lacks a part ({door}): {why}" for door, why in boundary.missing]
+    tier = boundary.tier
+    if tier.confined:  # no namespace, but Landlock and/or seccomp around every process of the agent's code
+        offline = [] if boundary.network and boundary.command_network else [
+            f"[policy] network = false / command_network = false are not held in {tier.label()}: without a network "
+            "namespace the agent's processes reach the machine's network (name it to your administrators as part "
+            "of the namespace's fix)"]
+        return [f"no namespace ({problem}): {tier.label()} holds the agent's processes; left open: "
+                + "; ".join(tier.left_open())] + offline
     doors = ["the test and verify commands run unsealed: they can read held-out references and leave files "
              "that a later command reads",
              "processes the agent starts can outlive its turn"]

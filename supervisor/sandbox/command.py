@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.sandbox.confinement import confine_argv
 from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 LEFTOVERS = ".nightshift-leftovers"  # in the private TMPDIR, written inside after the command ended
@@ -57,7 +58,8 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
     (``start_new_session=True``: no controlling terminal; ``bash -c command`` where no namespace can be made, with a
     note saying so); the private TMPDIR is removed afterwards. ``outputs``: the
     folder of the run where the command's own reports go (its JUnit file), writable inside."""
-    if boundary is None or boundary.problem is not None:
+    tier = boundary.tier if boundary is not None and boundary.problem is not None else None
+    if boundary is None or (boundary.problem is not None and not tier.confined):
         why = "no boundary" if boundary is None else boundary.problem
         yield CommandRun(["bash", "-c", command], False, notes=[f"the {kind} command ran without a namespace ({why})"])
         return
@@ -76,9 +78,16 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
                    # ~4-5 ms a command on a loaded machine, and adds nothing (tests/test_sandbox_session.py).
                    new_session=False)
     try:  # with command_network, bwrap_argv ends in the Landlock launcher: abstract sockets out of reach
+        if tier is not None:  # no namespace: the launcher's Landlock and seccomp (no PID namespace to scan)
+            argv = confine_argv(ns, tier, tmp.with_name(tmp.name + ".confine.json"))
+            yield CommandRun(argv + ["bash", "-c", command], tier.hides_files, tmp,
+                             notes=[f"the {kind} command ran without a namespace ({boundary.problem}), held by "
+                                    f"{tier.label()}"])
+            return
         yield CommandRun(bwrap_argv(ns) + ["bash", "-c", INNER, f"nightshift-{kind}", command], True, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        tmp.with_name(tmp.name + ".confine.json").unlink(missing_ok=True)
 
 
 def leftover_line(kind: str, leftovers: list[str]) -> str | None:

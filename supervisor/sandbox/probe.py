@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass
 
 from nightshift.supervisor.sandbox import landlock
+from nightshift.supervisor.sandbox.diagnose import namespace_cause, setuid_bwrap, userns_cause
 from nightshift.supervisor.sandbox.seccomp import seccomp_problem
 
 
@@ -26,7 +27,7 @@ def bwrap_problem() -> str | None:
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str | None) -> str | None:
     if not bwrap:
-        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+        return namespace_cause(None, None)
     try:
         probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
                                 "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "true"],
@@ -34,8 +35,7 @@ def _probe(bwrap: str | None) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start ({exc})"
     if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
-        return f"bubblewrap cannot create namespaces here ({why}; many clusters disable user namespaces)"
+        return namespace_cause(bwrap, (probe.stderr.strip().splitlines() or ["no message"])[-1])
     return None
 
 
@@ -69,10 +69,10 @@ def hardening_parts() -> Parts:
     except (OSError, subprocess.TimeoutExpired) as exc:
         userns, why = False, str(exc)
     if not userns:
-        reasons.append(("userns", f"no user namespace ({why}): a process inside may make namespaces of its own and, "
-                        "where the run is root, a setuid bubblewrap keeps it from none of root's files; fix: allow "
-                        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-                        "user.max_user_namespaces>0) or bubblewrap >= 0.8"))
+        setuid = " (this bubblewrap is setuid root: old distributions install it so)" if setuid_bwrap(bwrap) else ""
+        reasons.append(("userns", f"no user namespace ({why}){setuid}: a process inside may make namespaces of its "
+                        "own and, where the run is root, a setuid bubblewrap keeps it from none of root's files; "
+                        f"{userns_cause(why)}; or bubblewrap >= 0.8"))
     problem = seccomp_problem()
     if problem:
         reasons.append(("seccomp", problem + " (mount/umount, unshare, io_uring and TIOCSTI stay allowed inside)"))

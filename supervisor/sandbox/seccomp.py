@@ -31,6 +31,9 @@ NESTED_ALLOWED = ("mount", "umount", "umount2", "pivot_root", "move_mount", "ope
 REFUSED = NESTED_ALLOWED + ("io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
                             "request_key", "bpf", "userfaultfd", "perf_event_open")
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+# Without a namespace (confine.py) clone's namespace flags are refused too (unshare is already), and clone3, whose
+# flags sit in memory a filter cannot read, answers ENOSYS so that the C library falls back to clone.
+CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 FIX = "pip install pyseccomp (libseccomp2 must be installed: Debian apt-get install libseccomp2)"
 
 
@@ -42,11 +45,12 @@ def _binding():
     return binding
 
 
-def compile_program(nested: bool = False) -> bytes:
+def compile_program(nested: bool = False, bare: bool = False) -> bytes:
     """The filter as raw BPF (raises ImportError / OSError where libseccomp is missing). ``nested``: for a turn that
     runs Claude Code's own sandbox inside ([policy] claude_sandbox): its bubblewrap needs a user namespace and
     mounts of its own, so the mount family and unshare/setns are allowed there (without capabilities in this
-    namespace, a nested one cannot unmount or remount what this one locked)."""
+    namespace, a nested one cannot unmount or remount what this one locked). ``bare``: for a process without a
+    namespace (confine.py): clone with a namespace flag refused, clone3 ENOSYS."""
     sc = _binding()
     program = sc.SyscallFilter(defaction=sc.ALLOW)
     for name in (n for n in REFUSED if not (nested and n in NESTED_ALLOWED)):
@@ -56,34 +60,38 @@ def compile_program(nested: bool = False) -> bytes:
             continue  # a syscall this architecture or libseccomp does not know: nothing to refuse
     for request in (TIOCSTI, TIOCLINUX):  # the ioctl's request is an unsigned int: compare the low 32 bits
         program.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    if bare:
+        for flag in CLONE_NAMESPACES:
+            program.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+        program.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     with tempfile.TemporaryFile() as fh:  # libseccomp writes to a descriptor
         program.export_bpf(fh)
         fh.seek(0)
         return fh.read()
 
 
-@functools.lru_cache(maxsize=2)
-def _compiled(nested: bool = False) -> tuple[bytes | None, str | None]:
+@functools.lru_cache(maxsize=3)
+def _compiled(nested: bool = False, bare: bool = False) -> tuple[bytes | None, str | None]:
     try:
-        return compile_program(nested), None
+        return compile_program(nested, bare), None
     except (ImportError, OSError, RuntimeError, ValueError) as exc:
         return None, f"no seccomp filter: libseccomp is not usable here ({type(exc).__name__}: {exc}); fix: {FIX}"
 
 
-@functools.lru_cache(maxsize=2)
-def _file_name(nested: bool) -> str:
-    program, _problem = _compiled(nested)
+@functools.lru_cache(maxsize=3)
+def _file_name(nested: bool, bare: bool = False) -> str:
+    program, _problem = _compiled(nested, bare)
     return f"{hashlib.sha256(program).hexdigest()[:16]}.bpf" if program is not None else ""
 
 
-def _program_file(nested: bool = False) -> tuple[Path | None, str | None]:
+def _program_file(nested: bool = False, bare: bool = False) -> tuple[Path | None, str | None]:
     """Compiled once per process; written where the current user's state folder is (it may change within a
     process: $XDG_STATE_HOME), when it is not there yet. A namespace costs one stat: the file's name is its
     content's hash (written by rename, never partly), so a file of that name holds this program."""
-    program, problem = _compiled(nested)
+    program, problem = _compiled(nested, bare)
     if program is None:
         return None, problem
-    path = user_state_dir() / "seccomp" / _file_name(nested)
+    path = user_state_dir() / "seccomp" / _file_name(nested, bare)
     if not path.is_file():
         folder = make_private_dir(path.parent)
         tmp = folder / f".{path.name}.{os.getpid()}"
@@ -93,9 +101,9 @@ def _program_file(nested: bool = False) -> tuple[Path | None, str | None]:
     return path, None
 
 
-def program_file(nested: bool = False) -> Path | None:
+def program_file(nested: bool = False, bare: bool = False) -> Path | None:
     """The compiled filter on disk (None where libseccomp is not usable: ``seccomp_problem`` says why)."""
-    return _program_file(nested)[0]
+    return _program_file(nested, bare)[0]
 
 
 def seccomp_problem() -> str | None:

@@ -183,12 +183,24 @@ def syscalls() -> tuple[bool, str]:
         "userfaultfd, perf_event_open refused"
 
 
+def _opens(path: str) -> bool:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            with open(path, "rb") as fh:
+                fh.read(1)
+        return True
+    except OSError:
+        return False
+
+
 def credentials(places: list[str]) -> tuple[bool, str]:
     readable = []
     for place in places:
         try:
-            if os.path.isdir(place):
-                if os.listdir(place):
+            if os.path.isdir(place):  # listed names alone are no secret (Landlock leaves them): content is
+                if any(_opens(os.path.join(place, name)) for name in os.listdir(place)):
                     readable.append(place)
             elif os.path.getsize(place) > 0 or open(place, "rb").read(1):
                 readable.append(place)
@@ -206,6 +218,35 @@ def session() -> tuple[bool, str]:
         return True, "no controlling terminal (a session of its own)"
 
 
+def processes(outside: int | None) -> tuple[bool, str]:
+    """The surveying process outside (a process of the same user): is it visible here, and does a signal reach it?"""
+    if not outside:
+        return True, "nothing to look for"
+    if not os.path.exists(f"/proc/{outside}"):
+        return True, "the host's processes are not visible (a PID namespace of its own)"
+    try:
+        os.kill(outside, 0)
+        return False, "the host's processes are visible and signals reach them"
+    except PermissionError:
+        return False, "the host's processes are visible (signals to them refused)"
+    except OSError as exc:
+        return False, f"the host's processes are visible ({exc.strerror})"
+
+
+def host_tmp(marker: str | None) -> tuple[bool, str]:
+    """A file the outside made in the host's /tmp: seen here means the host's /tmp is shared."""
+    if not marker or not os.path.exists(marker):
+        return True, "a private /tmp (the host's is not shared)"
+    probe = marker + ".inside"
+    try:
+        with open(probe, "w"):
+            pass
+        os.unlink(probe)
+        return False, "the host's /tmp is shared: readable and writable"
+    except OSError:
+        return False, "the host's /tmp is shared: readable (writes refused)"
+
+
 def run(plan: dict) -> list[dict]:
     probes = [("capabilities", capabilities), ("mounts", mounts),
               ("unix sockets", lambda: sockets(plan.get("sockets", []))),
@@ -214,7 +255,9 @@ def run(plan: dict) -> list[dict]:
               ("terminals and /dev", lambda: terminals(plan.get("ptys", []))),
               ("/dev/shm", lambda: shm(plan.get("marker", "nightshift-probe"), plan.get("shm_device"))),
               ("TIOCSTI", tiocsti), ("syscalls", syscalls),
-              ("credentials", lambda: credentials(plan.get("credentials", [])))]
+              ("credentials", lambda: credentials(plan.get("credentials", []))),
+              ("processes", lambda: processes(plan.get("outside_pid"))),
+              ("host /tmp", lambda: host_tmp(plan.get("tmp_marker")))]
     if plan.get("session"):
         probes.append(("session", session))
     out = []

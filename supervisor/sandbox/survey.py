@@ -34,6 +34,9 @@ FIXES = {
     "syscalls": "install libseccomp (pip install pyseccomp)",
     "credentials": "[policy] deny_read in nightshift.toml; take an entry back only with [policy] allow_read",
     "session": "a session of its own (--new-session) for commands and headless turns",
+    "processes": "a PID namespace: bubblewrap with user namespaces (the namespace's fix in doctor); Landlock ABI 6 "
+                 "(Linux 6.12+) refuses the signals",
+    "host /tmp": "a private /tmp: bubblewrap with user namespaces (the namespace's fix in doctor)",
 }
 
 
@@ -60,7 +63,8 @@ def plan(boundary: Boundary, session: bool) -> dict:
     return {"sockets": sockets, "abstract": hardening.host_abstract_sockets(), "env": list(hardening.SOCKET_ENV),
             "ptys": ptys,
             "marker": f"nightshift-probe-{uuid.uuid4().hex[:12]}", "shm_device": _device("/dev/shm"),
-            "session": session,
+            "session": session, "outside_pid": os.getpid(),
+            "tmp_marker": f"/tmp/nightshift-probe-{uuid.uuid4().hex[:12]}",
             "credentials": [str(p) for p in boundary.deny_read if os.path.lexists(p)]}
 
 
@@ -76,24 +80,37 @@ def inside_command(plan_file: str) -> list[str]:
     return bare_argv("nightshift.supervisor.sandbox.surfaces", plan_file)
 
 
+def inside_line(plan_file: str) -> str:
+    """The probes as a shell line; ``plan_file`` may name $TMPDIR (left for the shell inside to expand)."""
+    argv = inside_command("PLAN")
+    return shlex.join(argv[:-1]) + (f' "{plan_file}"' if plan_file.startswith("$") else " " + shlex.quote(plan_file))
+
+
 def survey(boundary: Boundary, interactive: bool = False, timeout: float = 60.0,
            nested: bool = False) -> list[Surface]:
     """Run the probes inside the namespace ``boundary`` makes for a command (command_namespace: no network unless
     [policy] command_network) or, ``interactive``, for a turn that keeps its terminal (turn_namespace, as the
     wrapper starts it; ``nested``: with Claude Code's own sandbox inside, [policy] claude_sandbox). Where no
     namespace can be made, every surface is open for that reason."""
-    if boundary.problem is not None:
+    if boundary.problem is not None and not boundary.tier.confined:
         return [Surface(name, False, f"no namespace ({boundary.problem})") for name in FIXES
                 if name != "session"]
     todo = plan(boundary, session=not interactive)
-    if interactive:
-        return _in_turn(boundary, todo, timeout, nested)
-    with command_namespace(boundary, "probe", shlex.join(inside_command("/tmp/plan.json"))) as run:
-        (run.tmp / "plan.json").write_text(json.dumps(todo))
-        # as every caller starts a command: a session of its own
-        done = subprocess.run(run.argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                              start_new_session=True)
-    return _found(done, todo)
+    marker = Path(todo["tmp_marker"])
+    marker.touch(mode=0o644)  # in the host's /tmp: seen inside, the host's /tmp is shared
+    try:
+        if interactive:
+            return _in_turn(boundary, todo, timeout, nested)
+        # the plan's place: the private /tmp inside a namespace; without one, the private TMPDIR (the launcher's)
+        where = "/tmp/plan.json" if boundary.problem is None else "$TMPDIR/plan.json"
+        with command_namespace(boundary, "probe", inside_line(where)) as run:
+            (run.tmp / "plan.json").write_text(json.dumps(todo))
+            # as every caller starts a command: a session of its own
+            done = subprocess.run(run.argv, capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)
+        return _found(done, todo)
+    finally:
+        marker.unlink(missing_ok=True)
 
 
 def _in_turn(boundary: Boundary, todo: dict, timeout: float, nested: bool) -> list[Surface]:
@@ -104,12 +121,14 @@ def _in_turn(boundary: Boundary, todo: dict, timeout: float, nested: bool) -> li
         ns = turn_namespace(boundary, RunPaths(folder), 1, name, [], interactive=True, nested=nested)
         (ns.tmp / "plan.json").write_text(json.dumps(todo))
         # as the wrapper starts an interactive turn: in the pane's session
-        done = subprocess.run(ns.argv + inside_command("/tmp/plan.json"), capture_output=True, text=True,
+        where = "/tmp/plan.json" if boundary.problem is None else str(ns.tmp / "plan.json")
+        done = subprocess.run(ns.argv + inside_command(where), capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
         return _found(done, todo)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(boundary.scratch() / name, ignore_errors=True)
+        (boundary.scratch() / f"{name}.confine.json").unlink(missing_ok=True)
 
 
 def _found(done: subprocess.CompletedProcess, todo: dict) -> list[Surface]:
@@ -132,6 +151,8 @@ def _shm_outside(surface: Surface, marker: str) -> Surface:
     if host.exists():
         host.unlink(missing_ok=True)
         return Surface(surface.name, False, "a file written inside is in the host's /dev/shm after the process ended")
+    if not surface.closed:  # the host's own /dev/shm (no namespace): what is written there stays
+        return surface
     return Surface(surface.name, True, surface.detail + "; gone when the process ended, never in the host's")
 
 
@@ -146,7 +167,7 @@ def survey_lines(boundary: Boundary, nested: bool = False) -> list[str]:
     """``doctor``/``check``: a line per surface for a command (as a headless turn) and for an interactive turn; one
     line where no namespace can be made (every surface is open for that one reason, whose text says the fix). The
     parts the machine lacks are the callers' lines (Boundary.missing), not repeated here."""
-    if boundary.problem is not None:
+    if boundary.problem is not None and not boundary.tier.confined:
         return [f"OPEN    every surface: no namespace ({boundary.problem})"]
     lines = [_line(boundary, s) for s in survey(boundary)]
     lines += [f"{_line(boundary, s)} (interactive turn)" for s in survey(boundary, interactive=True, nested=nested)

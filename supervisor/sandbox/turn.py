@@ -21,6 +21,7 @@ from nightshift.supervisor.run.paths import RunPaths
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.command import SCAN
 from nightshift.supervisor.run.own_python import bare_argv
+from nightshift.supervisor.sandbox.confinement import confine_argv
 from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 API_PORT = 8119  # inside the namespace's own loopback: no other process of the machine is there
@@ -55,7 +56,8 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
     its terminal (a tmux pane): it keeps it (no session of its own; the seccomp filter refuses TIOCSTI there);
     ``nested``: Claude Code's own sandbox runs inside ([policy] claude_sandbox): it may make its namespaces."""
     problem = boundary.problem
-    if problem is not None:
+    tier = boundary.tier
+    if problem is not None and not tier.confined:
         return TurnNamespace([], notes=[f"the agent's turn runs without a namespace ({problem})"])
     tmp = boundary.scratch() / name
     tmp.mkdir(exist_ok=True, mode=0o700)
@@ -70,9 +72,16 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
                    network=boundary.network, written=frozenset({boundary.workspace}), empty=_empty(tmp),
                    new_session=not interactive, deny_read=boundary.deny_read, sockets=boundary.sockets,
                    own_sockets=(tmp.parent,), nested=nested)  # the run's scratch: the turn's proxy and decision helper
+    problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
+    helper = decisions and (http_settings is not None or shutil.which("socat"))
+    if problem is not None:  # no namespace: the launcher's Landlock and seccomp; the machine's network and PIDs
+        out = TurnNamespace(confine_argv(ns, tier, tmp.parent / f"{name}.confine.json"), tmp,
+                            notes=[f"the agent's turn runs without a namespace ({problem}), held by {tier.label()}"])
+        if helper:
+            _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, True, problems, bound=False)
+        return out
     out = TurnNamespace(bwrap_argv(ns), tmp, run.turn_file(shift, int(name.rsplit("t", 1)[1]), "leftovers"))
-    if decisions and (http_settings is not None or shutil.which("socat")):
-        problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
+    if helper:
         _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, boundary.network, problems)
     if not boundary.network:
         socket = tmp / ".api.sock"
@@ -90,19 +99,22 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
 
 
 def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | None, network: bool,
-                     problems: Path) -> None:
+                     problems: Path, bound: bool = True) -> None:
     """The resident PreToolUse helper (shift/pretool_server.py), outside; its socket's folder read-only inside at
     /tmp/.pretool (the agent can neither replace the socket nor end the helper). The agent starts only once the
     socket is there; where it never comes, the hook decides alone (the variable stays unset) or, over HTTP, every
     call is refused (the settings keep their placeholder URL). With HTTP and the network off, the helper's door is
     opened inside on the namespace's own loopback and handed to it (shift/pretool_door.py). What went wrong with
-    the helper (its door, its end mid-turn) is written to ``problems`` for the supervisor's events."""
+    the helper (its door, its end mid-turn) is written to ``problems`` for the supervisor's events. ``bound``: a
+    namespace binds the folder in; without one (the launcher) the agent reaches it where it is (not writable)."""
     folder.mkdir(exist_ok=True, mode=0o700)
     sock = folder / "s"
     for stale in ("s", "d", "pid", "lost"):
         (folder / stale).unlink(missing_ok=True)
-    end = out.argv.index("--")  # bwrap's last option (the Landlock launcher may follow it)
-    out.argv[end:end] = ["--ro-bind", str(folder), "/tmp/.pretool"]
+    inside = "/tmp/.pretool" if bound else str(folder)
+    if bound:
+        end = out.argv.index("--")  # bwrap's last option (the Landlock launcher may follow it)
+        out.argv[end:end] = ["--ro-bind", str(folder), "/tmp/.pretool"]
     args = [str(sock)]
     door = ""
     report = shlex.quote(str(problems))
@@ -110,11 +122,12 @@ def _decision_helper(out: TurnNamespace, folder: Path, http_settings: Path | Non
         args += ["--http", "host" if network else f"door:{HOOK_PORT}", "--settings", str(http_settings)]
         if not network:
             why = "the decision helper's door could not open in the namespace: tool calls were refused this turn"
-            door = (f"{python_line('nightshift.supervisor.shift.pretool_door', '/tmp/.pretool/d', str(HOOK_PORT))} || "
+            door = (f"{python_line('nightshift.supervisor.shift.pretool_door', inside + '/d', str(HOOK_PORT))} || "
                     f"echo {shlex.quote(why)} >> {report}\n")
     out.prologue += (f"{python_line('nightshift.supervisor.shift.pretool_server', *args)} &\nns_pretool=$!\n"
                      f"for i in $(seq 500); do [ -S {shlex.quote(str(sock))} ] && break; sleep 0.02; done\n")
-    out.inside = ("[ -S /tmp/.pretool/s ] && export NIGHTSHIFT_PRETOOL_SOCKET=/tmp/.pretool/s\n" + door
+    sock_inside = shlex.quote(inside + "/s")
+    out.inside = (f"[ -S {sock_inside} ] && export NIGHTSHIFT_PRETOOL_SOCKET={sock_inside}\n" + door
                   + out.inside)
     lost = "the decision helper ended before the turn did: tool calls after that were refused (fail closed)"
     told = shlex.quote(str(folder / "lost"))  # the supervisor saw it at a stop and said so already
@@ -133,5 +146,7 @@ def _empty(tmp: Path) -> Path:
 def inner_script(ns: TurnNamespace, command: str) -> str:
     """The script bwrap runs: helpers, the agent's command, then the processes it left (the helpers excepted)."""
     scan = SCAN.replace('then echo "$n $c"', 'then case " $helpers " in *" $n "*) ;; *) echo "$n $c" ;; esac')
+    # without a PID namespace (the launcher's tiers) /proc lists the machine's processes: nothing to scan
+    scan_line = f"{scan} > {shlex.quote(str(ns.leftovers))}\n" if ns.leftovers is not None else ""
     return ("#!/usr/bin/env bash\n" + "helpers=\"\"\n" + ns.inside + f"(\n{command}\n)\nstatus=$?\n"
-            + f"{scan} > {shlex.quote(str(ns.leftovers))}\nexit $status\n")
+            + f"{scan_line}exit $status\n")

@@ -89,7 +89,15 @@ def findings(verdict: dict[str, Any]) -> str:
             lines += [f"    {line}" for line in check.get("lines", [])]
         else:
             lines += [f"- {note}" for note in check.get("notes", [])]
-    return "\n".join(lines) or "- every check passes, but you did not claim the goal is met"
+    body = "\n".join(lines) or "- every check passes, but you did not claim the goal is met"
+    tier = verdict.get("sandbox")
+    if not tier or tier == "full":
+        return body
+    # the boundary the agent works in, and what it means for its files (sandbox/tier.py)
+    from nightshift.supervisor.sandbox.tier import LEFT_OPEN
+    limit = [item for item in LEFT_OPEN.get(tier, ()) if item.startswith("and one limit: ")]
+    return (f"- this verdict was reached in sandbox: {tier}, weaker than the full sandbox"
+            + (f"; {limit[0][len('and one limit: '):]}" if limit else "") + "\n" + body)
 
 
 def refusal_lines(refusals: list[dict[str, Any]]) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from nightshift.supervisor.agents.claude_version import http_hook_problem
 from nightshift.supervisor.config.schema import Config
 from nightshift.supervisor.sandbox.probe import namespace_problem
+from nightshift.supervisor.sandbox.tier import tier_for
 
 HTTP, COMMAND = "http", "command"
 
@@ -32,15 +33,17 @@ class Transport:
 
 
 def pretool_transport(config: Config) -> Transport:
-    if config.agent.kind != "claude":
-        return Transport(COMMAND, "nightshift's namespace holds its processes, and the check at each stop the rules "
-                         "a mount cannot say", agent=config.agent.kind)
     problem = namespace_problem(config.policy.sandbox)
-    if problem is not None:
+    tier = tier_for(config.policy.sandbox)  # without a namespace: Landlock's launcher, or nothing (sandbox/tier.py)
+    if config.agent.kind != "claude":
+        holds = "nightshift's namespace" if problem is None else tier.label()
+        return Transport(COMMAND, f"{holds} holds its processes, and the check at each stop the rules a mount cannot "
+                         "say", agent=config.agent.kind)
+    if problem is not None and not tier.confined:
         return Transport(COMMAND, f"no namespace for the turn ({problem}), so no resident helper")
     cli = http_hook_problem(config.agent.claude_bin)
     if cli is not None:
         return Transport(COMMAND, cli)
-    door = ("the namespace's own loopback, its listening socket held outside" if not config.policy.network else
-            "127.0.0.1 on an ephemeral port with a per-turn secret path")
+    door = ("the namespace's own loopback, its listening socket held outside" if not config.policy.network
+            and problem is None else "127.0.0.1 on an ephemeral port with a per-turn secret path")
     return Transport(HTTP, f"to the turn's resident helper through {door}")

@@ -28,7 +28,9 @@ PATH_TOKEN = re.compile(r"[\w./@+~-]+")
 OUR_WORDS = ("refused by the namespace", "the namespace keeps", "the repository's control files",
              "held-out references do not exist")
 GIT_CONTROL = re.compile(r"(^|[\s/'\"])\.git/(config|hooks|info|modules|worktrees)")
-MISSING = ("No such file", "not found", "Errno 2", "does not exist", "cannot open", "cannot access")
+MISSING = ("No such file", "not found", "Errno 2", "does not exist", "cannot open", "cannot access",
+           "Permission denied")  # the last: Landlock's answer where no namespace can be made (sandbox/tier.py)
+DENIED = re.compile(r"Permission denied|\bEACCES\b")
 SCAN_BYTES = 1 << 20  # of the agent's log per stop: what a turn printed since the last scan, at most
 LEFTOVER = ("was still running when your turn ended and was ended: nothing you start outlives your turn (run "
             "servers and long jobs inside the turn, and wait for them)")
@@ -52,7 +54,7 @@ class TurnBoundary:
                          problem=b.problem, namespace=b.problem is None, claude_sandbox=claude_sandbox,
                          agent=self.config.agent.kind,
                          doors=open_doors(b, self.config.agent.kind), notes=notes(b),
-                         pretool_hook=hook.kind, pretool_hook_line=hook.line())
+                         pretool_hook=hook.kind, pretool_hook_line=hook.line(), **b.tier.event())
 
     def refusal(self) -> str | None:
         """Why no turn may start: the boundary cannot hold what the run needs, or the agent's state is missing."""
@@ -201,7 +203,8 @@ def kept_places(boundary: Boundary) -> tuple[set[str], set[str]]:
 
 def refused_write(line: str, kept: tuple[set[str], set[str]]) -> bool:
     """Is ``line`` a write the namespace refused (kept: kept_places of the turn's boundary)?"""
-    return bool(READ_ONLY.search(line) or BUSY.search(line) and (GIT_CONTROL.search(line) or names_kept(line, kept)))
+    return bool(READ_ONLY.search(line) or BUSY.search(line) and (GIT_CONTROL.search(line) or names_kept(line, kept))
+                or DENIED.search(line) and names_kept(line, (kept[0], set())))  # Landlock: a kept path itself
 
 
 def names_kept(line: str, kept: tuple[set[str], set[str]]) -> bool:

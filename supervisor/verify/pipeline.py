@@ -23,6 +23,7 @@ from nightshift.supervisor.verify.ratchet import Ratchet
 from nightshift.supervisor.config.schema import Config
 from nightshift.supervisor.run.paths import RunPaths
 from nightshift.supervisor.sandbox.boundary import Boundary, boundary_for
+from nightshift.supervisor.sandbox.tier import FULL, tier_for
 
 
 @dataclass
@@ -38,12 +39,14 @@ class Verdict:
     judge: dict[str, Any] | None = None
     judge_cost_usd: float = 0.0
     heldout: dict[str, Any] | None = None  # what this verdict released about held-out comparisons (oracle/exam.py)
+    sandbox: str | None = None  # the boundary's tier the agent worked in (sandbox/tier.py): "full", "landlock"...
 
     def event_data(self, turn: int) -> dict[str, Any]:
         """What verify.finished and verdict.json hold: readable to the agent, so no held-out figure is here."""
         return {"turn": turn, "passed": self.passed, "claimed": self.claimed, "summary": self.summary,
                 "checks": [c.to_dict() for c in self.checks], "metric": self.metric, "metrics": self.metrics,
-                "judge": self.judge, "judge_cost_usd": self.judge_cost_usd, "heldout": self.heldout}
+                "judge": self.judge, "judge_cost_usd": self.judge_cost_usd, "heldout": self.heldout,
+                "sandbox": self.sandbox}
 
     def findings(self) -> str:
         """The measured failures, as the push-back quotes them."""
@@ -262,8 +265,10 @@ def _conclude(ctx: StopContext, checks: list[Check], claimed: str | None, metric
     passed = all(c.passed for c in checks)
     failing = [c.summary for c in checks if not c.passed]
     summary = "PASS: " + "; ".join(c.summary for c in checks) if passed else "FAIL: " + "; ".join(failing)
+    tier = tier_for(ctx.config.policy.sandbox)  # a weaker boundary is said in the line itself, never only beside it
+    summary += "" if tier.name == FULL else f"; {tier.label()}"
     verdict = Verdict(passed, claimed, summary, checks, metric, metrics, passed_tests, plan, judge or None,
-                      judge_cost, heldout)
+                      judge_cost, heldout, tier.name)
     path = ctx.run.turn_file(ctx.shift, ctx.turn, "verdict.json")
     path.write_text(json.dumps(verdict.event_data(ctx.turn), indent=1, default=str))
     return verdict

@@ -35,7 +35,8 @@ def state_cell(row: RunRow) -> Text:
 
 
 def cells(row: RunRow) -> list:
-    verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "red" if row.verdict == "FAIL" else "")
+    verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "red" if row.verdict.startswith("FAIL") else
+                   "yellow" if row.verdict.startswith("PASS") else "")  # a pass in a weaker boundary: its tier said
     sup = Text(row.supervisor, style="red" if row.supervisor.endswith(" dead") else "")
     # A lane is indented under its fleet's row (ellipsize would fold the leading spaces away).
     name = ellipsize(row.name, 16) if row.lane is None else "  " + ellipsize(row.name, 14)

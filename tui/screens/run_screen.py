@@ -18,7 +18,8 @@ from nightshift.supervisor.run.shown import plain
 from nightshift.supervisor.fleet.state import is_fleet_dir, lane_rows
 from nightshift.tui import fmt
 from nightshift.tui.fleet_rows import fleet_line
-from nightshift.tui.runs import held, orphaned, read_supervisor, run_limits, status_label, where_it_runs
+from nightshift.tui.runs import (held, orphaned, read_supervisor, run_limits, sandbox_tag, status_label,
+                                  where_it_runs)
 from nightshift.tui.slurm_view import slurm_lines
 from nightshift.tui.widgets.agent_tail import AgentTail
 from nightshift.tui.widgets.doc_view import DocView
@@ -114,6 +115,7 @@ class RunScreen(Screen):
         text.append(f" · shift {state.get('shift') or '-'} · ")
         if verdict:
             text.append("PASS" if verdict.get("passed") else "FAIL", style="green" if verdict.get("passed") else "red")
+            text.append(plain(sandbox_tag(verdict), one_line=True), style="bold yellow")  # a weaker boundary
         else:
             text.append("no verdict")
         fleet = self.app.book.fleet_spent(self.run_id, now)  # a fleet: what its lanes spent together

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
+from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, WARN, Line, PreflightContext
 
 
 def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
@@ -24,10 +24,17 @@ def boundary_lines(ctx: PreflightContext) -> Iterable[Line]:
             yield Line(OK if detail.startswith("Claude Code's tool calls are decided over") else NOTE, "boundary",
                        detail)
     boundary = boundary_for(ctx.workspace, ctx.config)
-    for problem in start_problems(boundary):
+    problems = start_problems(boundary)
+    for problem in problems:
         yield Line(FAIL, "boundary", problem)
+    tier = boundary.tier
+    if tier.name != "full" and not problems:  # weaker than full: a warning with the cause's fix, never an ok
+        yield Line(WARN, "boundary", f"{tier.label()}: {tier.why}")
     for note in notes(boundary) + open_doors(boundary, ctx.agent or ctx.config.agent.kind):
         yield Line(NOTE, "boundary", note)
+    if boundary.problem is not None and tier.hides_files:  # Landlock without a namespace: probed as a namespace is
+        yield from _agent_probe(ctx, boundary)
+        yield from _surfaces(boundary, nested=False)
     if boundary.problem is None:  # without a namespace, open_doors' notes above said it (and every surface is open)
         yield from _agent_probe(ctx, boundary)
         kind = ctx.agent or ctx.config.agent.kind
@@ -57,8 +64,11 @@ def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
     outside = Path.home() / f".nightshift-probe-{ctx.out_dir.name}"
     tries = [("read", str(p)) for p in boundary.heldout] + [("write", str(p)) for p in boundary.references[:1]]
     tries += [("write", str(ctx.workspace / "nightshift.toml")), ("create", str(outside))]
-    script = "".join(f"{'cat' if how == 'read' else 'touch'} {shlex.quote(path)} >/dev/null 2>&1 && "
-                     f"echo {how} {shlex.quote(path)}\n" for how, path in tries) + "true\n"
+    # a write is an open for writing (`touch` of an existing file falls back to setting its times, which Landlock
+    # does not hold and which writes nothing)
+    verb = {"read": "cat {} >/dev/null", "write": ": >> {}", "create": "touch {}"}
+    script = "".join(f"{verb[how].format(shlex.quote(path))} 2>/dev/null && echo {how} {shlex.quote(path)}\n"
+                     for how, path in tries) + "true\n"
     probe = subprocess.run(ns.argv + ["bash", "-c", script], cwd=ctx.workspace, capture_output=True, text=True,
                            timeout=60)
     if outside.exists():
@@ -73,6 +83,11 @@ def _agent_probe(ctx: PreflightContext, boundary) -> Iterable[Line]:
         yield Line(FAIL, "boundary", f"inside the {kind} agent's namespace these doors are open: {'; '.join(opened)}")
     else:
         held = "cannot read held-out references, " if boundary.heldout else ""
+        if boundary.problem is not None:
+            yield Line(OK, "boundary", f"every process of the {kind} agent runs under {boundary.tier.label()} "
+                                       f"(probed): it {held}cannot write references or nightshift.toml, writes only "
+                                       "in the workspace and a private TMPDIR")
+            return
         yield Line(OK, "boundary", f"every process of the {kind} agent runs in nightshift's namespace (probed): it "
                                    f"{held}cannot write references or nightshift.toml, writes only in the workspace "
                                    "and a private TMPDIR, and nothing it starts outlives its turn"

@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 OK, NOTE, FAIL, SKIP = "ok", "note", "FAIL", "skip"
+WARN = "WARN"  # not blocking, but weaker than it should be (a boundary without a namespace): said with its fix
 
 
 @dataclass
 class Line:
-    status: str  # ok | note (worth knowing, not blocking) | FAIL (a run would fail; the text says the fix) | skip
+    status: str  # ok | note (worth knowing, not blocking) | WARN (weaker than full, with the fix) | FAIL (a run would
+    # fail; the text says the fix) | skip
     what: str  # the part checked: config, plan, oracle, calibration, tests, agent, slurm, ...
     text: str
     # Shown after the text on `nightshift check`'s screen only, never recorded nor printed where a run starts: what the

@@ -300,5 +300,5 @@ def _final(state: dict[str, Any]) -> dict[str, Any]:
     judge = verdict.get("judge") if isinstance(verdict.get("judge"), dict) else None
     return {"outcome": state.get("outcome"), "status": state.get("status"), "reason": state.get("finish_reason"),
             "summary": verdict.get("summary"), "passed": verdict.get("passed"), "verified": outcome_code(state) == DONE,
-            "sha": sha, "judge": judge,
+            "sha": sha, "judge": judge, "sandbox": verdict.get("sandbox"),
             "reproduce": f"git checkout {sha} && nightshift compare" if sha else None}

@@ -18,6 +18,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max
 h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.15em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
 .verdict{font-size:1.2em;padding:.6em 1em;border-radius:6px;margin:1em 0}
 .ok{background:#e6f4ea;border:1px solid #34a853} .bad{background:#fce8e6;border:1px solid #d93025}
+.weak{background:#fef7e0;border:1px solid #f9ab00}
 .open{background:#fef7e0;border:1px solid #f9ab00}
 table{border-collapse:collapse;font-size:.85em;width:100%} th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f5f5f5} td.num{text-align:right;font-variant-numeric:tabular-nums} tr.pass td.v{color:#188038} tr.fail td.v{color:#c5221f}
@@ -40,8 +41,13 @@ def verdict_line(report: Report) -> tuple[str, str]:
     """(css class, the one line): the final verdict and the commit it applies to."""
     f = report.final
     sha = (f.get("sha") or "")[:10] or "no commit"
+    tier = f.get("sandbox")  # the boundary's tier at the last verdict (sandbox/tier.py); older runs have none
+    if f.get("verified") and tier and tier != "full":
+        return "weak", (f"VERIFIED DONE at commit {sha}, sandbox: {tier} (weaker than full): "
+                        f"{f.get('reason') or f.get('summary')}")
     if f.get("verified"):
-        return "ok", f"VERIFIED DONE at commit {sha}: {f.get('reason') or f.get('summary')}"
+        full = ", sandbox: full" if tier else ""
+        return "ok", f"VERIFIED DONE at commit {sha}{full}: {f.get('reason') or f.get('summary')}"
     if f.get("outcome"):
         return "bad", f"ended {str(f['outcome']).upper()} (not verified done) at commit {sha}: {f.get('reason') or ''}"
     last = f.get("summary") or "no verdict yet"

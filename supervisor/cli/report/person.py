@@ -134,7 +134,8 @@ def _sandbox_line(d: dict[str, Any]) -> str | None:
     if d.get("available") or d.get("namespace"):
         return None
     doors = [str(x) for x in d.get("doors") or []]
-    problem = clip(d.get("problem") or "no namespace could be made", 160)
+    problem = clip(d.get("problem") or "no namespace could be made", 400)  # its cause and that cause's fix
+    held = f"; held instead by {d['label']}" if d.get("label") and d.get("tier") not in (None, "off") else ""
     open_ = f"; {len(doors)} door(s) open, e.g. {clip(doors[0].split(': ', 1)[-1], 160)}" if doors else ""
-    return (f"the agent's processes ran without nightshift's namespace ({problem}){open_}. Install bubblewrap "
-            "(`apt-get install bubblewrap`) or allow user namespaces; `nightshift doctor` says what is missing")
+    return (f"the agent's processes ran without nightshift's namespace ({problem}){held}{open_}; "
+            "`nightshift doctor` says the fix for its cause")

@@ -116,8 +116,11 @@ def trust_line(state: dict[str, Any], heldout: bool | None = None) -> str:
     verdict = state.get("last_verdict") or {}
     sha = (verdict_commit(state) or "")[:10] or "no commit"
     code = outcome_code(state)
-    if code == DONE:
-        head = f"yes: verified done at commit {sha}"
+    sandbox = verdict.get("sandbox")  # the boundary's tier at that verdict (sandbox/tier.py)
+    if code == DONE and sandbox and sandbox != "full":
+        head = f"yes, within a weaker boundary: verified done at commit {sha}, sandbox: {sandbox} (not full)"
+    elif code == DONE:
+        head = f"yes: verified done at commit {sha}" + (", sandbox: full" if sandbox else "")
     elif not verdict:
         head = "not yet: no verdict so far"
     elif state.get("phase") == "finished":

@@ -169,7 +169,7 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
     empty = out_dir / ".empty"  # what a reference in a folder the solver writes to reads as (private, empty)
     empty.write_bytes(b"")
     problem = boundary.problem
-    if problem is None:
+    if problem is None or boundary.tier.hides_files:  # a namespace, or Landlock without one (sandbox/tier.py)
         with command_namespace(boundary, "oracle", command, written, empty) as ns:
             result = run_command(ns.argv, command, workspace, cfg.timeout, out_dir)
             leftovers = ns.leftovers()
