@@ -98,6 +98,8 @@ async def test_the_plan_tab_counts_as_the_verdict_counts(tui_home):
 async def footer_keys(app, pilot) -> dict[str, bool]:
     """Each footer key's description: whether it is wholly on screen."""
     from textual.widgets._footer import FooterKey
+    # the footer is laid out after the screen's first frames: wait for its keys to have a place
+    await until(pilot, lambda: any(k.region.width > 0 for k in app.screen.query(FooterKey)))
     await pilot.pause(0.1)
     width = app.screen.size.width
     found = {}
