@@ -30,7 +30,19 @@ demo: $(STAMP)
 	@bash .ci/install-tools tmux git
 	@bash .ci/install-tools sandbox || echo "make: no bubblewrap (above): the demo runs with its boundary off, says why"
 	$(BIN)/nightshift demo
-	@echo "nightshift is in $(BIN)/. For daily use put it on your PATH: pipx install .  (or: uv tool install .)"
+	@echo "nightshift is in $(BIN)/. For daily use put it on your PATH: pipx install .  (or: uv tool install .; without either: make install-user)"
+
+# For a user without pipx or uv (Debian 12 and RHEL 9 have neither for a user, and PEP 668 refuses `pip install
+# --user`): nightshift in a virtual environment of its own, its command linked into ~/.local/bin, as pipx would.
+USER_VENV ?= $(HOME)/.local/share/nightshift/venv
+USER_BIN ?= $(HOME)/.local/bin
+install-user:
+	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nightshift needs Python 3.11+: install it, then run make PY=python3.11 ...")'
+	$(PY) -m venv $(USER_VENV)
+	$(USER_VENV)/bin/pip install -qq --prefer-binary --upgrade .
+	@mkdir -p $(USER_BIN) && ln -sfn $(USER_VENV)/bin/nightshift $(USER_BIN)/nightshift
+	@echo "nightshift: $(USER_BIN)/nightshift ($$($(USER_BIN)/nightshift --version)); to remove it: rm -r $(USER_VENV) $(USER_BIN)/nightshift"
+	@case ":$$PATH:" in *":$(USER_BIN):"*) ;; *) echo "nightshift: $(USER_BIN) is not on your PATH in this shell: a new login shell has it where it exists (Debian's ~/.profile, RHEL's ~/.bash_profile), or add export PATH=\"$(USER_BIN):\$$PATH\" to ~/.bashrc";; esac
 
 # pyslurm for the Slurm 22.05 that `tools` installs, built into the venv from ../shared/vendor (see .ci/pyslurm).
 # Under CI=true `make test` builds it (once; minutes) and fails without it; elsewhere its tests skip, with the reason.

@@ -126,3 +126,40 @@ def test_a_statement_that_breaks_the_schema_is_named_and_not_read_further(demo_r
     assert any(line.startswith("MISMATCH: the predicate breaks its schema at comparisons/0") for line in
                out.stdout.splitlines()), out.stdout
     assert not any(line.startswith(("ok: candidate", "ok: reference")) for line in out.stdout.splitlines())
+
+
+def test_an_unsigned_attestation_is_reported_as_unsigned_not_as_not_verified(demo_run, tmp_path):
+    """`verify-result` as the report suggests it answered NOT VERIFIED only because the attestation was unsigned.
+    nightshift's own unsigned attestation (`attest --key none`) whose every claim holds is UNSIGNED (exit 3): what it
+    still proves and what it does not; accepted by name it is VERIFIED (0). Still NOT VERIFIED (1): a signed one
+    whose signature was taken off, an unsigned one checked against a key you gave, an unsigned one that lies."""
+    copy = demo_run.copy(tmp_path)
+    copy.attestation.unlink()
+    made = copy.ns("attest", str(copy.run_dir), "--verdict", "2", "--key", "none")
+    assert made.returncode == 0 and "UNSIGNED" in made.stdout, made.stdout + made.stderr
+    out = copy.ns("verify-result", str(copy.attestation))
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "NOT VERIFIED" not in out.stdout and "MISMATCH" not in out.stdout and "MISSING" not in out.stdout
+    assert "UNSIGNED: the envelope is unsigned" in out.stdout
+    assert "UNSIGNED: every claim checked above holds, but no key signed this attestation (exit 3)" in out.stdout
+    assert "  it proves: the commit, its nightshift.toml" in out.stdout
+    assert "  it does not prove: who wrote it" in out.stdout and "--rerun measures them again" in out.stdout
+    assert any(line.startswith("ok: candidate") for line in out.stdout.splitlines()), out.stdout
+    accepted = copy.ns("verify-result", str(copy.attestation), "--allow-missing", "signature")
+    assert accepted.returncode == 0 and "VERIFIED: the signature" in accepted.stdout, accepted.stdout
+    keyed = copy.ns("verify-result", str(copy.attestation), "--key", str(demo_run.pub))
+    assert keyed.returncode == 1 and "nothing in it is signed by the key you gave" in keyed.stdout, keyed.stdout
+
+    signed = read_envelope(demo_run.attestation)
+    stripped = tmp_path / "stripped.dsse.json"
+    stripped.write_text(json.dumps(dict(signed, signatures=[])))  # the statement as signed, its signature gone
+    out = demo_run.ns("verify-result", str(stripped), "--dir", str(demo_run.ws))
+    assert out.returncode == 1 and "NOT VERIFIED" in out.stdout, out.stdout
+    assert "but the envelope carries no signature: it was removed" in out.stdout
+    statement = statement_of(signed)
+    statement["predicate"]["signer"] = None
+    statement["predicate"]["commit"] = statement["subject"][0]["digest"]["gitCommit"] = "1234567890" * 4
+    lie = tmp_path / "lie.dsse.json"
+    lie.write_text(json.dumps(reseal_unsigned(signed, statement)))
+    out = demo_run.ns("verify-result", str(lie), "--dir", str(demo_run.ws))
+    assert out.returncode == 1 and "NOT VERIFIED" in out.stdout and "UNSIGNED: every claim" not in out.stdout

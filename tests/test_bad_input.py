@@ -133,7 +133,7 @@ def test_an_agent_command_that_does_not_exist_is_a_failed_turn_not_a_crash(works
         stop = next(e["data"] for e in ws.events(run) if e["type"] == "agent.stopped")
         assert stop["reason"] == "exit" and stop["exit_code"] == 127
         assert "command not found" in run.turn_file(1, 1, "log").read_text()
-        assert proc.poll() is None  # still supervising, paused
+        assert proc.wait(timeout=60) == 1  # held by its budget: its supervisor ends (README: `stop RUN`)
     finally:
         proc.kill()
         proc.wait()

@@ -122,3 +122,30 @@ def test_foreground_ends_with_the_pause_code_and_resume_continues_the_held_run(w
     again = nightshift("resume", run_id, "--foreground", timeout=180)
     assert again.returncode == 12, again.stdout + again.stderr  # it worked again, then the breaker held it again
     assert (run_dir / "events.jsonl").read_text().count('"agent.stopped"') > stops
+
+
+@pytest.mark.parametrize("hold", ["budget", "breaker"])
+def test_a_held_run_has_no_supervisor_and_a_stop_waits_for_resume(workspace, hold):
+    """README: a run held by its budget or breaker has no supervisor, so `stop` is queued (exit 3) until `resume`,
+    whose new supervisor ends the run before anything else. A held run's supervisor once waited on for minutes and
+    stop answered 0. (A run a person paused keeps its supervisor and answers at once: test_control.)"""
+    from nightshift.supervisor.run.liveness import supervisor_status
+    from nightshift.supervisor.run.paths import RunPaths
+    limits = dict(max_shifts=1, pushbacks=0) if hold == "budget" else dict(breaker=1, max_shifts=5)
+    ws = workspace.configure({"default": []}, backend="local", **limits)
+    run_id = run_id_from(nightshift("run", str(ws.path)).stdout)
+    run = RunPaths(next((ws.path / ".nightshift" / "runs").glob("*")))
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == {"budget": outcome.BUDGET, "breaker": outcome.BREAKER}[hold], waited.stdout
+    wait_for(lambda: supervisor_status(run.supervisor).get("stopped"), timeout=60, what="the supervisor to end")
+    assert not supervisor_status(run.supervisor)["alive"]
+    assert "its supervisor ends here" in run.supervisor_log.read_text()
+    shifts = (run.events).read_text().count('"shift.started"')
+    stop = nightshift("stop", run_id)
+    assert stop.returncode == 3, stop.stdout + stop.stderr
+    assert "queued" in stop.stderr and "held" in stop.stderr and f"nightshift resume {run_id}" in stop.stderr
+    assert "run.finished" not in run.events.read_text()
+    assert nightshift("resume", run_id).returncode == 0
+    waited = nightshift("wait", run_id, "--timeout", "150", timeout=180)
+    assert waited.returncode == outcome.STOPPED, waited.stdout + waited.stderr
+    assert run.events.read_text().count('"shift.started"') == shifts  # the stop came before any new turn

@@ -79,8 +79,9 @@ def test_report_of_a_long_run_as_a_person_sees_it(tmp_path):
     assert img.width > 300 and has_colour(img, BLUE)
     assert page.rows["shifts"] == 1 + 1000  # 2000 verdicts: one row per shift
     assert page.text["verdict"].startswith("VERIFIED DONE at commit 000007d0cc")
-    human = page.rows["human"] - 1
-    assert human >= 5  # refusal, API wait, breaker trip, breaker pause, nudge
+    assert page.rows["human"] - 1 == 4  # refusal, breaker trip, breaker pause, nudge
+    assert page.rows["handled"] - 1 == 2  # the preflight that passed, the API wait nightshift sat out
+    assert "; 4 events needed a person" in out.stdout
     for words in ("policy refused Bash(git push*) (pushing is not allowed in a run)", "the model&#x27;s API asked to wait",
                   "the breaker tripped", "a person nudged the agent", "try the 2016 halofit"):
         assert words in html.read_text()

@@ -187,3 +187,31 @@ def test_no_verb_replaces_a_device_a_fifo_a_link_or_a_folder_and_dash_is_standar
     assert target.read_text() == "the user's file\n"
     out = nightshift("report", str(run.root), "-o", "-")
     assert out.returncode == 0 and out.stdout.startswith("<!doctype html>") and "report of run" in out.stderr
+
+
+def test_a_clean_run_needed_nobody_and_a_held_one_says_who_was_needed(tmp_path):
+    """Every report said '1 events needed a person' for a clean run (the row: 'the preflight passed'). A clean run's
+    summary says nothing needed a person and its passed preflight is kept apart, under what nightshift handled by
+    itself; a run with a refusal, a breaker trip, a pause and a nudge counts those four (the API wait it sat out is
+    not one); a failed preflight and a type this report does not know yet still count."""
+    from nightshift.supervisor.cli.report.human import human_events, needed
+    from nightshift.supervisor.cli.report.scan import Scan
+    clean = write_long_run(tmp_path / "clean", shifts=2)
+    out = nightshift("report", str(clean.root), "-o", str(tmp_path / "clean.html"))
+    assert out.returncode == 0, out.stderr
+    assert "; nothing needed a person" in out.stdout and "events needed a person" not in out.stdout
+    page = (tmp_path / "clean.html").read_text()
+    assert "Nothing needed a person" in page and "<table id=human>" not in page
+    assert "What nightshift handled by itself" in page and "the preflight passed" in page
+    held = write_long_run(tmp_path / "held", shifts=4)
+    out = nightshift("report", str(held.root), "-o", str(tmp_path / "held.html"))
+    assert out.returncode == 0, out.stderr
+    assert "; 4 events needed a person" in out.stdout
+    scan = Scan()
+    scan.human = [{"type": "preflight.finished", "data": {"passed": False, "problems": ["no oracle command"]}},
+                  {"type": "slurm.node_drained", "data": {"node_name": "c042"}},
+                  {"type": "preflight.finished", "data": {"passed": True, "problems": []}},
+                  {"type": "agent.stalled", "data": {"silent": "30m", "action": "nudged"}}]
+    rows = human_events(scan, "r1")
+    assert [r["kind"] for r in needed(rows)] == ["preflight.finished", "slurm.node_drained"]
+    assert "1 problem(s)" in needed(rows)[0]["text"]

@@ -61,7 +61,14 @@ def _signature(envelope, predicate: dict[str, Any], key: Path | None, found: Fin
     """The public key the envelope is checked against when its signature holds (None: it does not, or unsigned)."""
     found.claim("signer")
     if not envelope.signatures:
-        found.missing("signature", "the envelope is unsigned: its digests are checked, but nothing says who made it")
+        named = _named_key(predicate)
+        if named is not None:  # the statement says who signed it: a signature taken off, not one never made
+            found.mismatch(f"the statement names its signer, {fingerprint(named)}, but the envelope carries no "
+                           "signature: it was removed, and the statement may have been changed with it")
+        elif key is not None:
+            found.mismatch(f"the envelope is unsigned: nothing in it is signed by the key you gave ({key})")
+        else:
+            found.unsigned("the envelope is unsigned: its digests are checked, but nothing says who made it")
         return None
     named = _named_key(predicate)
     if key is not None:

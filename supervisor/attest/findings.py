@@ -18,7 +18,7 @@ from nightshift.supervisor.attest.digests import sha256_path
 @dataclass
 class Findings:
     allowed: set[str] = field(default_factory=set)
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): ok | MISMATCH | MISSING | note |
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): ok | MISMATCH | MISSING | UNSIGNED | note |
     # elsewhere (only the run's machine had it) | stated (the signer's word, not checked) | skipped (not ours)
     checked: set[str] = field(default_factory=set)  # the predicate's claims some line above measured
     sandbox: str | None = None  # the attested boundary's tier (the last line names it where it is not full)
@@ -50,6 +50,18 @@ class Findings:
             self.lines.append(("allowed", f"{text} (allowed: --allow-missing {name})"))
         else:
             self.lines.append(("MISSING", f"{text}; `--allow-missing {name}` accepts that"))
+
+    def unsigned(self, text: str) -> None:
+        """No signature, and nothing says there was one: no failure, but never VERIFIED (the verb says what it
+        still proves); `--allow-missing signature` accepts it."""
+        if "signature" in self.allowed or "all" in self.allowed:
+            self.lines.append(("allowed", f"{text} (allowed: --allow-missing signature)"))
+        else:
+            self.lines.append(("UNSIGNED", text))
+
+    @property
+    def is_unsigned(self) -> bool:
+        return any(kind == "UNSIGNED" for kind, _ in self.lines)
 
     @property
     def failed(self) -> int:

@@ -22,6 +22,25 @@ def attest_main(run: str | None, verdict: int | None, make_key: bool, key: str |
     return 0
 
 
+UNSIGNED = 3  # verify-result's exit code for an unsigned attestation whose every checked claim holds (README)
+
+
+def unsigned_answer(rerun: bool) -> str:
+    """What an unsigned attestation whose every checked claim holds still proves, and what it does not."""
+    proves = ("the commit, its nightshift.toml, its Definition of done and every file named above are the ones the "
+              "statement describes (by digest)" + (", and its figures were measured again here, each within its "
+              "tolerance" if rerun else ""))
+    lacks = ("who wrote it, or that nightshift's check passed: anyone who could write the file (the agent too) could "
+             "have written the same statement" + ("" if rerun else "; its figures are its writer's word (--rerun "
+                                                                     "measures them again)"))
+    return "\n".join([
+        "UNSIGNED: every claim checked above holds, but no key signed this attestation (exit 3)",
+        f"  it proves: {proves}",
+        f"  it does not prove: {lacks}",
+        "  to sign: make a key once (`nightshift attest --new-key`), then `nightshift attest RUN` signs the run's "
+        "verdict again; give the .pub file to whoever checks. `--allow-missing signature` accepts an unsigned one"])
+
+
 def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[str], references: list[str],
                        folder: str | None, accept_open: list[str] = ()) -> int:
     from nightshift.supervisor.attest.check import check_result, workspace_of
@@ -48,6 +67,9 @@ def verify_result_main(target: str, key: str | None, rerun: bool, allow: list[st
     if found.failed:
         print(f"NOT VERIFIED: {found.failed} thing(s) named above do not hold or could not be checked")
         return 1
+    if found.is_unsigned:
+        print(unsigned_answer(rerun))
+        return UNSIGNED
     stated = sum(kind.startswith("stated") for kind, _text in found.lines)
     weaker = found.sandbox not in (None, "full")  # said in the verdict's own line: never read as a full one
     print(("VERIFIED" + (f", sandbox: {found.sandbox} (weaker than full, accepted)" if weaker else "")) +

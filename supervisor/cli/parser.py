@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "command template, or the scripted offline demo agent (default: claude)")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
     s.add_argument("--trust", action="store_true", help="record Claude Code workspace trust (asks first)")
+    s.add_argument("--new-key", action="store_true", help="make nightshift's ed25519 signing key when there is no key "
+                   "to sign attestations with (asked at a terminal; with --yes alone none is made, a note says so)")
 
     s = verb("run", "start a run in a workspace (detached unless --foreground)",
              _codes("0 the run started (detached); with --foreground, the codes of `nightshift wait --help`",
@@ -161,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--key", metavar="FILE", help="sign with this ed25519 key instead of [attest] key")
     s = verb("verify-result", "check an attestation's signature and digests; --rerun its figures",
              _codes("0 the attested verdict passed and everything named holds", "1 otherwise (each mismatch is a "
-                    "line)"))
+                    "line)", "3 unsigned: everything checked holds, but no key signed it (what that proves and what "
+                    "not is said; --allow-missing signature accepts it: 0)"))
     s.add_argument("target", metavar="FILE|COMMIT", help="an attestation file, or a commit whose git note holds one")
     s.add_argument("--key", metavar="PUB", help="the signer's public key (OpenSSH .pub or PEM)")
     s.add_argument("--rerun", action="store_true", help="run the oracle again on a fresh tree of the commit")

@@ -217,7 +217,11 @@ def cmd_supervise(args) -> int:
         log.write(stamped + "\n")
     try:
         from nightshift.supervisor.fleet.launch import supervise_any
-        return supervise_any(run, say=say)
+        from nightshift.hpc.chain import has_chain
+        from nightshift.supervisor.fleet.lanes import is_lane
+        # Detached, it ends at a budget's or breaker's hold, unless something else restarts it there (a Slurm
+        # chain's next job, the fleet of a lane): README "a run held by its budget or breaker has no supervisor".
+        return supervise_any(run, say=say, let_go_when_held=not has_chain(run) and not is_lane(run.workspace))
     except Exception as exc:
         from nightshift.supervisor.errors import UserError, is_user_error
         if getattr(exc, "nightshift_recorded", False):

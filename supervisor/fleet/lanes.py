@@ -29,6 +29,12 @@ def lanes_dir(workspace: Path, run_id: str) -> Path:
     return Path(workspace) / STATE_DIR_NAME / "lanes" / run_id
 
 
+def is_lane(workspace: Path) -> bool:
+    """Is ``workspace`` a fleet's lane (a worktree lanes_dir made)? Its supervisor is the fleet's to restart."""
+    parts = Path(workspace).parts
+    return len(parts) >= 4 and parts[-4:-2] == (STATE_DIR_NAME, "lanes")
+
+
 def failed_page(lane_worktree: Path) -> Path:
     """The fleet's page of failed approaches as a lane reads it: in the lane's .nightshift/, which is read-only
     inside the lane's boundary (a folder outside the worktree may not exist there at all: the host's /tmp does

@@ -68,8 +68,9 @@ def _checked(workspace: Path, config: Config, run_id: str) -> str:
     return run_id
 
 
-def supervise_any(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
-    """The run's supervisor: the fleet's for a fleet, else the ordinary shift loop."""
+def supervise_any(run: RunPaths, say=print, leave_on_outcome: bool = False, let_go_when_held: bool = False) -> int:
+    """The run's supervisor: the fleet's for a fleet, else the ordinary shift loop (``let_go_when_held``: it ends
+    at a budget's or breaker's hold; shift.loop.Supervisor)."""
     from nightshift.supervisor.run.own_python import guard_roots, install_import_guard
     from nightshift.supervisor.shift.launcher import frozen_config, run_foreground
 
@@ -78,4 +79,4 @@ def supervise_any(run: RunPaths, say=print, leave_on_outcome: bool = False) -> i
     if is_fleet(config):
         from nightshift.supervisor.fleet.loop import FleetSupervisor
         return FleetSupervisor(run, config, say=say).run()
-    return run_foreground(run, say=say, leave_on_outcome=leave_on_outcome)
+    return run_foreground(run, say=say, leave_on_outcome=leave_on_outcome, let_go_when_held=let_go_when_held)

@@ -48,7 +48,7 @@ def empty_state() -> dict[str, Any]:
         "last_stop": None, "last_verdict": None, "last_pushback": None, "shifts": [],
         "cost_usd": 0.0, "pushbacks_in_shift": 0, "stale_stops": 0, "best_metric": None,
         "metrics": [], "paused": False, "pause_reason": None, "waiting_until": None,
-        "outcome": None, "finish_reason": None, "seq": 0, "last_event_ts": None, "slurm": None,
+        "outcome": None, "finish_reason": None, "finished_ts": None, "seq": 0, "last_event_ts": None, "slurm": None,
         "nudges": [], "token": None, "shift_base": None, "accepted_base": None, "run_base": None, "launch_turn": 1,
         "verdict_head": None,
         "judge_cost_usd": 0.0, "refusals": 0, "recent_refusals": [], "waiting_for": None, "baseline": None,
@@ -198,7 +198,11 @@ def _fold(state: dict[str, Any], kind: str, data: dict[str, Any], ts: str | None
             state["target"] = {**target, "job_id": data["job_id"], "attempt": int(data.get("retry", 1)) + 1}
     elif kind == "run.finished":
         state.update(outcome=data.get("outcome"), finish_reason=data.get("reason"), phase="finished",
-                     status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed")
+                     status=data.get("outcome") if data.get("outcome") in FINAL_STATUSES else "failed",
+                     finished_ts=ts)
+        for row in state["shifts"]:  # a shift the run's end closed (no shift.ended of its own) ends with the run
+            if row.get("started") and not row.get("ended"):
+                row.update(ended=ts, end_reason=f"run {data.get('outcome') or 'ended'}")
 
 
 def _fold_heldout(state: dict[str, Any], released: dict[str, Any] | None) -> None:

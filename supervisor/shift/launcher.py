@@ -183,8 +183,9 @@ def start_detached(run: RunPaths, config: Config | None = None, wait: float = 10
     raise LaunchError(f"the supervisor did not start: {tail[0] if tail else 'no output'}; see {run.supervisor_log}")
 
 
-def run_foreground(run: RunPaths, say=print, leave_on_outcome: bool = False) -> int:
+def run_foreground(run: RunPaths, say=print, leave_on_outcome: bool = False, let_go_when_held: bool = False) -> int:
     from nightshift.supervisor.shift.loop import Supervisor
 
     config = frozen_config(run)
-    return Supervisor(run, config, say=say, leave_on_outcome=leave_on_outcome).run()
+    return Supervisor(run, config, say=say, leave_on_outcome=leave_on_outcome,
+                      let_go_when_held=let_go_when_held).run()

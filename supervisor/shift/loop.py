@@ -38,6 +38,9 @@ from nightshift.supervisor.shift.verdict_clock import deadline_for, verify_in_ti
 from nightshift.supervisor.verify.pipeline import StopContext, timed_out, verify_stop
 
 OUTCOME_PAUSES = ("blocked", "budget", "breaker", "dialog", "cannot_start", "heldout", "judge")
+# Holds the detached supervisor lets go of (README: "a run held by its budget or breaker has no supervisor"): the
+# agent is released and only a person's `resume` goes on, so a supervisor would only wait (for days, on a login node).
+HELD_WITHOUT_SUPERVISOR = ("budget", "breaker")
 
 
 class LeftOnPause(Exception):
@@ -45,11 +48,15 @@ class LeftOnPause(Exception):
 
 
 class Supervisor:
-    def __init__(self, run: RunPaths, config: Config, say=print, leave_on_outcome: bool = False):
+    def __init__(self, run: RunPaths, config: Config, say=print, leave_on_outcome: bool = False,
+                 let_go_when_held: bool = False):
         self.run_paths, self.config, self.say = run, config, say
         # `run --foreground`: a pause that needs a person (blocked, budget, breaker, a dialog, the judge) ends it with
         # the run held, so a script gets its exit code; `nightshift resume` continues the run later.
         self.leave_on_outcome = leave_on_outcome
+        # A detached supervisor of its own run (not a Slurm chain's job, not a fleet's lane: those restart it) ends
+        # at a hold of HELD_WITHOUT_SUPERVISOR; a stop sent then waits in the inbox for `resume` (exit 3).
+        self.let_go_when_held = let_go_when_held
         self.ledger = RunLedger(run)
         self.session = AgentSession(self.ledger, config, say)
         self._repo = None
@@ -96,6 +103,9 @@ class Supervisor:
                 target = self.state["target"]
                 self.emit("agent.adopted", self.state["shift"], turn=self.state["turn"], target=target,
                           alive=self.session.backend.is_alive(target))
+            # What waited in the inbox while no supervisor ran (a stop sent to a held run) is answered before any
+            # step: a stop then a resume must end the run, never launch another turn first.
+            self.tick()
             while self.state["phase"] != "finished":
                 self.step()
             return 0 if self.state["outcome"] == "done" else 1
@@ -281,6 +291,13 @@ class Supervisor:
             self.say(f"run {self.run_paths.run_id} is held ({self.state['pause_reason']}); `nightshift resume "
                      f"{self.run_paths.run_id}` continues it")
             raise LeftOnPause()
+        if self.let_go_when_held and self.state.get("pause_kind") in HELD_WITHOUT_SUPERVISOR:
+            self.tick()  # a command already in the inbox (a stop, a resume) is answered, not left behind
+            if self.state["paused"] and not self.stop_requested:
+                self.say(f"run {self.run_paths.run_id} is held ({self.state['pause_reason']}); its supervisor ends "
+                         f"here: `nightshift resume {self.run_paths.run_id}` starts a new one")
+                raise LeftOnPause()
+            return
         while self.state["paused"] and not self.stop_requested:
             self.tick()
             self.sleep()

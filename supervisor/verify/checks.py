@@ -19,9 +19,8 @@ from nightshift.supervisor.run import untrusted
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.command import command_env, command_namespace, leftover_line, network_hint
 from nightshift.supervisor.verify.junit import passed_total
+from nightshift.supervisor.verify.plan import plan_items
 from nightshift.supervisor.verify.ratchet import Ratchet, judge, judge_totals, shown
-
-CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.*\S)\s*$")
 
 
 @dataclass
@@ -184,22 +183,6 @@ def check_commands(commands: list[str], cwd: Path, timeout: float, out_dir: Path
         ended += notes
     summary = f"commands: {len(commands) - len(failed)}/{len(commands)} pass"
     return Check("commands", not failed, summary, failed + ended, {"notes": ended})
-
-
-def plan_section(text: str) -> str:
-    """The "## Plan" section of CLAUDE.md (the whole text when there is no such heading)."""
-    match = re.search(r"^##\s+Plan\b.*?$(.*?)(?=^##\s|\Z)", text, flags=re.M | re.S)
-    return match.group(1) if match else text
-
-
-def plan_items(text: str) -> dict[str, bool]:
-    """{item text: checked} for every checkbox line of the plan section."""
-    items: dict[str, bool] = {}
-    for line in plan_section(text).splitlines():
-        match = CHECKBOX.match(line)
-        if match:
-            items[match.group(2)] = match.group(1).lower() == "x"
-    return items
 
 
 def check_plan(plan_file: Path, known: dict[str, bool], claimed_done: bool, require_all: bool) -> Check:

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from nightshift.supervisor.run.shown import plain
 from nightshift.tui.fmt import ellipsize
+from nightshift.tui.screens import HELP_AND_QUIT
 from nightshift.tui.shown import cells as shown_cells
 from nightshift.tui.runs import RunRow
 
@@ -47,7 +48,7 @@ def cells(row: RunRow) -> list:
 class DashboardScreen(Screen):
     """Every run; Enter opens one."""
 
-    BINDINGS = [
+    BINDINGS = HELP_AND_QUIT + [
         ("enter", "open", "Open"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
         ("v", "app.verdict", "Verdict"), ("s", "app.start_run", "Start run"),

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from nightshift.supervisor.run.shown import plain
 from nightshift.supervisor.fleet.state import is_fleet_dir, lane_rows
 from nightshift.tui import fmt
+from nightshift.tui.screens import HELP_AND_QUIT
 from nightshift.tui.fleet_rows import fleet_line
 from nightshift.tui.runs import (held, orphaned, read_supervisor, run_limits, sandbox_tag, status_label,
                                   where_it_runs)
@@ -33,7 +34,7 @@ TAB_LABELS = ("Agent", "Plan", "Lab notes", "Oracle", "Shifts", "Events")
 
 
 class RunScreen(Screen):
-    BINDINGS = [
+    BINDINGS = HELP_AND_QUIT + [
         ("escape", "back", "Back"), ("p", "app.pause", "Pause"), ("r", "app.resume", "Resume"),
         ("x", "app.stop_run", "Stop"), ("n", "app.nudge", "Nudge"), ("a", "app.attach", "Attach"),
         ("v", "app.verdict", "Verdict"), Binding("g", "app.refresh", "Reload", show=False),

@@ -4,7 +4,6 @@ The file is read again only when its modification time changes.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from textual import work
@@ -12,19 +11,20 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from nightshift.supervisor.run.shown import plain
+from nightshift.supervisor.verify.plan import plan_count
 from nightshift.tui.shown import shown_line
 
-CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+\S", re.M)
 MAX_CHARS = 80_000  # a very long file is cut (with a note) rather than slowing the screen
 
 
 def progress(text: str, width: int = 20) -> str:
-    boxes = CHECKBOX.findall(text)
-    if not boxes:
-        return "no checkbox items"
-    done = sum(1 for b in boxes if b.lower() == "x")
-    filled = round(done / len(boxes) * width)
-    return f"{done}/{len(boxes)} items done  [{'#' * filled}{'.' * (width - filled)}]"
+    """The plan's count as the verdict says it ("plan: 4/4 checked": the "## Plan" section's items, each once;
+    supervisor/verify/plan.py), with a bar."""
+    done, items = plan_count(text)
+    if not items:
+        return "plan: no checkbox items"
+    filled = round(done / items * width)
+    return f"plan: {done}/{items} checked  [{'#' * filled}{'.' * (width - filled)}]"
 
 
 class DocView(VerticalScroll):

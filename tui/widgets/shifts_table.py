@@ -14,7 +14,11 @@ COLUMNS = (("n", "Shift"), ("start", "Start (UTC)"), ("length", "Length"), ("tur
            ("verdict", "Verdict"), ("commit", "Commit"), ("cost", "Cost"))
 
 
-def shift_cells(row: dict[str, Any], now: float) -> list:
+def shift_cells(row: dict[str, Any], now: float, state: dict[str, Any] | None = None) -> list:
+    if state and state.get("phase") == "finished" and row.get("started") and not row.get("ended"):
+        # a run folded before its end closed the open shift (supervisor/run/state.py): it ended with the run
+        row = {**row, "ended": state.get("finished_ts") or state.get("last_event_ts"),
+               "end_reason": f"run {state.get('outcome') or 'ended'}"}
     verdict = row.get("verdict")
     v = Text("PASS", style="green") if verdict == "pass" else Text("FAIL", style="red") if verdict == "fail" else "-"
     commits = row.get("commits") or []
@@ -35,7 +39,7 @@ class ShiftsTable(DataTable):
         keep = self.cursor_row
         self.clear()
         for row in reversed(state.get("shifts") or []):  # newest first
-            self.add_row(*shown_cells(shift_cells(row, now)), key=str(row.get("n")))
+            self.add_row(*shown_cells(shift_cells(row, now, state)), key=str(row.get("n")))
         if self.row_count:
             self.move_cursor(row=min(keep, self.row_count - 1))
 

@@ -5,7 +5,8 @@
     goal_words.py  the tolerances the goal's words state: of everything, and of a field it names
     holdout.py     which data sets become the held-out exam (`--holdout`), moved to nightshift's private store
 
+    signing_key.py the offer of a signing key when none is there (attestations would be unsigned)
     verb.py        the verb's face: the questions (or --yes), the survey and writing, what was done
 
-May import: errors, gitguard, gitops, resources, config, run, verify, agents, cli.init, cli.progress.
+May import: errors, gitguard, gitops, resources, config, run, verify, agents, attest, cli.init, cli.progress.
 """

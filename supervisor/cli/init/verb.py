@@ -51,6 +51,8 @@ def cmd_init(args) -> int:
     for note in opts.notes:
         print(f"nightshift: note: {note}")
     print(f"nightshift: {opts.judge.summary()}")
+    from nightshift.supervisor.cli.init.signing_key import offer_signing_key
+    offer_signing_key(getattr(args, "new_key", False), asking, _ask, lambda line: print(f"nightshift: {line}"))
     _record_trust(ws, trust)
     print("next: set [oracle] command in nightshift.toml and the plan in CLAUDE.md, then `nightshift check` "
           "and `nightshift run`")

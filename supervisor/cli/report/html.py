@@ -95,11 +95,24 @@ def _list(items: list[str], empty: str, css: str = "") -> str:
 
 
 def _human(report: Report) -> str:
-    if not report.human:
-        return "<p class=muted>Nothing needed a person: no claims of blocked, nudges, pauses, refusals, breaker trips or API waits.</p>"
-    rows = "".join(f"<tr><td>{_e((h['ts'] or '')[:19].replace('T', ' '))}</td><td>{_e(h['shift'] or '')}</td>"
-                   f"<td>{_e(h['kind'])}</td><td>{_e(h['text'])}</td></tr>" for h in report.human)
-    return f"<table id=human><tr><th>when (UTC)</th><th>shift</th><th>event</th><th>what</th></tr>{rows}</table>"
+    from nightshift.supervisor.cli.report.human import needed
+    asked = needed(report.human)
+    handled = [h for h in report.human if h not in asked]
+    if asked:
+        out = _human_table("human", asked)
+    else:
+        out = ("<p class=muted>Nothing needed a person: no claims of blocked, nudges, pauses, refusals, breaker trips "
+               "or waits for an answer.</p>")
+    if handled:  # for the record, under their own heading: nobody had to do anything about them
+        out += "\n<h3>What nightshift handled by itself</h3>\n" + _human_table("handled", handled)
+    return out
+
+
+def _human_table(table_id: str, rows: list[dict]) -> str:
+    cells = "".join(f"<tr><td>{_e((h['ts'] or '')[:19].replace('T', ' '))}</td><td>{_e(h['shift'] or '')}</td>"
+                    f"<td>{_e(h['kind'])}</td><td>{_e(h['text'])}</td></tr>" for h in rows)
+    return (f"<table id={table_id}><tr><th>when (UTC)</th><th>shift</th><th>event</th><th>what</th></tr>{cells}"
+            "</table>")
 
 
 def _judge(report: Report) -> str:

@@ -6,21 +6,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nightshift.supervisor.cli.report.person import person_line
+from nightshift.supervisor.cli.report.person import needed_person, person_line
 from nightshift.supervisor.cli.report.scan import Scan, ts_seconds
 from nightshift.supervisor.run.allocation import allocation, describe
 
 
 def human_events(scan: Scan, run_id: str = "RUN") -> list[dict[str, Any]]:
-    """Everything that needed or got a person, in log order: {ts, shift, kind, text}, the text in words with what
-    to do (report_person)."""
+    """Everything that needed or got a person, in log order: {ts, shift, kind, text, needed}, the text in words with
+    what to do (report_person); ``needed`` is False for a row nightshift handled by itself (kept for the record)."""
     out = []
     for event in scan.human:
         kind = str(event.get("type"))
-        text = person_line(kind, event.get("data") or {}, run_id)
+        data = event.get("data") or {}
+        text = person_line(kind, data, run_id)
         if text:
-            out.append({"ts": event.get("ts"), "shift": event.get("shift"), "kind": kind, "text": text})
+            out.append({"ts": event.get("ts"), "shift": event.get("shift"), "kind": kind, "text": text,
+                        "needed": needed_person(kind, data)})
     return out
+
+
+def needed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows that needed a person (human_events' ``needed``)."""
+    return [r for r in rows if r.get("needed", True)]
 
 
 def _hours(scan: Scan, state: dict[str, Any]) -> float | None:

@@ -46,6 +46,22 @@ PAUSE_LABELS = {"blocked": "the agent said it is blocked", "breaker": "paused by
                 "heldout": "held for a person: the held-out comparisons", "git": "held: git could not commit"}
 
 
+# Events nightshift answered by itself: worth a row for the record, but nobody had to do anything (the report's
+# count of what "needed a person" leaves them out). A passed preflight, an API wait it sat out, a judge asked again,
+# a stall it nudged or restarted, a supervisor the watchdog revived, the test ratchet's start.
+_HANDLED = {"preflight.finished", "agent.stalled", "supervisor.revived", "judge.waiting", "tests.baseline"}
+
+
+def needed_person(kind: str, d: dict[str, Any]) -> bool:
+    """Whether an event of type ``kind`` (with data ``d``) needed (or got) a person, as opposed to one nightshift
+    handled by itself. A type not known here counts as needing one: a new kind of refusal is never played down."""
+    if kind == "preflight.finished":
+        return not d.get("passed")
+    if kind == "agent.waiting":
+        return d.get("kind") == "human"  # an API's wait is sat out; a wait for a person's answer is not
+    return kind not in _HANDLED
+
+
 def person_line(kind: str, d: dict[str, Any], run_id: str) -> str | None:
     """One row's words for an event of type ``kind`` with data ``d``; None when it did not concern a person."""
     if kind == "run.paused":

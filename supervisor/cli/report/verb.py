@@ -54,8 +54,11 @@ def summary(report: Report, path: Path) -> str:
     if points:
         worst = max(points.items(), key=lambda kv: kv[1])
         lines.append(f"  {report.verdicts} verdicts; now worst {worst[0]} at {worst[1]:.3g}x its tolerance")
+    from nightshift.supervisor.cli.report.human import needed
+    asked = len(needed(report.human))
     lines.append(f"  {len(report.rows)} {'turns' if report.per_turn else 'shifts'} in the table; "
-                 f"{len(report.failed_approaches)} failed approaches; {len(report.human)} events needed a person")
+                 f"{len(report.failed_approaches)} failed approaches; "
+                 + (f"{asked} event{'s' if asked != 1 else ''} needed a person" if asked else "nothing needed a person"))
     from nightshift.supervisor.cli.report.lanes import summary_lines
     lines += summary_lines(report.run_dir)
     from nightshift.supervisor.cli.report.attest import attest_lines  # issue #31: the run's signed attestations

@@ -55,11 +55,12 @@ def _through_inbox(run: RunPaths, out: Stopped, wait: float) -> Stopped:
     except OSError as exc:
         raise UserError(f"could not write the stop command to {run.inbox} ({exc.strerror}); is the run directory "
                         "complete and yours?") from None
-    event = wait_ack(run, cmd_id, offset, timeout=wait)
+    alive = supervisor_status(run.supervisor)["alive"]
+    event = wait_ack(run, cmd_id, offset, timeout=wait) if alive else None  # nobody there to answer: no waiting
     if event is None:
-        alive = supervisor_status(run.supervisor)["alive"]
+        alive = alive and supervisor_status(run.supervisor)["alive"]
         hint = "the supervisor is busy; it will act on it at its next step" if alive else \
-            f"its supervisor is not running; `nightshift resume {run.run_id}` starts it"
+            _no_supervisor(run)
         out.lines.append(f"stop queued for run {run.run_id} but not yet acknowledged ({hint})")
     elif event["type"] == "command.rejected":
         out.accepted, out.reason = False, str((event.get("data") or {}).get("reason") or "")
@@ -68,3 +69,15 @@ def _through_inbox(run: RunPaths, out: Stopped, wait: float) -> Stopped:
         out.accepted = True
         out.lines.append(f"stop: accepted by run {run.run_id}")
     return out
+
+
+def _no_supervisor(run: RunPaths) -> str:
+    """Why no supervisor answered, and the one command that acts on the queued stop."""
+    from nightshift.supervisor.run.state import load_state
+
+    state = load_state(run.root)[0]
+    if state.get("paused"):  # held (its budget, its breaker): README, "stop RUN"
+        why = {"budget": "its budget is spent", "breaker": "its breaker tripped"}.get(state.get("pause_kind"), "paused")
+        return (f"the run is held ({why}) and has no supervisor; `nightshift resume {run.run_id}` starts one, "
+                "which ends the run before anything else")
+    return f"its supervisor is not running; `nightshift resume {run.run_id}` starts it"
