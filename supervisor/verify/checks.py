@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-import re
 import signal
 import subprocess
 from dataclasses import dataclass, field
