@@ -79,18 +79,36 @@ def login_node_argv(argv: list[str], user: str | None = None, userns: str | None
     return inner
 
 
-def user_env(user, extra: dict | None = None) -> dict[str, str]:
-    """The environment a driver run as ``user`` needs: the system's PATH, its HOME, and PYTHONPATH reaching this
-    checkout (through a link in the user's home: the checkout's own folder may be one the user cannot list) and this
-    installation's site-packages (pure Python where the user needs them: pyseccomp)."""
+def user_import_path(user) -> str:
+    """PYTHONPATH for the system's Python run as the user. The checkout and the venv's site-packages (read as a plain
+    folder: the editable install's finder never loads) are linked file by file into a folder of the user's home:
+    a clone in a home others cannot enter (mode 700, the usual) is out of the user's reach, a hard link to a
+    readable file is not. For the driver and every process it starts (the agent's claim too). Shared by
+    test_sandbox_user and test_sandbox_login_node."""
     root = Path(__file__).resolve().parent.parent
     site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     shim = Path(user.pw_dir) / ".nightshift-import"
-    shim.mkdir(mode=0o755, exist_ok=True)
-    (shim / "nightshift").unlink(missing_ok=True)
-    (shim / "nightshift").symlink_to(root)
+    shutil.rmtree(shim, ignore_errors=True)  # an earlier session's copy may be of another checkout
+    shim.mkdir(mode=0o755)
+    skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "bench")
+    shutil.copytree(root, shim / "nightshift", ignore=skip, copy_function=_link)
+    shutil.copytree(site, shim / "site", ignore=shutil.ignore_patterns("__pycache__"), copy_function=_link,
+                    symlinks=True)
+    return f"{shim}:{shim / 'nightshift'}:{shim / 'site'}"  # the second: the drivers' `import tests...`
+
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system: a copy
+        shutil.copy2(src, dst)
+
+
+def user_env(user, extra: dict | None = None) -> dict[str, str]:
+    """The environment a driver run as ``user`` needs: the system's PATH, its HOME, and a PYTHONPATH reaching this
+    checkout and this installation's site-packages (user_import_path)."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
-            "PYTHONPATH": f"{shim}:{root}:{site}", **(extra or {})}
+            "PYTHONPATH": user_import_path(user), **(extra or {})}
 
 
 def run_driver(user, driver: str, timeout: float, userns: str | None = "ENOSPC", bwrap: bool = True,

@@ -17,6 +17,7 @@ import pytest
 
 from tests.fixtures_core import require_tool, workspace  # noqa: F401
 from tests.fixtures_namespace import need_namespace
+from tests.login_node import user_import_path
 
 USER = "nsprobe37"
 DRIVER = """
@@ -60,30 +61,6 @@ def unprivileged():
     return pwd.getpwnam(USER)
 
 
-def _pythonpath(user) -> str:
-    """PYTHONPATH for the system's Python run as the user. The checkout and the venv's site-packages (read as a plain
-    folder: the editable install's finder never loads) are linked file by file into a folder of the user's home:
-    a clone in a home others cannot enter (mode 700, the usual) is out of the user's reach, a hard link to a
-    readable file is not. For the driver and every process it starts (the agent's claim too)."""
-    root = Path(__file__).resolve().parent.parent
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    shim = Path(user.pw_dir) / ".nightshift-import"
-    shutil.rmtree(shim, ignore_errors=True)  # an earlier session's copy may be of another checkout
-    shim.mkdir(mode=0o755)
-    skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "tests", "bench")
-    shutil.copytree(root, shim / "nightshift", ignore=skip, copy_function=_link)
-    shutil.copytree(site, shim / "site", ignore=shutil.ignore_patterns("__pycache__"), copy_function=_link,
-                    symlinks=True)
-    return f"{shim}:{shim / 'site'}"
-
-
-def _link(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:  # another file system: a copy
-        shutil.copy2(src, dst)
-
-
 def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -> dict:
     """Run ``driver`` as the user; its last line of output, as JSON."""
     root = str(Path(__file__).resolve().parent.parent)
@@ -91,7 +68,7 @@ def _as_user(user, driver: str, timeout: float, extra_env: dict | None = None) -
     # from this installation's site-packages (pure Python where the user needs them: pyseccomp).
     python = shutil.which("python3", path="/usr/bin:/bin")
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8",
-           "PYTHONPATH": _pythonpath(user), **(extra_env or {})}
+           "PYTHONPATH": user_import_path(user), **(extra_env or {})}
     done = subprocess.run([shutil.which("runuser"), "-u", USER, "--", python, "-c", driver.format(root=root)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
     assert done.returncode == 0, done.stderr[-3000:]
