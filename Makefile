@@ -28,7 +28,7 @@ tools:
 # bubblewrap too, so the demo shows the boundary a run gets; where it cannot be installed the demo says so first.
 demo: $(STAMP)
 	@bash .ci/install-tools tmux git
-	@bash .ci/install-tools sandbox || echo "make: no bubblewrap (above): the demo runs with its boundary off, says why"
+	@bash .ci/install-tools sandbox || echo "make: no bubblewrap (above): the demo runs within the strongest boundary this machine still allows, and names it"
 	$(BIN)/nightshift demo
 	@echo "nightshift is in $(BIN)/. For daily use put it on your PATH: pipx install .  (or: uv tool install .; without either: make install-user)"
 

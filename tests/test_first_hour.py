@@ -9,8 +9,7 @@ The clone, the first `make demo`, the install and `--version` run once per modul
 fixture); then, per variant, the demo again (its venv made: only the run) and the tutorial. Each step runs through
 `step(...)`, which takes an optional wrapper command put before `runuser` (a seccomp filter that fails
 CLONE_NEWUSER as kernels without user namespaces do, a private mount namespace without bubblewrap): VARIANTS maps a
-variant's name to its wrapper and what the demo's boundary line must then say. Only the machine as it is is wired
-in here; the other two are added with the harness that builds them.
+variant's name to its wrapper and what the demo's boundary line must then say.
 
 Speed: the packages come from a wheel folder root builds once per pyproject.toml (from its own pip cache), handed to
 the user's pip with PIP_FIND_LINKS (speed only: the same `make` targets install the same packages)."""
@@ -31,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures_core import require_tool
+from tests.login_node import login_node_argv
 from tests.test_readme_tutorial import README, tutorial_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,20 @@ class Variant:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-VARIANTS = {"as is": Variant()}
+# A login node without user namespaces (a seccomp filter fails CLONE_NEWUSER with ENOSPC, as kernels with
+# user.max_user_namespaces = 0 do) and one without bubblewrap (hidden in a private mount namespace): the harness of
+# tests/login_node.py, put before runuser as root. Both leave Landlock, and the demo names that tier first.
+def _wrapper(**simulate) -> tuple[str, ...]:
+    """The harness's prefix (as root; elsewhere the user fixture skips, and nothing is made at collection)."""
+    return tuple(login_node_argv([], **simulate)) if os.getuid() == 0 else ("needs-root",)
+
+
+WEAKER = r"^boundary: sandbox: landlock \(Landlock ABI \d"
+VARIANTS = {"as is": Variant(),
+            "userns off": Variant(wrapper=_wrapper(userns="ENOSPC"), boundary=WEAKER),
+            "no bubblewrap": Variant(wrapper=_wrapper(userns=None, bwrap=False), boundary=WEAKER,
+                                     tools=r"^install-tools: missing bubblewrap\b",
+                                     allowed=r"missing bubblewrap|no bubblewrap")}
 
 # What must never be among the lines a user sees on a machine where everything needed is installed.
 NEVER = re.compile(r"Traceback|missing bubblewrap|missing socat|libseccomp2|command not found|externally-managed|"

@@ -299,7 +299,7 @@ def test_claude_codes_run_as_an_unprivileged_user_ends_done_with_every_door_shut
              "python3 -c \"import os, subprocess; h = os.path.expanduser('~'); "
              "subprocess.run(['tm' + 'ux', '-S', h + '/tmux.sock', 'run-shell', 'touch ' + h + '/escaped'])\"; "
              "unshare -U -r true && touch unshared; true")
-    claim = (f"PYTHONPATH={_pythonpath(unprivileged)} python3 -m nightshift.supervisor.cli.main claim done "
+    claim = (f"PYTHONPATH={user_import_path(unprivileged)} python3 -m nightshift.supervisor.cli.main claim done "
              "--summary done")  # nightshift as the user would have it
     with FakeAnthropic([tools(bash(cheat)), tools(bash("echo ok > check.txt"), bash(claim)), text("done")]) as fake:
         found = _as_user(unprivileged, CLAUDE_DRIVER, 280, {"CLAUDE_CONFIG_DIR": f"{unprivileged.pw_dir}/.claude-test",
