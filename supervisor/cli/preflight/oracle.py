@@ -134,6 +134,10 @@ def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
             good.append(comp.name)
         for problem in found.problems:
             yield Line(FAIL, "calibration", problem)
+        for note in found.notes:  # a held-out comparison's figures are for the user's screen only
+            yield Line(NOTE, "calibration", note) if not comp.heldout else \
+                Line(NOTE, "calibration", f"held-out {comp.name}: a region where atol dominates:", check_only=note)
     if good:
         yield Line(OK, "calibration", f"{', '.join(good)}: the reference passes against itself; 10x the tolerance "
-                                      "at one point fails there; a constant candidate fails")
+                                      "at one point fails there; a constant candidate fails; 3x rtol fails in every decade of |reference| "
+                                      "that no atol dominates")

@@ -1,0 +1,100 @@
+"""The calibration gate over the reference's dynamic range: can a comparison fail in every decade of |reference|?
+
+A relative tolerance holds relatively only where rtol x |reference| is not drowned by atol. Each compared column or
+field is moved by ``SWEEP`` times its relative tolerance at every point at once (|d| = SWEEP x rtol x |scale|) and
+measured with the oracle's own pointwise rule (pointwise.py, what compare.py and field_compare.py apply): a point
+where that passes cannot fail at the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x
+rtol x |scale|). Those points are one region, said in one line: the decades of |reference| and the stretch of x it
+covers, its share of the points and the effective tolerance there. Values zero at the data's own precision (within
+``ROUNDOFF`` of the largest, as init's derived floor covers) are where an absolute tolerance belongs; a stated atol
+that leaves more than ``SHARE`` of the points that are clearly non-zero compared absolutely is refused, naming the
+share and the fix. A reference that is itself NaN or inf somewhere is refused too: no candidate matches it there.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nightshift.supervisor.verify.oracle.pointwise import point_ratios
+
+SWEEP = 3.0  # "a few times the tolerance"
+SHARE = 0.1  # more than this share of clearly non-zero points compared absolutely: the atol hides the goal
+STRETCHES = 3  # stretches of x a region line names before counting the rest
+ROUNDOFF = 64 * float(np.finfo(np.float64).eps)  # init's derived floor at most: 64 ulps of the largest value
+
+
+def nonfinite_reference(subject: str, values: np.ndarray, unit: str, where) -> str | None:
+    """The line for a reference that is NaN or inf somewhere (``where(i)`` names point i), or None."""
+    with np.errstate(all="ignore"):
+        if np.isfinite(values.sum()):
+            return None
+    bad = np.flatnonzero(~np.isfinite(values))
+    kind = "NaN" if np.isnan(values[bad[0]]) else "inf"
+    return (f"{subject}: the reference is itself {kind} at {where(int(bad[0]))} ({len(bad)} of {values.size} "
+            f"{unit}s not finite): no candidate can match there; fix the reference, or leave those {unit}s out "
+            "(range)")
+
+
+def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str,
+                 x: np.ndarray | None = None, x_name: str | None = None,
+                 unit: str = "point") -> tuple[list[str], list[str]]:
+    """(problems, notes): where a perturbation of SWEEP x the relative tolerance cannot fail, in one line each."""
+    if not rtol or not atol:  # no atol: relative everywhere; no rtol: the goal is absolute, and says so itself
+        return [], []
+    size = np.abs(np.asarray(scale, dtype=np.float64))
+    moved = SWEEP * rtol * size
+    ratio = point_ratios(moved.copy(), size, rtol, atol, mode)
+    cannot = np.isfinite(ref) & (size > 0) & (ratio <= 1)
+    if not cannot.any():
+        return [], []
+    magnitude = np.abs(ref)
+    largest = float(magnitude[np.isfinite(magnitude)].max())
+    clear = np.isfinite(ref) & (magnitude > ROUNDOFF * largest)  # clearly non-zero at the data's precision
+    hidden = cannot & clear
+    counted = int(np.isfinite(ref).sum())
+    region = _region(ref, cannot, x, x_name, unit)
+    effective = float(np.max((atol + rtol * size[cannot]) / np.where(magnitude[cannot] > 0, magnitude[cannot],
+                                                                        np.inf)))
+    tolerance = f"the tolerance there is atol {atol:g}" + (
+        f", up to {_percent(effective)} of |reference|" if math.isfinite(effective) and effective > 0 else "")
+    share = int(cannot.sum()) / max(counted, 1)
+    head = (f"{subject}: {region}: {int(cannot.sum())} of {counted} {unit}s ({_percent(share)}) cannot fail at "
+            f"{SWEEP:g}x rtol ({rtol:g}): atol dominates there; {tolerance}")
+    if not hidden.any():
+        return [], [f"{head} (zero at the data's precision: what an absolute tolerance is for)"]
+    hidden_share = int(hidden.sum()) / max(int(clear.sum()), 1)
+    if hidden_share > SHARE:
+        cap = float(np.quantile(magnitude[clear], SHARE)) * rtol * (SWEEP - 1)
+        return [f"{head}; {_percent(hidden_share)} of its clearly non-zero {unit}s are compared absolutely (more "
+                f"than {_percent(SHARE)}): the goal's rtol does not hold there; lower atol below {cap:.2g}, or set "
+                "rtol = 0 if an absolute tolerance is what the goal means"], []
+    return [], [head]
+
+
+def _percent(share: float) -> str:
+    value = 100 * share
+    return f"{value:.3g}%" if value < 1e4 else f"{value:.2e}%"
+
+
+def _region(ref: np.ndarray, mask: np.ndarray, x: np.ndarray | None, x_name: str | None, unit: str) -> str:
+    """'|reference| from 1e-01 to 1e+01 (k from 1.02 to 6)': the decades of the points and where they lie."""
+    magnitude = np.abs(ref[mask])
+    positive = magnitude[magnitude > 0]
+    if positive.size:
+        lo, hi = math.floor(math.log10(positive.min())), math.floor(math.log10(positive.max())) + 1
+        words = f"|reference| from 1e{lo:+03d} to 1e{hi:+03d}"
+    else:
+        words = "|reference| = 0"
+    rows = np.flatnonzero(mask)
+    breaks = np.flatnonzero(np.diff(rows) > 1)
+    starts, ends = rows[np.r_[0, breaks + 1]], rows[np.r_[breaks, len(rows) - 1]]
+    if x is not None and x.size == ref.size:
+        name = x_name or "x"
+        spans = list(dict.fromkeys(f"{float(x[a]):.6g} to {float(x[b]):.6g}" if x[a] != x[b] else f"{float(x[a]):.6g}"
+                                   for a, b in zip(starts, ends)))
+    else:
+        name = f"{unit}s"
+        spans = [f"{int(a)} to {int(b)}" if a != b else f"{int(a)}" for a, b in zip(starts, ends)]
+    more = f" and {len(spans) - STRETCHES} more stretches" if len(spans) > STRETCHES else ""
+    return f"{words} ({name} {', '.join(spans[:STRETCHES])}{more})"
