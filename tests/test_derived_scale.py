@@ -64,7 +64,7 @@ def test_a_reference_with_no_scale_is_named_for_what_it_is():
     """One sentence for init and the calibration alike, and "zero everywhere" only of what is: a reference with no
     finite value has nothing to compare, and tolerance = "both" with an atol set needs another mode, not an atol."""
     from nightshift.supervisor.cli.init.derived_atol import Derived
-    from nightshift.supervisor.cli.init.roundoff import Floor
+    from nightshift.supervisor.verify.oracle.roundoff import Floor
     from nightshift.supervisor.verify.oracle.calibrate import zero_tolerance
 
     nan = np.full(20, np.nan)

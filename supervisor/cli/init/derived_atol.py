@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nightshift.supervisor.cli.init.goal_words import short_name
-from nightshift.supervisor.cli.init.roundoff import ROUNDOFF_ULPS, Floor
+from nightshift.supervisor.verify.oracle.roundoff import FLOOR_SPREAD, FLOOR_ULPS, ZERO_ULPS, Floor
 from nightshift.supervisor.cli.init.scales import column_scales, field_scale
 from nightshift.supervisor.verify.oracle.calibrate import no_scale
 from nightshift.supervisor.verify.oracle.readers import split_part
@@ -90,9 +90,12 @@ class Derived:
 
     def comment(self, heldout: bool) -> str:
         rule = f"derived: {self.why(heldout)}"
-        if self.scale.atol and not self.scale.fallback and not heldout:
-            rule += (f" (round-off: |v| <= {ROUNDOFF_ULPS} eps x the largest |v| beside it; atol = "
-                     f"{2 * ROUNDOFF_ULPS} eps x {self.scale.atol / (2 * ROUNDOFF_ULPS * self.scale.eps):.3g})")
+        f = self.scale
+        if f.atol and not f.fallback and not heldout:
+            made = f"{FLOOR_SPREAD} x the largest of them, {f.spread:.3g}" \
+                if FLOOR_SPREAD * f.spread >= FLOOR_ULPS * f.eps * f.beside else \
+                f"{FLOOR_ULPS} eps x the largest |v| beside them, {f.beside:.3g}"
+            rule += f" (round-off: |v| <= {ZERO_ULPS} eps x the largest |v| beside it; atol = {made})"
         return "; ".join([rule, *self.loosen(heldout), "the goal states no absolute tolerance"])
 
     def needs_atol(self) -> str:

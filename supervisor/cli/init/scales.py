@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nightshift.supervisor.cli.init.roundoff import Floor, measure, precision
+from nightshift.supervisor.verify.oracle.roundoff import Floor, measure, precision
 from nightshift.supervisor.verify.oracle.field import open_field
 from nightshift.supervisor.verify.oracle.read_text import _delimiter_for, _split
 from nightshift.supervisor.verify.oracle.readers import read_table

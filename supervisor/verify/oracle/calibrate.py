@@ -21,6 +21,7 @@ from nightshift.supervisor.verify.oracle.calibrate_decades import decade_lines, 
 from nightshift.supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
 from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
 from nightshift.supervisor.verify.oracle.report import x_label
+from nightshift.supervisor.verify.oracle.roundoff import measure, precision
 from nightshift.supervisor.verify.oracle.scale import scale_values
 from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -84,9 +85,10 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
         tol = _tolerance_at(cfg, key, name, ref, values)
         rtol, atol, scale = _tolerances(cfg, key, name)
         size = scale_values(scale, values, lambda k: ref.column(k, "reference"))
+        floor = measure([values[inside]], precision(ref.columns[index].dtype), int(inside.sum()), column=True)
         problems, notes = decade_lines(f"{cfg.name} {name}", values[inside], size[inside], rtol, atol, cfg.tolerance,
                                        x[inside] if cfg.x is not None else np.flatnonzero(inside).astype(float),
-                                       _x_name(cfg, ref) if cfg.x is not None else "row")
+                                       _x_name(cfg, ref) if cfg.x is not None else "row", floor=floor)
         found.problems += problems
         found.notes += notes
         usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))

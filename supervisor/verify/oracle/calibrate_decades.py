@@ -6,9 +6,10 @@ measured with the oracle's own pointwise rule (pointwise.py, what compare.py and
 where that passes cannot fail at the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x
 rtol x |scale|). Those points are one region, said in one line: the decades of |reference| and the stretch of x it
 covers, its share of the points and the effective tolerance there. Values zero at the data's own precision (within
-``ROUNDOFF`` of the largest, as init's derived floor covers) are where an absolute tolerance belongs; a stated atol
-that leaves more than ``SHARE`` of the points that are clearly non-zero compared absolutely is refused, naming the
-share and the fix. A reference that is itself NaN or inf somewhere is refused too: no candidate matches it there.
+``ROUNDOFF`` of the largest, as init's derived floor covers) are where an absolute tolerance belongs; an atol no
+larger than the data's own round-off floor (roundoff.py: what init derives) is named, never refused; a stated atol
+above it that leaves more than ``SHARE`` of the points that are clearly non-zero compared absolutely is refused,
+naming the share and the fix. A reference that is itself NaN or inf somewhere is refused too: no candidate matches it there.
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ import math
 import numpy as np
 
 from nightshift.supervisor.verify.oracle.pointwise import point_ratios
+from nightshift.supervisor.verify.oracle.roundoff import Floor
 
 SWEEP = 3.0  # "a few times the tolerance"
 SHARE = 0.1  # more than this share of clearly non-zero points compared absolutely: the atol hides the goal
+OWN_FLOOR = 1.01  # init writes its floor to three digits (a held-out one rounded down): no larger is the data's own
 STRETCHES = 3  # stretches of x a region line names before counting the rest
-ROUNDOFF = 64 * float(np.finfo(np.float64).eps)  # init's derived floor at most: 64 ulps of the largest value
+ROUNDOFF = 4096 * float(np.finfo(np.float64).eps)  # zero at float64's precision beside the largest value (init's rule)
 
 
 def nonfinite_reference(subject: str, values: np.ndarray, unit: str, where) -> str | None:
@@ -37,9 +40,11 @@ def nonfinite_reference(subject: str, values: np.ndarray, unit: str, where) -> s
 
 
 def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str,
-                 x: np.ndarray | None = None, x_name: str | None = None,
-                 unit: str = "point") -> tuple[list[str], list[str]]:
-    """(problems, notes): where a perturbation of SWEEP x the relative tolerance cannot fail, in one line each."""
+                 x: np.ndarray | None = None, x_name: str | None = None, unit: str = "point",
+                 floor: Floor | None = None) -> tuple[list[str], list[str]]:
+    """(problems, notes): where a perturbation of SWEEP x the relative tolerance cannot fail, in one line each.
+    ``floor``: the data's own round-off floor (roundoff.py, init's rule); an atol no larger is the data's precision,
+    never refused, only named."""
     if not rtol or not atol:  # no atol: relative everywhere; no rtol: the goal is absolute, and says so itself
         return [], []
     size = np.abs(np.asarray(scale, dtype=np.float64))
@@ -64,6 +69,9 @@ def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, 
     if not hidden.any():
         return [], [f"{head} (zero at the data's precision: what an absolute tolerance is for)"]
     hidden_share = int(hidden.sum()) / max(int(clear.sum()), 1)
+    if floor is not None and atol <= OWN_FLOOR * max(floor.atol, floor.roundoff):
+        return [], [f"{head} (atol is the data's own round-off floor: a value under {atol / (SWEEP - 1) / rtol:.2g} "
+                    "is compared relatively only as far as the round-off of its neighbours allows)"]
     if hidden_share > SHARE:
         cap = float(np.quantile(magnitude[clear], SHARE)) * rtol * (SWEEP - 1)
         return [f"{head}; {_percent(hidden_share)} of its clearly non-zero {unit}s are compared absolutely (more "

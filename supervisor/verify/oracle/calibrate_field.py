@@ -15,6 +15,7 @@ from nightshift.supervisor.verify.oracle.calibrate import FACTOR, Calibration, z
 from nightshift.supervisor.verify.oracle.calibrate_decades import decade_lines, nonfinite_reference
 from nightshift.supervisor.verify.oracle.compare import _tolerances
 from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
+from nightshift.supervisor.verify.oracle.roundoff import measure, precision
 from nightshift.supervisor.verify.oracle.field import Field, open_field
 from nightshift.supervisor.verify.oracle.field_compare import _scale_of, compare_fields
 from nightshift.supervisor.verify.oracle.table import OracleInputError
@@ -33,6 +34,7 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
         per_row = max(1, ref.size // max(ref.shape[0], 1))
         rows = max(1, min(ref.shape[0], LIMIT // per_row))
         values = np.asarray(ref.source[:rows], dtype=np.float64)
+        ref_dtype = ref.dtype
         slab = Field(ref.where, values, values.shape, values.dtype, ref.dims,
                      [ref.coords[0][:rows] if ref.coords and ref.coords[0] is not None else None, *ref.coords[1:]])
     label = (part or Path(path).name).strip("/")
@@ -61,7 +63,8 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     problems, notes = decade_lines(cfg.name, flat, np.abs(flat) if fixed is None else np.full(flat.shape, fixed),
                                    rtol, atol, cfg.tolerance, np.repeat(np.asarray(first, dtype=float), per_row),
                                    (slab.dims[0] if slab.dims and slab.coords and slab.coords[0] is not None
-                                    else "index along axis 0"), unit="element")
+                                    else "index along axis 0"), unit="element",
+                                   floor=measure([values], precision(ref_dtype), values.size))
     found.problems += problems
     found.notes += notes
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
