@@ -43,12 +43,6 @@ class Calibration:
         return not self.problems
 
 
-def _tolerance_at(cfg: CompareConfig, key, name: str, ref: Table, column: np.ndarray) -> np.ndarray:
-    rtol, atol, scale = _tolerances(cfg, key, name)
-    return point_tolerance(scale_values(scale, column, lambda k: ref.column(k, "reference")), rtol, atol,
-                           cfg.tolerance)
-
-
 def _with(ref: Table, index: int, values: np.ndarray) -> Table:
     columns = list(ref.columns)
     columns[index] = values
@@ -82,12 +76,14 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
             ref.index_of(name, "reference") if name in ref.names else ref.index_of(int(name), "reference")
         key = next((k for k in (cfg.columns or [name]) if str(k) == name or k == index), name)
         values = np.asarray(ref.columns[index], dtype=float)
-        tol = _tolerance_at(cfg, key, name, ref, values)
         rtol, atol, scale = _tolerances(cfg, key, name)
         size = scale_values(scale, values, lambda k: ref.column(k, "reference"))
-        floor = measure([values[inside]], precision(ref.columns[index].dtype), int(inside.sum()), column=True)
-        problems, notes = decade_lines(f"{cfg.name} {name}", values[inside], size[inside], rtol, atol, cfg.tolerance,
-                                       x[inside] if cfg.x is not None else np.flatnonzero(inside).astype(float),
+        tol = point_tolerance(size, rtol, atol, cfg.tolerance)
+        floor = (lambda values=values, dtype=ref.columns[index].dtype:
+                 measure([values[inside]], precision(dtype), int(inside.sum()), column=True))
+        part = slice(None) if cfg.range is None else inside  # a view, not three copies of the column
+        problems, notes = decade_lines(f"{cfg.name} {name}", values[part], size[part], rtol, atol, cfg.tolerance,
+                                       x[part] if cfg.x is not None else np.flatnonzero(inside).astype(float),
                                        _x_name(cfg, ref) if cfg.x is not None else "row", floor=floor)
         found.problems += problems
         found.notes += notes

@@ -1,10 +1,10 @@
 """The calibration gate over the reference's dynamic range: can a comparison fail in every decade of |reference|?
 
 A relative tolerance holds relatively only where rtol x |reference| is not drowned by atol. Each compared column or
-field is moved by ``SWEEP`` times its relative tolerance at every point at once (|d| = SWEEP x rtol x |scale|) and
-measured with the oracle's own pointwise rule (pointwise.py, what compare.py and field_compare.py apply): a point
-where that passes cannot fail at the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x
-rtol x |scale|). Those points are one region, said in one line: the decades of |reference| and the stretch of x it
+field is moved by ``SWEEP`` times its relative tolerance at every point at once (|d| = SWEEP x rtol x |scale|)
+under the oracle's own pointwise rule (pointwise.py, what compare.py and field_compare.py apply), solved for |scale|
+so the column is passed over once, and the points found measured with point_ratios itself: a point where that passes
+cannot fail at the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x rtol x |scale|). Those points are one region, said in one line: the decades of |reference| and the stretch of x it
 covers, its share of the points and the effective tolerance there. Values zero at the data's own precision (within
 ``ROUNDOFF`` of the largest, as init's derived floor covers) are where an absolute tolerance belongs; an atol no
 larger than the data's own round-off floor (roundoff.py: what init derives) is named, never refused; a stated atol
@@ -14,6 +14,7 @@ naming the share and the fix. A reference that is itself NaN or inf somewhere is
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -41,16 +42,23 @@ def nonfinite_reference(subject: str, values: np.ndarray, unit: str, where) -> s
 
 def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, atol: float, mode: str,
                  x: np.ndarray | None = None, x_name: str | None = None, unit: str = "point",
-                 floor: Floor | None = None) -> tuple[list[str], list[str]]:
+                 floor: Callable[[], Floor] | None = None) -> tuple[list[str], list[str]]:
     """(problems, notes): where a perturbation of SWEEP x the relative tolerance cannot fail, in one line each.
-    ``floor``: the data's own round-off floor (roundoff.py, init's rule); an atol no larger is the data's precision,
-    never refused, only named."""
+    ``floor``: measures the data's own round-off floor (roundoff.py, init's rule), only where some region cannot
+    fail; an atol no larger is the data's precision, never refused, only named."""
     if not rtol or not atol:  # no atol: relative everywhere; no rtol: the goal is absolute, and says so itself
         return [], []
+    bound = _bound(rtol, atol, mode)
+    if bound is None:
+        return [], []
     size = np.abs(np.asarray(scale, dtype=np.float64))
-    moved = SWEEP * rtol * size
-    ratio = point_ratios(moved.copy(), size, rtol, atol, mode)
-    cannot = np.isfinite(ref) & (size > 0) & (ratio <= 1)
+    cannot = size <= bound  # one pass: where the sweep cannot fail, by the pointwise rule solved for |scale|
+    if not cannot.any():
+        return [], []
+    cannot &= np.isfinite(ref) & (size > 0)
+    at = np.flatnonzero(cannot)  # the region, measured with the oracle's own rule to be sure it cannot fail
+    held = point_ratios(SWEEP * rtol * size[at], size[at], rtol, atol, mode) <= 1
+    cannot[at[~held]] = False
     if not cannot.any():
         return [], []
     magnitude = np.abs(ref)
@@ -69,7 +77,8 @@ def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, 
     if not hidden.any():
         return [], [f"{head} (zero at the data's precision: what an absolute tolerance is for)"]
     hidden_share = int(hidden.sum()) / max(int(clear.sum()), 1)
-    if floor is not None and atol <= OWN_FLOOR * max(floor.atol, floor.roundoff):
+    own = floor() if floor is not None else None
+    if own is not None and atol <= OWN_FLOOR * max(own.atol, own.roundoff):
         return [], [f"{head} (atol is the data's own round-off floor: a value under {atol / (SWEEP - 1) / rtol:.2g} "
                     "is compared relatively only as far as the round-off of its neighbours allows)"]
     if hidden_share > SHARE:
@@ -78,6 +87,15 @@ def decade_lines(subject: str, ref: np.ndarray, scale: np.ndarray, rtol: float, 
                 f"than {_percent(SHARE)}): the goal's rtol does not hold there; lower atol below {cap:.2g}, or set "
                 "rtol = 0 if an absolute tolerance is what the goal means"], []
     return [], [head]
+
+
+def _bound(rtol: float, atol: float, mode: str) -> float | None:
+    """The largest |scale| where SWEEP x rtol x |scale| is within pointwise.point_tolerance: "sum" atol + rtol s
+    holds it while (SWEEP - 1) rtol s <= atol; "either" max(atol, rtol s) while SWEEP rtol s <= atol; "both" never
+    (min(atol, rtol s) < SWEEP rtol s for every s > 0). None: nowhere."""
+    if mode == "both":
+        return None
+    return atol / ((SWEEP - 1) * rtol) if mode == "sum" else atol / (SWEEP * rtol)
 
 
 def _percent(share: float) -> str:

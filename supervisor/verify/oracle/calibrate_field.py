@@ -64,7 +64,7 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
                                    rtol, atol, cfg.tolerance, np.repeat(np.asarray(first, dtype=float), per_row),
                                    (slab.dims[0] if slab.dims and slab.coords and slab.coords[0] is not None
                                     else "index along axis 0"), unit="element",
-                                   floor=measure([values], precision(ref_dtype), values.size))
+                                   floor=lambda: measure([values], precision(ref_dtype), values.size))
     found.problems += problems
     found.notes += notes
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
