@@ -119,7 +119,10 @@ def _kept_program(state: Path, nested: bool) -> Path | None:
         held = path.read_bytes()
     except OSError:
         return None
-    return path if hashlib.sha256(held).hexdigest()[:16] == name.removesuffix(".bpf") else None
+    if hashlib.sha256(held).hexdigest()[:16] == name.removesuffix(".bpf"):
+        return path
+    path.unlink(missing_ok=True)  # not the bytes its name promises: written afresh below
+    return None
 
 
 def program_file(nested: bool = False) -> Path | None:

@@ -68,8 +68,7 @@ class Derived:
             span = "" if heldout or f.decades < 1 else f" over {f.decades:.1f} decades"
             return f"no value is zero at {self._precision()}'s precision: relative everywhere{span}"
         if f.fallback:
-            return (f"the round-off of the largest value (a sample of {f.values} values, which may miss a row zero "
-                    "by symmetry)")
+            return f"the round-off of the largest value: a sample of {f.values} values may miss a row zero by symmetry"
         if heldout:
             return "the values zero at the data's precision (round-off), rounded down to a power of ten (held out)"
         return f"{f.zeros} of {f.values} values zero at {self._precision()}'s precision, relative elsewhere"
