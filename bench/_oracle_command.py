@@ -49,7 +49,8 @@ def command_bench(folder: Path, rows: int, repeat: int, rtol: float, make_worksp
             parses.append(run([sys.executable, "-c", parse, str(ref), str(folder / "copy.tmp")])[0])
             runs.append(ours(folder))
             if n < 2 and shutil.which("numdiff"):
-                numdiffs.append(run(["numdiff", "-q", "-a", "0", "-r", str(rtol), str(ref), str(folder / "copy.tmp")])[0])
+                made = str(folder / "copy.tmp")
+                numdiffs.append(run(["numdiff", "-q", "-a", "0", "-r", str(rtol), str(ref), made])[0])
     finally:
         if saved is None:
             os.environ.pop("XDG_STATE_HOME", None)

@@ -1,10 +1,10 @@
 """Benchmark of the calibration over decades (issue 44) on bench_init's reference folder: 100 files, 1 GB in all
-(CLASS-style text tables, .npy, .npz and HDF5 of ~10 MB each). init writes the comparisons; then, in one process,
-for every comparison: the oracle's own time (the reference compared with itself: what a verdict's comparison
-costs), the whole calibration `nightshift check` runs on it, and within it the sweep over the decades of
-|reference| (calibrate_decades.py, with the round-off floor it measures where a region cannot fail). Goal: the sweep under 10% of the oracle's
-time. Times are CPU seconds of this process (time.process_time: a shared machine's load does not move them). Prints
-the sums and the ratio. Not a test.
+(CLASS-style text tables, .npy, .npz and HDF5 of ~10 MB each). init writes the comparisons; then, in one process, for
+every comparison: the oracle's own time (the reference compared with itself: what a verdict's comparison costs), the
+whole calibration `nightshift check` runs on it, and within it the sweep over the decades of |reference|
+(calibrate_decades.py, with the round-off floor it measures where a region cannot fail). Goal: the sweep under 10% of
+the oracle's time. Times are CPU seconds of this process (time.process_time: a shared machine's load does not move
+them). Prints the sums and the ratio. Not a test.
 
     .venv/bin/python bench/bench_calibration.py [--files 100] [--total-mb 1024] [--keep DIR]
 """

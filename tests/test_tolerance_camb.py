@@ -28,8 +28,8 @@ from tests.fixtures_core import nightshift, require_tool
 GOAL = "agree with CAMB to 0.1%"
 RTOL = 1e-3
 COSMOLOGY = dict(H0=67.5, ombh2=0.022, omch2=0.122, As=2e-9, ns=0.965)
-SOLVER = "import shutil, os\nos.makedirs('out', exist_ok=True)\n" \
-         "for name in ('pk.dat', 'cl_lensed.dat'):\n    shutil.copy(os.path.join('data', name), os.path.join('out', name))\n"
+SOLVER = ("import shutil, os\nos.makedirs('out', exist_ok=True)\nfor name in ('pk.dat', 'cl_lensed.dat'):\n"
+          "    shutil.copy(os.path.join('data', name), os.path.join('out', name))\n")
 
 
 def _power(camb, boost: float):

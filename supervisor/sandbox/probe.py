@@ -1,6 +1,6 @@
 """Can bubblewrap make a namespace on this machine, and which of the sandbox's parts can it give? Probed once per
-process (a fork and a few mounts, ~5 ms each; a success kept for the boot by probe_cache.py), with the reason in words a user can act on when it cannot (many
-clusters disable unprivileged user namespaces; some machines have no libseccomp).
+process (a fork and a few mounts, ~5 ms each; a success kept for the boot by probe_cache.py), with the reason in words a
+user can act on when it cannot (many clusters disable unprivileged user namespaces; some machines have no libseccomp).
 
 The parts (``hardening``): ``userns``, a user namespace without capabilities that cannot make another one;
 ``seccomp``, the filter of seccomp.py; ``landlock``, the scope that keeps the machine's abstract sockets out of reach

@@ -2,11 +2,12 @@
 command, every turn and test command, used to probe it afresh (two bubblewrap runs, and libseccomp's binding
 loaded, whose ctypes lookup runs `ldconfig -p` twice: ~50 ms of a half-second compare).
 
-The answers hold for as long as what they depend on is unchanged, so the key is all of it: the boot (the kernel,
-its Landlock ABI, user-namespace support set at boot), the user, the bubblewrap binary (path, inode, size, mtime),
-the sysctls that switch unprivileged user namespaces on and off at run time, libseccomp's Python binding (where it
-would be imported from), and the source of the probe and of the filter's rules. Any change is a miss and a fresh probe. The compiled seccomp program is remembered by its file
-name, which is its content's hash: a hit is used only when the file still holds those bytes.
+The answers hold for as long as what they depend on is unchanged, so the key is all of it: the boot (the kernel, its
+Landlock ABI, user-namespace support set at boot), the user, the bubblewrap binary (path, inode, size, mtime), the
+sysctls that switch unprivileged user namespaces on and off at run time, libseccomp's Python binding (where it would be
+imported from), and the source of the probe and of the filter's rules. Any change is a miss and a fresh probe. The
+compiled seccomp program is remembered by its file name, which is its content's hash: a hit is used only when the file
+still holds those bytes.
 
 The file lives in the user's private state folder (0700; written by rename). Inside nightshift's namespace that
 folder is out of the agent's reach; outside it (no bubblewrap) the agent's code runs as the user anyway and no

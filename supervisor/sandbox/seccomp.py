@@ -9,9 +9,10 @@ AF_UNIX sockets stay allowed: multiprocessing's forkserver and Manager, and MPI,
 What keeps the user's and the machine's sockets out of reach is that no path to one exists inside (mounts.py and
 hardening.py), not this filter.
 
-The program is compiled once per process (once per boot: probe_cache.py keeps its file's name) with libseccomp (the ``pyseccomp`` ctypes binding from PyPI, or Debian's
-``python3-seccomp``) and written once to the user's state folder; bubblewrap reads it from a file descriptor
-(``--seccomp 9``), so every argv that uses it starts with ``seccomp_prefix``.
+The program is compiled once per process (once per boot: probe_cache.py keeps its file's name) with libseccomp (the
+``pyseccomp`` ctypes binding from PyPI, or Debian's ``python3-seccomp``) and written once to the user's state folder;
+bubblewrap reads it from a file descriptor (``--seccomp 9``), so every argv that uses it starts with
+``seccomp_prefix``.
 """
 from __future__ import annotations
 

@@ -140,5 +140,5 @@ def calibration_lines(ctx: PreflightContext) -> Iterable[Line]:
                 yield Line(status, "calibration", said)
     if good:
         yield Line(OK, "calibration", f"{', '.join(good)}: the reference passes against itself; 10x the tolerance "
-                                      "at one point fails there; a constant candidate fails; 3x rtol fails in every decade of |reference| "
-                                      "that no atol dominates")
+                                      "at one point fails there; a constant candidate fails; 3x rtol fails in every "
+                                      "decade of |reference| that no atol dominates")

@@ -1,15 +1,16 @@
 """The calibration gate over the reference's dynamic range: can a comparison fail in every decade of |reference|?
 
 A relative tolerance holds relatively only where rtol x |reference| is not drowned by atol. Each compared column or
-field is moved by ``SWEEP`` times its relative tolerance at every point at once (|d| = SWEEP x rtol x |scale|)
-under the oracle's own pointwise rule (pointwise.py, what compare.py and field_compare.py apply), solved for |scale|
-so the column is passed over once, and the points found measured with point_ratios itself: a point where that passes
-cannot fail at the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x rtol x |scale|). Those points are one region, said in one line: the decades of |reference| and the stretch of x it
-covers, its share of the points and the effective tolerance there. Values zero at the data's own precision (within
-``ROUNDOFF`` of the largest, as init's derived floor covers) are where an absolute tolerance belongs; an atol no
-larger than the data's own round-off floor (roundoff.py: what init derives) is named, never refused; a stated atol
-above it that leaves more than ``SHARE`` of the points that are clearly non-zero compared absolutely is refused,
-naming the share and the fix. A reference that is itself NaN or inf somewhere is refused too: no candidate matches it there.
+field is moved by ``SWEEP`` times its relative tolerance at every point at once (|d| = SWEEP x rtol x |scale|) under the
+oracle's own pointwise rule (pointwise.py, what compare.py and field_compare.py apply), solved for |scale| so the column
+is passed over once, and the points found measured with point_ratios itself: a point where that passes cannot fail at
+the goal's relative precision, because atol dominates there (atol >= (SWEEP - 1) x rtol x |scale|). Those points are one
+region, said in one line: the decades of |reference| and the stretch of x it covers, its share of the points and the
+effective tolerance there. Values zero at the data's own precision (within ``ROUNDOFF`` of the largest, as init's
+derived floor covers) are where an absolute tolerance belongs; an atol no larger than the data's own round-off floor
+(roundoff.py: what init derives) is named, never refused; a stated atol above it that leaves more than ``SHARE`` of the
+points that are clearly non-zero compared absolutely is refused, naming the share and the fix. A reference that is
+itself NaN or inf somewhere is refused too: no candidate matches it there.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ point. What a relative tolerance cannot compare is a value that is round-off: a 
 that lands on a sign change. Round-off is relative to the magnitudes the value was computed from, not to the value,
 so a value is taken as zero at its precision when
 
-    |v| <= ROUNDOFF_ULPS x eps x s,   s = the largest |v| of the point and its neighbours along each axis
+    |v| <= ZERO_ULPS x eps x s,   s = the largest |v| of the point and its neighbours along each axis
 
 (eps: the machine epsilon of the reference's own dtype, float64 for a text table; ZERO_ULPS = 4096: the round-off a
 computation leaves after thousands of operations, or an argument of size ~10^3, as sin(35 pi) = 4e-15 does beside
