@@ -144,3 +144,21 @@ def _index_of(root, name: str) -> int:
     import tomllib
     text = (root / "nightshift.toml").read_text().replace("atol = -1", "atol = 1").replace('atol = "tight"', "atol = 1")
     return [b["name"] for b in tomllib.loads(text)["oracle"]["compare"]].index(name)
+
+
+def test_a_held_out_fields_region_under_its_floor_is_named_on_checks_screen_only(refs, tmp_path):
+    """The calibration names where the derived floor dominates (the row zero by symmetry); for a held-out field its
+    decades and stretch of x are figures of the held-out answer: shown on `nightshift check`'s screen only (a Line's
+    check_only), never in the text a run records."""
+    from nightshift.supervisor.cli.preflight.lines import PreflightContext
+    from nightshift.supervisor.cli.preflight.oracle import calibration_lines
+
+    init(refs, "agree to 1e-6 relative", "--holdout", "u")
+    ctx = PreflightContext(workspace=refs, out_dir=tmp_path / "out", config=load_config(refs))
+    lines = [line for line in calibration_lines(ctx) if line.status == "note"]
+    held = [line for line in lines if line.text.startswith("held-out u:")]
+    assert len(held) == 1 and held[0].status == "note", [(line.text, line.check_only) for line in lines]
+    assert "|reference| from" not in held[0].text and "on this screen only" in held[0].text, held[0].text
+    assert held[0].check_only.startswith(" u: |reference| from 1e-16 to 1e-15"), held[0].check_only
+    visible = [line for line in lines if not line.text.startswith("held-out")]
+    assert visible and all("|reference| from" in line.text and not line.check_only for line in visible), visible
