@@ -13,10 +13,12 @@ figures are min-max ranges; speed is judged best run against best run (the ones 
 the scans' share on the median run. Not a test: it prints figures and verdicts.
 
 A 3-D field of 512^3 float64 (1 GiB) in HDF5 against its reference, beside `h5diff -p` (bench/_oracle_fields.py;
-issue 29): at most 2x h5diff's time, peak RSS within 2x one field.
+issue 29): at most 2x h5diff's time, peak RSS within 2x one field. And `nightshift compare` with its oracle command
+in the sandbox, 200,000 rows (bench/_oracle_command.py; issue 44): >= 15x numdiff, <= 2x a bare parse plus the
+command's own time.
 
     .venv/bin/python bench/bench_oracle.py [--rows 200000 1000000] [--repeat 3] [--no-numdiff] [--field 512]
-                                           [--keep DIR]
+                                           [--command 200000] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import at_least, verdict  # noqa: E402
+from _oracle_command import command_bench  # noqa: E402
 from _oracle_fields import field_bench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,6 +172,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of ours and pyarrow's per size and case")
     ap.add_argument("--no-numdiff", action="store_true", help="skip numdiff (about 25 s per run at 1M rows)")
     ap.add_argument("--keep", help="build the workspaces under this folder and keep them")
+    ap.add_argument("--command", type=int, default=200_000,
+                    help="rows of the case with an oracle command in the sandbox (bench/_oracle_command.py); 0 skips it")
     ap.add_argument("--field", type=int, default=512, help="the 3-D field's side (512: 1 GiB of float64); 0 skips it")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
@@ -179,6 +184,9 @@ def main() -> int:
             folder = base / f"ws-{rows}"
             folder.mkdir(parents=True, exist_ok=True)
             one_size(folder, rows, args.repeat, not args.no_numdiff, interpreter)
+        if args.command:
+            command_bench(base / "ws-command", args.command, args.repeat, PASS_RTOL, make_workspace, run, ours, span,
+                          PARSE)
         if args.field:
             field_bench(base / "ws-field", args.field, args.repeat, run, ours, span)
     finally:

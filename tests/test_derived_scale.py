@@ -1,4 +1,4 @@
-"""The scale `nightshift init` derives an absolute tolerance from (cli/init/scales.py) is the scale of the rows that
+"""What `nightshift init` derives an absolute floor from (cli/init/scales.py) is measured over the rows that
 are data: a preallocated HDF5 field with a stated data_length has the scale of its first data_length rows, the
 unwritten rows past it (zeros, a fill value) count for nothing, whichever way the field is sliced."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_a_preallocated_field_has_the_scale_of_its_rows_that_are_data(tmp_path, 
         f["data"].attrs["data_length"] = 40
     written, preallocated = field_scale(tmp_path / "written.h5", "/data"), field_scale(tmp_path / "preallocated.h5",
                                                                                       "/data")
-    assert preallocated.rms == written.rms and preallocated.values == written.values == data.size, \
+    assert preallocated == written and preallocated.values == data.size and preallocated.largest == data.max(), \
         (preallocated, written)
 
 
@@ -64,18 +64,18 @@ def test_a_reference_with_no_scale_is_named_for_what_it_is():
     """One sentence for init and the calibration alike, and "zero everywhere" only of what is: a reference with no
     finite value has nothing to compare, and tolerance = "both" with an atol set needs another mode, not an atol."""
     from nightshift.supervisor.cli.init.derived_atol import Derived
-    from nightshift.supervisor.cli.init.scales import Scale
+    from nightshift.supervisor.verify.oracle.roundoff import Floor
     from nightshift.supervisor.verify.oracle.calibrate import zero_tolerance
 
     nan = np.full(20, np.nan)
     zeros = np.zeros(20)
     said = zero_tolerance("u", nan, "point", "sum")
     assert said.startswith("u: the reference has no finite value") and "zero everywhere" not in said, said
-    assert Derived("", "reference/u.npy", 1e-6, Scale(0.0, 0, 20)).needs_atol() == \
+    assert Derived("", "reference/u.npy", 1e-6, Floor(0.0, 0.0, np.inf, 2.2e-16, 0, 20, 0, 0, 0)).needs_atol() == \
         "reference/u.npy" + said.removeprefix("u: the reference")
     zero = zero_tolerance("u", zeros, "point", "sum")
     assert zero.startswith("u: the reference is zero everywhere") and "needs an absolute tolerance" in zero, zero
-    assert Derived("", "reference/u.npy", 1e-6, Scale(0.0, 20, 20)).needs_atol() == \
+    assert Derived("", "reference/u.npy", 1e-6, Floor(0.0, 0.0, np.inf, 2.2e-16, 20, 20, 20, 0, 0)).needs_atol() == \
         "reference/u.npy" + zero.removeprefix("u: the reference")
     both = zero_tolerance("u", zeros, "point", "both")
     assert "needs an absolute tolerance" not in both and 'use tolerance = "sum" or "either"' in both, both

@@ -1,6 +1,6 @@
 """Can bubblewrap make a namespace on this machine, and which of the sandbox's parts can it give? Probed once per
-process (a fork and a few mounts, ~5 ms each), with the reason in words a user can act on when it cannot (many
-clusters disable unprivileged user namespaces; some machines have no libseccomp).
+process (a fork and a few mounts, ~5 ms each; a success kept for the boot by probe_cache.py), with the reason in words a
+user can act on when it cannot (many clusters disable unprivileged user namespaces; some machines have no libseccomp).
 
 The parts (``hardening``): ``userns``, a user namespace without capabilities that cannot make another one;
 ``seccomp``, the filter of seccomp.py; ``landlock``, the scope that keeps the machine's abstract sockets out of reach
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from nightshift.supervisor.sandbox import landlock
+from nightshift.supervisor.sandbox import landlock, probe_cache
 from nightshift.supervisor.sandbox.diagnose import namespace_cause, setuid_bwrap, userns_cause
 from nightshift.supervisor.sandbox.seccomp import seccomp_problem
 
@@ -28,6 +28,8 @@ def bwrap_problem() -> str | None:
 def _probe(bwrap: str | None) -> str | None:
     if not bwrap:
         return namespace_cause(None, None)
+    if probe_cache.load(bwrap).get("namespace") == "ok":  # probed in this boot, nothing it depends on changed
+        return None
     try:
         probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
                                 "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "true"],
@@ -36,7 +38,12 @@ def _probe(bwrap: str | None) -> str | None:
         return f"bubblewrap could not start ({exc})"
     if probe.returncode != 0:
         return namespace_cause(bwrap, (probe.stderr.strip().splitlines() or ["no message"])[-1])
+    probe_cache.store(bwrap, namespace="ok")  # only a success is kept: a failure may be passing (a timeout)
     return None
+
+
+class _Known(Exception):
+    """The user-namespace probe's success is kept for this boot (probe_cache.py)."""
 
 
 def namespace_problem(mode: str) -> str | None:
@@ -62,10 +69,16 @@ def hardening_parts() -> Parts:
         return Parts(False, False)
     reasons = []
     try:
+        if probe_cache.load(bwrap).get("userns") == "ok":
+            raise _Known
         probe = subprocess.run([bwrap, "--unshare-user", "--cap-drop", "ALL", "--disable-userns", "--ro-bind", "/",
                                 "/", "--proc", "/proc", "true"], capture_output=True, text=True, timeout=10)
         userns = probe.returncode == 0
         why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+        if userns:
+            probe_cache.store(bwrap, userns="ok")
+    except _Known:
+        userns, why = True, ""
     except (OSError, subprocess.TimeoutExpired) as exc:
         userns, why = False, str(exc)
     if not userns:

@@ -9,9 +9,10 @@ AF_UNIX sockets stay allowed: multiprocessing's forkserver and Manager, and MPI,
 What keeps the user's and the machine's sockets out of reach is that no path to one exists inside (mounts.py and
 hardening.py), not this filter.
 
-The program is compiled once per process with libseccomp (the ``pyseccomp`` ctypes binding from PyPI, or Debian's
-``python3-seccomp``) and written once to the user's state folder; bubblewrap reads it from a file descriptor
-(``--seccomp 9``), so every argv that uses it starts with ``seccomp_prefix``.
+The program is compiled once per process (once per boot: probe_cache.py keeps its file's name) with libseccomp (the
+``pyseccomp`` ctypes binding from PyPI, or Debian's ``python3-seccomp``) and written once to the user's state folder;
+bubblewrap reads it from a file descriptor (``--seccomp 9``), so every argv that uses it starts with
+``seccomp_prefix``.
 """
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ import errno
 import functools
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 from nightshift.supervisor.run.paths import make_private_dir, user_state_dir
+from nightshift.supervisor.sandbox import probe_cache
 
 FD = 9  # the descriptor bubblewrap reads the program from (opened by the prefix's shell)
 # What a nested sandbox (Claude Code's bubblewrap inside a turn) needs: mounts and namespaces of its own.
@@ -88,17 +91,51 @@ def _program_file(nested: bool = False, bare: bool = False) -> tuple[Path | None
     """Compiled once per process; written where the current user's state folder is (it may change within a
     process: $XDG_STATE_HOME), when it is not there yet. A namespace costs one stat: the file's name is its
     content's hash (written by rename, never partly), so a file of that name holds this program."""
+    state = user_state_dir()
+    kept = _kept_program(state, nested, bare)
+    if kept is not None and kept.is_file():
+        return kept, None
     program, problem = _compiled(nested, bare)
     if program is None:
         return None, problem
-    path = user_state_dir() / "seccomp" / _file_name(nested, bare)
+    path = state / "seccomp" / _file_name(nested, bare)
     if not path.is_file():
         folder = make_private_dir(path.parent)
         tmp = folder / f".{path.name}.{os.getpid()}"
         tmp.write_bytes(program)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
+    _remember(state, nested, bare, path.name)
     return path, None
+
+
+def _kept_key(nested: bool, bare: bool) -> str:
+    return f"seccomp{int(nested)}{'-bare' if bare else ''}"  # one program a kind: namespaced, nested, bare
+
+
+@functools.lru_cache(maxsize=8)
+def _remember(state: Path, nested: bool, bare: bool, name: str) -> None:
+    """Keep the program's file name for the boot (once per process and state folder)."""
+    probe_cache.store(shutil.which("bwrap"), **{_kept_key(nested, bare): name})
+
+
+@functools.lru_cache(maxsize=8)
+def _kept_program(state: Path, nested: bool, bare: bool) -> Path | None:
+    """The program compiled earlier in this boot from these rules (probe_cache.py), when its file still holds the
+    bytes its name is the hash of: no libseccomp loaded, no `ldconfig -p`. Looked up once per process and state
+    folder; after that a namespace costs one stat."""
+    name = probe_cache.load(shutil.which("bwrap")).get(_kept_key(nested, bare))
+    if not isinstance(name, str) or not name.endswith(".bpf") or "/" in name:
+        return None
+    path = state / "seccomp" / name
+    try:
+        held = path.read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(held).hexdigest()[:16] == name.removesuffix(".bpf"):
+        return path
+    path.unlink(missing_ok=True)  # not the bytes its name promises: written afresh below
+    return None
 
 
 def program_file(nested: bool = False, bare: bool = False) -> Path | None:

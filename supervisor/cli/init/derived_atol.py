@@ -1,16 +1,18 @@
-"""The absolute tolerance `nightshift init` derives from each reference data set's own scale when the goal states
-none, and the lines it writes for it into nightshift.toml and into init's summary.
+"""The absolute floor `nightshift init` derives for each reference data set when the goal states none, and the lines
+it writes for it into nightshift.toml and into init's summary.
 
-A relative tolerance alone means nothing where the reference is near zero: a field zero by symmetry (round-off,
-6e-17) against the same scheme on another backend (2.2e-16) is "1.06 relative". So where the goal states no
-absolute tolerance, each field and each compared table column gets atol = rtol x RMS(|reference|) (scales.py says
-why the RMS), in the comparison's block with a comment saying where it came from. Where the goal states one, it is
-used as it is and nothing is derived.
+A relative tolerance means what the goal says wherever the reference is clearly non-zero, over any dynamic range; it
+means nothing only where a value is zero at the data's own precision (a field zero by symmetry: round-off, 6e-17,
+against the same scheme on another backend, 2.2e-16, is "1.06 relative"). So where the goal states no absolute
+tolerance, each field and each compared table column gets the floor roundoff.py derives (covering exactly the values
+that are round-off; 0 when there are none), in the comparison's block with a comment saying what it covers, and how
+to loosen it where the data cannot settle what the goal means (values under the largest's round-off that are not
+zero by their neighbours, a column that changes sign). Where the goal states one, it is used as it is.
 
 A data set that is zero everywhere has no scale to derive from: init says it needs an absolute tolerance and writes
 none (only the goal, or the user, can say how close to zero is zero), so `nightshift check` refuses the comparison
-in one line until one is stated. A held-out reference's floor is rounded down to a power of ten: nightshift.toml is
-the agent's to read, and three digits of a held-out answer's RMS are a figure about that answer.
+in one line until one is stated. A held-out reference's figures are rounded to a power of ten (the floor down, the
+loosening up) and its counts left out: nightshift.toml is the agent's to read.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nightshift.supervisor.cli.init.goal_words import short_name
-from nightshift.supervisor.cli.init.scales import Scale, column_scales, field_scale
+from nightshift.supervisor.verify.oracle.roundoff import FLOOR_SPREAD, FLOOR_ULPS, ZERO_ULPS, Floor
+from nightshift.supervisor.cli.init.scales import column_scales, field_scale
 from nightshift.supervisor.verify.oracle.calibrate import no_scale
 from nightshift.supervisor.verify.oracle.readers import split_part
 
@@ -32,30 +35,67 @@ if TYPE_CHECKING:
 SUMMARY_LIMIT = 8  # derived tolerances listed one a line in init's summary; the rest are counted
 
 
+def _power_down(value: float) -> float:
+    return 10.0 ** math.floor(math.log10(value)) if value > 0 else value
+
+
+def _power_up(value: float) -> float:
+    return 10.0 ** math.ceil(math.log10(value)) if value > 0 else value
+
+
 @dataclass
 class Derived:
     key: str  # the field as fields = [...] names it, the column as columns = [...] does; "" for a whole-file field
     label: str  # how a person reads it: "reference/tube.h5:/state/rho/data", "reference/cl.dat TT"
     rtol: float
-    scale: Scale
+    scale: Floor
 
     @property
     def zero(self) -> bool:
-        return self.scale.rms == 0
+        return self.scale.zero
 
     def atol(self, heldout: bool) -> float:
-        value = float(f"{self.rtol * self.scale.rms:.3g}")
-        return 10.0 ** math.floor(math.log10(value)) if heldout and value > 0 else value
+        value = float(f"{self.scale.atol:.3g}")
+        return _power_down(value) if heldout else value
+
+    def _precision(self) -> str:
+        return "float32" if self.scale.eps > 1e-10 else "float64"
+
+    def why(self, heldout: bool) -> str:
+        """What the floor covers, in a few words (init's summary line)."""
+        f = self.scale
+        if f.atol == 0:
+            span = "" if heldout or f.decades < 1 else f" over {f.decades:.1f} decades"
+            return f"no value is zero at {self._precision()}'s precision: relative everywhere{span}"
+        if f.fallback:
+            return f"the round-off of the largest value: a sample of {f.values} values may miss a row zero by symmetry"
+        if heldout:
+            return "the values zero at the data's precision (round-off), rounded down to a power of ten (held out)"
+        return f"{f.zeros} of {f.values} values zero at {self._precision()}'s precision, relative elsewhere"
+
+    def loosen(self, heldout: bool) -> list[str]:
+        """Where the data cannot settle what the goal means: the stricter rule is written; how to loosen it."""
+        f, out = self.scale, []
+        if f.tiny and f.roundoff > f.atol:
+            noise = _power_up(f.roundoff) if heldout else float(f"{f.roundoff:.3g}")
+            many = "some values" if heldout else f"{f.tiny} values"
+            out.append(f"{many} below the largest's round-off are compared relatively: if they are noise, loosen "
+                       f"with atol = {noise:g}")
+        if f.crossings:
+            many = "it changes sign" if heldout else f"it changes sign {f.crossings} times"
+            out.append(f"{many}: near its zeros the relative error grows; to compare there against the local "
+                       "amplitude, loosen with an atol or a scale expression (scale = \"max\", \"sqrt(TT*EE)\")")
+        return out
 
     def comment(self, heldout: bool) -> str:
-        if heldout:  # no figure of the held-out answer where the agent reads
-            return ("derived: rtol x RMS(|reference|), rounded down to a power of ten (held out: its RMS stays "
-                    "private); the goal states no absolute tolerance")
-        over = "" if not self.scale.sampled else \
-            f" over a sample of {self.scale.values} values" if self.scale.total is None else \
-            f" over {self.scale.values} of {self.scale.total} values"
-        return f"derived: rtol x RMS(|reference|) = {self.rtol:g} x {self.scale.rms:.3g}{over}; the goal states no " \
-               "absolute tolerance"
+        rule = f"derived: {self.why(heldout)}"
+        f = self.scale
+        if f.atol and not f.fallback and not heldout:
+            made = f"{FLOOR_SPREAD} x the largest of them, {f.spread:.3g}" \
+                if FLOOR_SPREAD * f.spread >= FLOOR_ULPS * f.eps * f.beside else \
+                f"{FLOOR_ULPS} eps x the largest |v| beside them, {f.beside:.3g}"
+            rule += f" (round-off: |v| <= {ZERO_ULPS} eps x the largest |v| beside it; atol = {made})"
+        return "; ".join([rule, *self.loosen(heldout), "the goal states no absolute tolerance"])
 
     def needs_atol(self) -> str:
         return no_scale(self.label, self.scale.values)  # the calibration's words (nightshift check) too
@@ -144,10 +184,12 @@ def summary_lines(survey: Survey) -> list[str]:
     made = [(comp, d) for comp, d in found if not d.zero]
     lines = []
     if made:
-        lines.append("  atol derived where the goal states none: rtol x RMS(|reference|) of each field and column "
-                     "(written in nightshift.toml with its comment)")
-        lines += [f"    {d.label}: atol = {d.atol(comp.heldout):g} (rtol {d.rtol:g} x RMS {d.scale.rms:.3g})"
-                  for comp, d in made[:SUMMARY_LIMIT]]
+        lines.append("  atol derived where the goal states none: only values zero at the data's precision (round-off) "
+                     "are compared absolutely, every other one relatively (|a - b| <= atol + rtol x |b|; each in "
+                     "nightshift.toml with its comment)")
+        for comp, d in made[:SUMMARY_LIMIT]:
+            extra = "".join(f"; {words}" for words in d.loosen(comp.heldout))
+            lines.append(f"    {d.label}: atol = {d.atol(comp.heldout):g} ({d.why(comp.heldout)}{extra})")
         if len(made) > SUMMARY_LIMIT:
             lines.append(f"    ... and {len(made) - SUMMARY_LIMIT} more")
     lines += [f"  NEEDS atol {d.needs_atol()}" for _, d in found if d.zero]

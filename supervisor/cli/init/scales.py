@@ -1,11 +1,6 @@
-"""The scale of a reference data set, for the absolute tolerance `nightshift init` derives when the goal states
-none: the RMS of the finite values of each field, and of each compared column of a table.
-
-Why the RMS (as nccmp and cprnc normalise a difference by the field's own size): it is zero only when every value
-is zero, so any field with something in it gets a floor (a high percentile of |reference| is zero for a pulse in
-a quiet domain, and the median for most of a sparse field); one spike does not set it (the max would); and it is
-the size round-off scales with, so the floor sits where a value is zero by symmetry (6e-17 one way, 2.2e-16
-another) and not at physics the comparison must see. The files are read with the oracle's own readers.
+"""What `nightshift init` measures of a reference data set for the absolute floor it derives when the goal states
+none (roundoff.py says which values are zero at the data's precision and why): each field, and each compared column
+of a table, read with the oracle's own readers.
 
 init reads headers and samples, never a whole folder of gigabytes (bench/bench_init.py): a field is measured over
 at most ``SAMPLE_VALUES`` values (``SLABS`` slabs of its first axis spread over it, where it is bigger); a table file
@@ -15,12 +10,11 @@ init writes says which.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from nightshift.supervisor.verify.oracle.roundoff import Floor, measure, precision
 from nightshift.supervisor.verify.oracle.field import open_field
 from nightshift.supervisor.verify.oracle.read_text import _delimiter_for, _split
 from nightshift.supervisor.verify.oracle.readers import read_table
@@ -33,35 +27,17 @@ TEXT_SLABS = 5
 TEXT_SLAB_BYTES = 1 << 13  # ~90 rows of a CLASS table a slab: ~450 rows in all with the head
 
 
-@dataclass
-class Scale:
-    rms: float  # RMS of the finite values measured (0: every one of them is zero)
-    values: int  # how many values it was measured over
-    total: int | None  # how many the data set holds (None: unknown, a sampled text table)
-
-    @property
-    def sampled(self) -> bool:
-        return self.total is None or self.values < self.total
+Scale = Floor  # what init measured of one field or column
 
 
-def rms(values: np.ndarray) -> tuple[float, int]:
-    """(RMS of the finite values, how many there were); scaled by the largest so 1e200 does not overflow."""
-    flat = np.asarray(values, dtype=np.float64).reshape(-1)
-    with np.errstate(all="ignore"):
-        finite = flat if np.isfinite(flat.sum()) else flat[np.isfinite(flat)]
-    if not finite.size:
-        return 0.0, 0
-    top = max(float(finite.max()), -float(finite.min()))
-    if top == 0:
-        return 0.0, int(finite.size)
-    if 1e-150 < top < 1e150:  # the squares neither overflow nor vanish: one pass
-        return math.sqrt(float(np.square(finite).sum()) / finite.size), int(finite.size)
-    scaled = finite / top
-    return top * math.sqrt(float(np.square(scaled).sum()) / finite.size), int(finite.size)
+def _largest(values) -> float:
+    flat = np.abs(np.asarray(values, dtype=np.float64).reshape(-1))
+    flat = flat[np.isfinite(flat)]
+    return float(flat.max()) if flat.size else 0.0
 
 
-def field_scale(path: Path, part: str | None) -> Scale | None:
-    """The scale of the field at ``path[:part]``; None when it is a table or cannot be read (the oracle and
+def field_scale(path: Path, part: str | None) -> Floor | None:
+    """The floor of the field at ``path[:part]``; None when it is a table or cannot be read (the oracle and
     `nightshift check` say why, in their words)."""
     try:
         with open_field(path, part, "reference") as found:
@@ -69,18 +45,22 @@ def field_scale(path: Path, part: str | None) -> Scale | None:
                 return None
             rows = found.shape[0] if found.shape else 1
             per_row = max(1, found.size // max(rows, 1))
+            eps = precision(found.dtype)
             if found.size <= SAMPLE_VALUES:
                 slabs = [np.asarray(found.source[()], dtype=np.float64)]
             else:
                 take = max(1, SAMPLE_VALUES // SLABS // per_row)
                 starts = sorted({int(s) for s in np.linspace(0, rows - take, SLABS)})
                 slabs = [np.asarray(found.source[s:s + take], dtype=np.float64) for s in starts]
-            value, count = rms(np.concatenate([s.reshape(-1) for s in slabs]))
-            if value == 0 and found.size > SAMPLE_VALUES:  # "zero everywhere" is said only of what was all read
+            sampled = found.size > SAMPLE_VALUES
+            floor = measure(slabs, eps, found.size, sampled=sampled)
+            if floor.zero and sampled:  # "zero everywhere" is said only of what was all read
                 step = max(1, SAMPLE_VALUES * SLABS // per_row)
-                value, count = _largest_rms(np.asarray(found.source[lo:lo + step], dtype=np.float64)
-                                            for lo in range(0, rows, step))
-            return Scale(value, count, found.size)
+                floor.largest = max((_largest(found.source[lo:lo + step]) for lo in range(0, rows, step)),
+                                    default=0.0)
+                if floor.largest > 0:
+                    floor.atol, floor.fallback = floor.roundoff, True
+            return floor
     except (OracleInputError, OSError, ValueError, TypeError, KeyError):
         return None
 
@@ -99,27 +79,17 @@ def column_scales(path: Path, part: str | None, keys: list[str | int], head: Tab
             table, total = head or _head(path, part), None
         found = {}
         for key in keys:
-            value, count = rms(table.column(key, "reference"))
-            if value == 0 and total is None:  # "zero everywhere" is said only of what was all read
-                whole = read_table(path, part)
-                value, count = rms(whole.column(key, "reference"))
-                table, total = whole, whole.rows
-            found[str(key)] = Scale(value, count, total)
+            column = table.column(key, "reference")
+            floor = measure([column], precision(column.dtype), total, sampled=total is None, column=True)
+            if floor.zero and total is None:  # "zero everywhere" is said only of what was all read
+                table = read_table(path, part)
+                total = table.rows
+                column = table.column(key, "reference")
+                floor = measure([column], precision(column.dtype), total, column=True)
+            found[str(key)] = floor
         return found
     except (OracleInputError, OSError, ValueError, TypeError, KeyError, IndexError):
         return {}
-
-
-def _largest_rms(blocks) -> tuple[float, int]:
-    """(0, how many values) when every block is zero, else the first non-zero block's RMS: all it must tell is
-    whether anything is there (the sample said nothing)."""
-    count = 0
-    for block in blocks:
-        value, seen = rms(block)
-        count += seen
-        if value > 0:
-            return value, count
-    return 0.0, count
 
 
 def _head(path: Path, part: str | None) -> Table:

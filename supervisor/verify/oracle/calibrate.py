@@ -6,6 +6,8 @@ For each comparison, with its own reference as the candidate:
 - a constant candidate (all zeros, or the column's median) fails: when it passes, the tolerance is wider than
   the data's spread and the comparison cannot fail. An empty range, and a column whose tolerance is zero
   everywhere (all zeros with only rtol), are named too.
+- a perturbation of a few times the relative tolerance fails in every decade of |reference| (calibrate_decades.py:
+  where atol dominates, one line names the region; a reference that is itself NaN somewhere is refused).
 The comparison code is the oracle's own (compare.py), so what passes here passes in a verdict.
 """
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nightshift.supervisor.verify.oracle.calibrate_decades import decade_lines, nonfinite_reference
 from nightshift.supervisor.verify.oracle.compare import _tolerances, _x_name, compare_tables
 from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
 from nightshift.supervisor.verify.oracle.report import x_label
+from nightshift.supervisor.verify.oracle.roundoff import measure, precision
 from nightshift.supervisor.verify.oracle.scale import scale_values
 from nightshift.supervisor.verify.oracle.table import OracleInputError, Table
 
@@ -32,16 +36,11 @@ class Calibration:
     name: str
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # what passed, for the ok line
+    notes: list[str] = field(default_factory=list)  # worth knowing, not blocking: a region atol dominates
 
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def _tolerance_at(cfg: CompareConfig, key, name: str, ref: Table, column: np.ndarray) -> np.ndarray:
-    rtol, atol, scale = _tolerances(cfg, key, name)
-    return point_tolerance(scale_values(scale, column, lambda k: ref.column(k, "reference")), rtol, atol,
-                           cfg.tolerance)
 
 
 def _with(ref: Table, index: int, values: np.ndarray) -> Table:
@@ -56,6 +55,8 @@ def _x_values(cfg: CompareConfig, ref: Table) -> np.ndarray:
 
 def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     found = Calibration(cfg.name)
+    if _nonfinite_columns(cfg, ref, found):
+        return found
     try:
         same = compare_tables(cfg, ref, ref)
     except OracleInputError as exc:
@@ -75,7 +76,17 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
             ref.index_of(name, "reference") if name in ref.names else ref.index_of(int(name), "reference")
         key = next((k for k in (cfg.columns or [name]) if str(k) == name or k == index), name)
         values = np.asarray(ref.columns[index], dtype=float)
-        tol = _tolerance_at(cfg, key, name, ref, values)
+        rtol, atol, scale = _tolerances(cfg, key, name)
+        size = scale_values(scale, values, lambda k: ref.column(k, "reference"))
+        tol = point_tolerance(size, rtol, atol, cfg.tolerance)
+        floor = (lambda values=values, dtype=ref.columns[index].dtype:
+                 measure([values[inside]], precision(dtype), int(inside.sum()), column=True))
+        part = slice(None) if cfg.range is None else inside  # a view, not three copies of the column
+        problems, notes = decade_lines(f"{cfg.name} {name}", values[part], size[part], rtol, atol, cfg.tolerance,
+                                       x[part] if cfg.x is not None else np.flatnonzero(inside).astype(float),
+                                       _x_name(cfg, ref) if cfg.x is not None else "row", floor=floor)
+        found.problems += problems
+        found.notes += notes
         usable = np.flatnonzero(inside & np.isfinite(tol) & (tol > 0) & np.isfinite(values))
         if len(usable) == 0:
             found.problems.append(zero_tolerance(f"{cfg.name} {name}", values[inside], "point", cfg.tolerance))
@@ -88,6 +99,28 @@ def calibrate(cfg: CompareConfig, ref: Table) -> Calibration:
     if found.ok:
         found.checked.append(f"{FACTOR:g}x the tolerance at one point is caught there; a constant fails")
     return found
+
+
+def _nonfinite_columns(cfg: CompareConfig, ref: Table, found: Calibration) -> bool:
+    """A compared reference column that is NaN or inf inside the range is refused, by name (its comparison with
+    itself would fail there and say only "check x, range and scale")."""
+    try:
+        x = _x_values(cfg, ref)
+        keys = cfg.columns or [i for i in range(len(ref.columns)) if cfg.x is None or i != ref.index_of(cfg.x,
+                                                                                                       "reference")]
+        inside = np.ones(ref.rows, dtype=bool) if cfg.range is None else (x >= cfg.range[0]) & (x <= cfg.range[1])
+        rows = np.flatnonzero(inside)
+        entry = {"x": cfg.x, "x_name": _x_name(cfg, ref)}
+        for key in keys:
+            index = ref.index_of(key, "reference")
+            values = np.asarray(ref.columns[index], dtype=float)[rows]
+            said = nonfinite_reference(f"{cfg.name} {ref.name_of(index)}", values, "point",
+                                       lambda i: x_label(entry, x[rows[i]], int(rows[i])))
+            if said:
+                found.problems.append(said)
+    except OracleInputError:
+        return False  # the comparison with itself says what is wrong, in the oracle's words
+    return not found.ok
 
 
 def no_scale(subject: str, finite: int) -> str:

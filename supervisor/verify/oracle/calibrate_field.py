@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nightshift.supervisor.verify.oracle.calibrate import FACTOR, Calibration, zero_tolerance
+from nightshift.supervisor.verify.oracle.calibrate_decades import decade_lines, nonfinite_reference
 from nightshift.supervisor.verify.oracle.compare import _tolerances
 from nightshift.supervisor.verify.oracle.pointwise import point_tolerance
+from nightshift.supervisor.verify.oracle.roundoff import measure, precision
 from nightshift.supervisor.verify.oracle.field import Field, open_field
 from nightshift.supervisor.verify.oracle.field_compare import _scale_of, compare_fields
 from nightshift.supervisor.verify.oracle.table import OracleInputError
@@ -32,10 +34,17 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
         per_row = max(1, ref.size // max(ref.shape[0], 1))
         rows = max(1, min(ref.shape[0], LIMIT // per_row))
         values = np.asarray(ref.source[:rows], dtype=np.float64)
+        ref_dtype = ref.dtype
         slab = Field(ref.where, values, values.shape, values.dtype, ref.dims,
                      [ref.coords[0][:rows] if ref.coords and ref.coords[0] is not None else None, *ref.coords[1:]])
     label = (part or Path(path).name).strip("/")
     found = Calibration(cfg.name)
+    said = nonfinite_reference(cfg.name, values.reshape(-1), "element",
+                               lambda i: "index (" + ", ".join(str(int(j)) for j in np.unravel_index(i, values.shape))
+                               + ")")
+    if said:
+        found.problems.append(said)
+        return found
     try:
         same = compare_fields(cfg, slab, slab, label)
         rtol, atol, scale = _tolerances(cfg, label, label)
@@ -49,6 +58,15 @@ def calibrate_field(cfg: CompareConfig, path: Path, part: str | None) -> Calibra
     found.checked.append("itself passes")
     flat = values.reshape(-1)
     tol = point_tolerance(np.abs(flat) if fixed is None else np.full(flat.shape, fixed), rtol, atol, cfg.tolerance)
+    per_row = max(1, flat.size // max(values.shape[0] if values.ndim else 1, 1))
+    first = slab.coords[0] if slab.coords and slab.coords[0] is not None else np.arange(flat.size // per_row)
+    problems, notes = decade_lines(cfg.name, flat, np.abs(flat) if fixed is None else np.full(flat.shape, fixed),
+                                   rtol, atol, cfg.tolerance, np.repeat(np.asarray(first, dtype=float), per_row),
+                                   (slab.dims[0] if slab.dims and slab.coords and slab.coords[0] is not None
+                                    else "index along axis 0"), unit="element",
+                                   floor=lambda: measure([values], precision(ref_dtype), values.size))
+    found.problems += problems
+    found.notes += notes
     usable = np.flatnonzero(np.isfinite(tol) & (tol > 0))
     if not len(usable):
         found.problems.append(zero_tolerance(cfg.name, flat, "element", cfg.tolerance))

@@ -56,6 +56,26 @@ def worst_words(entry: dict, col: dict) -> str:
            f"atol {col['atol']:g}"
 
 
+def bound_words(col: dict) -> str:
+    """The rule a point is held to, as numpy.isclose writes it (|a - b| <= atol + rtol * |b|), in the comparison's
+    own mode and scale: "|cand - ref| <= atol + rtol x |ref| (atol 0, rtol 0.001)"."""
+    scale = col.get("scale", "reference")
+    size = "|ref|" if scale == "reference" else "max|ref|" if scale == "max" else \
+        f"{abs(float(scale)):g}" if isinstance(scale, (int, float)) else f"|{scale}|"
+    rule = {"either": f"max(atol, rtol x {size})", "both": f"min(atol, rtol x {size})"}.get(
+        col.get("tolerance", "sum"), f"atol + rtol x {size}")
+    return f"|cand - ref| <= {rule} (atol {float(col['atol']):g}, rtol {float(col['rtol']):g})"
+
+
+def passing_words(entry: dict, col: dict) -> str:
+    """A comparison that held: the bound, and its worst point by the share of its own tolerance there."""
+    gap = fmt(float(col.get("abs_worst", col["max_abs"])))
+    ref = col.get("ref_worst")
+    size = f", |ref| = {fmt(abs(float(ref)))}" if ref is not None else ""
+    return (f"held {bound_words(col)} at every point; worst {fmt_ratio(col['ratio'])} of its tolerance at "
+            f"{where(entry, col)} (|cand - ref| = {gap}{size})")
+
+
 def nonfinite_words(entry: dict, col: dict, counted: bool = True) -> str | None:
     """The candidate's first NaN or inf where the reference is a number, said as such and counted; None if none."""
     if "cand_first_nonfinite" not in col:
@@ -126,14 +146,16 @@ def _worst_phrase(entry: dict) -> str:
     col = max(cols, key=lambda c: c["ratio"])
     if entry.get("uncovered") and col["ratio"] <= 1:
         return f"{prefix}: {entry['uncovered']['count']} reference points not covered"
-    sign = ">" if col["ratio"] > 1 else "<="
     what = "" if col.get("kind") == "field" else f" {col['column']}"
     bad = nonfinite_words(entry, col, counted=False)
     if bad:  # never "inf > rtol": the candidate is not a number there
         return f"{prefix}{what} {bad}"
+    if col["ratio"] <= 1:  # the bound that held, never "0.0499 <= rtol 0.001"
+        return f"{prefix}{what} {passing_words(entry, col)}"
     if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
-        return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} {sign} atol {col['atol']:g} "
+        return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} > atol {col['atol']:g} "
                 f"where the reference is 0, at {where(entry, col)}")
+    sign = ">"
     line = f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
     if col["ratio"] > 1 and "ref_worst" in col:  # a failing worst point: its absolute error and |ref| beside
         line += (f", |cand - ref| = {fmt(float(col.get('abs_worst', col['max_abs'])))}, |ref| = "
