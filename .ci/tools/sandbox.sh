@@ -12,7 +12,8 @@ have_libseccomp() {
     || compgen -G '/lib*/libseccomp.so.2*' >/dev/null || compgen -G '/lib/*/libseccomp.so.2*' >/dev/null
 }
 missing=()  # only what is missing is named (or installed)
-command -v bwrap >/dev/null || missing+=(bubblewrap)
+bwrap="$(command -v bwrap)"  # bash names a file it found but cannot run too: only an executable one counts
+[ -n "$bwrap" ] && [ -x "$bwrap" ] || missing+=(bubblewrap)
 command -v socat >/dev/null || missing+=(socat)
 have_libseccomp || missing+=(libseccomp2)
 if [ ${#missing[@]} -gt 0 ]; then
