@@ -111,11 +111,9 @@ class StopContext:
         stop, after the boundary's restores and moves (the tree is what the stop's commit holds). Raises
         verdict_tree.TreeProblem."""
         if self._tree is None:
-            from nightshift.supervisor.verify import verdict_tree
-            boundary = self.boundary()
-            made = verdict_tree.sync(self.run.workspace, verdict_tree.home_for(self.run.root),
-                                     verdict_tree.leave_out(boundary), int(self.config.verify.max_commit_mb * (1 << 20)))
-            self._tree = (made, verdict_tree.boundary_in(boundary, made.path))
+            from nightshift.supervisor.verify.verdict_tree import prepare
+            self._tree = prepare(self.run.workspace, self.run.root, self.boundary(),
+                                 int(self.config.verify.max_commit_mb * (1 << 20)))
         return self._tree
 
 

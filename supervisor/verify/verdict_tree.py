@@ -36,6 +36,7 @@ from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
 from nightshift.supervisor.gitguard import run_git, safe_env
 from nightshift.supervisor.run.paths import STATE_DIR_NAME, make_private_dir, user_state_dir
 from nightshift.supervisor.sandbox.boundary import Boundary
+from nightshift.supervisor.sandbox.mounts import HOST_TMP
 
 MANIFEST = "manifest.json"  # path -> [mode, blob, inode, ctime_ns] of each file this module wrote
 IDENTITY = {"GIT_AUTHOR_NAME": "nightshift", "GIT_AUTHOR_EMAIL": "nightshift@localhost",
@@ -86,17 +87,23 @@ def _safe(path: str) -> None:
         raise TreeProblem(f"the commit holds a path nightshift will not write: {path!r}")
 
 
-def home_for(run_root: Path) -> Path:
-    """The run's verdict tree lives in the user's state folder, not the workspace (which the command does not see)."""
-    key = hashlib.sha1(str(Path(run_root).resolve()).encode()).hexdigest()[:12]
-    return user_state_dir() / "verdict-trees" / f"{Path(run_root).name}-{key}"
+def home_for(owner: Path, workspace: Path) -> Path:
+    """Where the verdict tree of ``owner`` (a run's folder, or a workspace for `check`) lives: the user's state
+    folder, outside the workspace (which the command does not see); the host's /tmp (private to every namespace)
+    where that folder is inside the workspace."""
+    key = hashlib.sha1(str(Path(owner).resolve()).encode()).hexdigest()[:12]
+    base = user_state_dir()
+    if base.resolve().is_relative_to(Path(workspace).resolve()):
+        base = HOST_TMP / f"nightshift-{os.getuid()}"
+    return base / "verdict-trees" / f"{Path(owner).name}-{key}"
 
 
-def _left_out(path: str, leave_out: set[str]) -> bool:
+def left_out(path: str, leave_out: set[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in leave_out)
 
 
-def _listing(workspace: Path, tree: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+def listing(workspace: Path, tree: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """{path: (mode, blob)} of a tree-ish of the workspace's repository, and notes (submodules left out)."""
     out = run_git(workspace, "ls-tree", "-r", "-z", "--full-tree", tree, text=False, check=True).stdout
     entries, notes = {}, []
     for item in out.split(b"\0"):
@@ -173,9 +180,11 @@ def _remove(root: Path, path: str) -> None:
         target.unlink()
 
 
-def _history_free_git(workspace: Path, root: Path, entries: dict[str, tuple[str, str]]) -> str | None:
-    """A fresh ``.git`` of one commit listing ``entries`` (no blob, no history); the nearest tag of the workspace's
-    HEAD named on it. Returns why it could not be made, or None."""
+def git_without_history(workspace: Path, root: Path, entries: dict[str, tuple[str, str]],
+                        near: str = "HEAD") -> str | None:
+    """A fresh ``.git`` in ``root`` of one commit listing ``entries`` (no blob, no history; its id depends on the
+    entries alone, so `verify-result --rerun` makes the same one); the nearest tag of ``near`` in the workspace
+    named on it. Returns why it could not be made, or None."""
     dotgit = root / ".git"
     _clear(root, [".git"])
     env = {**safe_env(root), "GIT_DIR": str(dotgit), "GIT_WORK_TREE": str(root), **IDENTITY}
@@ -194,7 +203,7 @@ def _history_free_git(workspace: Path, root: Path, entries: dict[str, tuple[str,
         git("update-index", "--add", "-z", "--index-info", stdin=info)
         commit = git("commit-tree", git("write-tree", "--missing-ok"), "-m", "the verdict's tree (no history)")
         git("update-ref", "HEAD", commit)
-        tag = run_git(workspace, "describe", "--tags", "--abbrev=0", "HEAD").stdout.strip()
+        tag = run_git(workspace, "describe", "--tags", "--abbrev=0", near).stdout.strip()
         if tag and run_git(workspace, "check-ref-format", f"refs/tags/{tag}").returncode == 0:
             git("update-ref", f"refs/tags/{tag}", commit)
     except (TreeProblem, OSError, subprocess.SubprocessError) as exc:
@@ -212,10 +221,10 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
     try:
         env = stage_candidate(workspace, home / "index", max_bytes)
         tree = run_git(workspace, "write-tree", env=env, check=True).stdout.strip()
-        entries, notes = _listing(workspace, tree)
+        entries, notes = listing(workspace, tree)
     except (subprocess.CalledProcessError, OSError, ValueError, TreeProblem) as exc:
         raise TreeProblem(f"the candidate's tree could not be read from git: {exc}") from None
-    left = sorted(p for p in entries if _left_out(p, leave_out))
+    left = sorted(p for p in entries if left_out(p, leave_out))
     for path in left:
         del entries[path]
     try:
@@ -231,13 +240,13 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
     (home / MANIFEST).unlink(missing_ok=True)  # a crash while writing leaves no manifest: all is written next time
     _write(workspace, root, found.written, entries)
     manifest = {p: [*entries[p], *(_stat(root / p) or [0, 0])] for p in entries}
-    problem = _history_free_git(workspace, root, entries)
+    problem = git_without_history(workspace, root, entries)
     found.notes += [problem] if problem else []
     (home / MANIFEST).write_text(json.dumps(manifest))
     return found
 
 
-def leave_out(boundary: Boundary) -> set[str]:
+def references_of(boundary: Boundary) -> set[str]:
     """The workspace-relative paths the verdict's tree never holds: every visible reference (as configured and as
     resolved) and nightshift's own state folder."""
     ws = boundary.workspace
@@ -256,5 +265,24 @@ def boundary_in(boundary: Boundary, tree: Path) -> Boundary:
     def outside(paths) -> tuple[Path, ...]:
         return tuple(Path(p) for p in paths if not Path(p).is_relative_to(ws))
     mapped = tuple(tree / Path(p).relative_to(ws) for p in boundary.read_only if Path(p).is_relative_to(ws))
-    return replace(boundary, workspace=tree, hidden=(*outside(boundary.hidden), ws), references=(), links=(),
+    hidden = (*outside(boundary.hidden), *outside(boundary.references), *outside(boundary.links), ws)
+    return replace(boundary, workspace=tree, hidden=hidden, references=(), links=(),
                    read_only=(*outside(boundary.read_only), *mapped))
+
+
+def prepare(workspace: Path, owner: Path, boundary: Boundary, max_bytes: int = MAX_COMMIT_BYTES) \
+        -> tuple[VerdictTree, Boundary]:
+    """The tree of ``owner`` (a run's folder; the workspace for `check`) synced to the candidate, and the boundary
+    of a command run there. Raises TreeProblem."""
+    made = sync(workspace, home_for(owner, workspace), references_of(boundary), max_bytes)
+    return made, boundary_in(boundary, made.path)
+
+
+def forget(owner: Path, workspace: Path) -> None:
+    """The run ended: its tree goes (a resumed run builds afresh at its first verdict)."""
+    shutil.rmtree(home_for(owner, workspace), ignore_errors=True)
+
+
+CLEAN_CHECKOUT = ("the oracle command runs, at every verdict, in a clean checkout of the stop's commit (tracked files "
+                  "only: no ignored build output, cache, data or environment of the workspace); it builds what it "
+                  "needs there, and what it reads must be committed")

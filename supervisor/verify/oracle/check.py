@@ -232,7 +232,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
             remember_window(store, began, time.time_ns())
     started = time.monotonic()
-    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
+    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare, base)
     results = [_one(comp, workspace, store, scan, inodes, tree) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
