@@ -36,14 +36,16 @@ def oracle_block(command: str) -> str:
             'reference = "reference/result.dat"\nrtol = 1e-9\n')
 
 
-def set_up(workspace, files: dict[str, str], script: dict, command: str, pushbacks: int = 1, shifts: int = 1):
+def set_up(workspace, files: dict[str, str], script: dict, command: str, pushbacks: int = 1, shifts: int = 1,
+           **options):
     """The workspace with ``files`` and the reference committed (as the README's first run does), and the run."""
     need_bwrap()
     ws = workspace.path
     for rel, text in {"reference/result.dat": REFERENCE, **files}.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text)
-    workspace.configure(script, backend="local", pushbacks=pushbacks, max_shifts=shifts, extra=oracle_block(command))
+    workspace.configure(script, backend="local", pushbacks=pushbacks, max_shifts=shifts, extra=oracle_block(command),
+                        **options)
     run = workspace.create_run()
     run_until_it_rests(workspace, run)
     return ws, run
@@ -120,12 +122,14 @@ def test_answers_or_state_beside_the_commit_never_end_done(workspace, case):
 @pytest.mark.timeout(300)
 def test_an_honest_c_fix_ends_done_and_the_next_verdict_rebuilds_only_what_changed(workspace):
     """Two stops: the first (no claim) builds everything in the verdict's tree; the second, after a one-file fix,
-    recompiles value.c alone (main.o is kept from the first verdict), and ends done, bit for bit."""
+    recompiles value.c alone (main.o is kept from the first verdict), and ends done, bit for bit. The test command
+    reads the reference there, as it does in the workspace."""
     require_tool("cc")
     script = {"s1t1": [["write", "check.txt", "ok"]],
               "default": [["write", "value.c", FIXED_C], ["write", "check.txt", "ok"],
                           ["claim", "done", "fixed the offset"]]}
-    ws, run = set_up(workspace, c_code("0.2"), script, ORACLE_C, pushbacks=2, shifts=2)
+    reads_reference = "grep -q 0.89010989100000004 reference/result.dat && test \"$(cat check.txt)\" = ok"
+    ws, run = set_up(workspace, c_code("0.2"), script, ORACLE_C, pushbacks=2, shifts=2, test_command=reads_reference)
     assert finished(workspace, run) == ["done"], verdicts(workspace, run)
     logs = [p.read_text() for p in sorted(run.root.glob("shifts/*/t*.oracle/command.stdout"))]
     assert len(logs) >= 2, logs
@@ -145,7 +149,7 @@ def test_a_build_that_asks_git_for_its_version_still_works(workspace):
               "''.join(f'{n} {1.0 / (n + 0.123456789):.17g}\\n' for n in range(1, 41)))\n")
     command = ("git rev-parse HEAD > version.txt && git describe --always --dirty >> version.txt && "
                "git ls-files | grep -c . >> version.txt && (git show HEAD:reference/result.dat "
-               "|| echo no-history) >> version.txt && " + py + " solver.py && cat version.txt && ls -A")
+               "|| echo no-history) >> version.txt && " + py + " solver.py && cat version.txt && ls -A && (cat reference/result.dat || echo no-reference)")
     big = workspace.path / "data" / "big.bin"  # git-ignored gigabytes beside the code: never copied
     big.parent.mkdir()
     with open(big, "wb") as fh:
@@ -156,7 +160,7 @@ def test_a_build_that_asks_git_for_its_version_still_works(workspace):
     assert finished(workspace, run) == ["done"], verdicts(workspace, run)
     said = sorted(run.root.glob("shifts/*/t*.oracle/command.stdout"))[-1].read_text().split()
     assert len(said[0]) == 40 and "no-history" in said, said
-    assert {"solver.py", ".git", "nightshift.toml"} <= set(said) and not {"data", "reference"} & set(said), said
+    assert {"solver.py", ".git", "nightshift.toml", "no-reference"} <= set(said) and "data" not in said, said
     from nightshift.supervisor.verify.verdict_tree import home_for
     assert not home_for(run.root, ws).exists()  # the run ended: its build tree is gone
     oracle_json = reports(run)[-1]
@@ -262,7 +266,9 @@ def test_the_tree_is_synced_incrementally_and_only_nightshift_state_survives(tmp
     assert tree_git("describe", "--tags").stdout.strip() == "v1.0"
     assert tree_git("rev-list", "--all").stdout.count("\n") == 1  # one commit, no history
     assert tree_git("cat-file", "--batch-all-objects", "--batch-check").stdout.count(" blob ") == 0
-    assert "reference" not in tree_git("ls-files").stdout
+    assert tree_git("show", "HEAD:reference/result.dat").returncode != 0  # listed, its bytes are not there
+    verdict_tree.place_references(tree, ws, [(ws / "reference" / "result.dat").resolve()])  # what the tests read
+    assert (tree / "reference" / "result.dat").read_text() == REFERENCE
     assert tree_git("status", "--porcelain", "--untracked-files=no").stdout == ""  # clean: `describe --dirty` too
 
 
@@ -274,7 +280,6 @@ def test_verify_result_rerun_gets_the_same_git_the_verdict_had(tmp_path):
     from nightshift.supervisor.attest.findings import Findings
     from nightshift.supervisor.attest.gitnotes import write_tree
     from nightshift.supervisor.attest.rerun import _git_as_in_the_verdict
-    from nightshift.supervisor.config.oracle import OracleConfig
     from nightshift.supervisor.verify import verdict_tree
 
     ws = tmp_path / "ws"
@@ -289,10 +294,8 @@ def test_verify_result_rerun_gets_the_same_git_the_verdict_had(tmp_path):
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     write_tree(ws, commit, fresh)
-    cfg = OracleConfig.model_validate({"command": "true", "compare": [
-        {"name": "result", "candidate": "out/result.dat", "reference": "reference/result.dat", "rtol": 1e-9}]})
     found = Findings()
-    _git_as_in_the_verdict(ws, commit, fresh, cfg, found)
+    _git_as_in_the_verdict(ws, commit, fresh, found)
 
     def head(where):
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True).stdout.strip()

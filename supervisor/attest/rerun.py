@@ -9,7 +9,6 @@ tolerance, with the attested figure beside it. Then the ratchet's tests, by id, 
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -79,7 +78,7 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         part = split_part(comp.reference)[1]
         kept.append(comp.model_copy(update={"reference": str(at) + (f":{part}" if part else "")}))
     cfg = config.oracle.model_copy(update={"compare": kept})
-    _git_as_in_the_verdict(workspace, commit, tree, config.oracle, found)
+    _git_as_in_the_verdict(workspace, commit, tree, found)
     # "auto" whatever the commit's [policy] says: the commit is the stranger here, and may not turn the namespace off
     boundary = boundary_for_oracle(tree, cfg, "auto")
     outcome = run_oracle(cfg, tree, folder / "oracle", None, full=True, boundary=boundary, exam=None)
@@ -99,18 +98,16 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
     rerun_tests(predicate, config, tree, folder, found)
 
 
-def _git_as_in_the_verdict(workspace: Path, commit: str, tree: Path, oracle, found: Findings) -> None:
+def _git_as_in_the_verdict(workspace: Path, commit: str, tree: Path, found: Findings) -> None:
     """The verdict's tree has a git of one commit without history (verify/verdict_tree.py): the same one here, so a
     build that asks git for its version gets the answer it got at the verdict."""
     from nightshift.supervisor.verify import verdict_tree
-    refs = {os.path.normpath(split_part(c.reference)[0]) for c in oracle.compare if not c.heldout} | {".nightshift"}
     try:
         entries, _notes = verdict_tree.listing(workspace, commit)
     except Exception as exc:  # noqa: BLE001 - a listing git refuses: the rerun goes on without a git
         found.note(f"--rerun: no git repository in the fresh tree ({exc})")
         return
-    kept = {p: e for p, e in entries.items() if not verdict_tree.left_out(p, refs)}
-    problem = verdict_tree.git_without_history(workspace, tree, kept, commit)
+    problem = verdict_tree.git_without_history(workspace, tree, entries, commit)
     if problem:
         found.note(f"--rerun: {problem}")
 

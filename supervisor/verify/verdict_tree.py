@@ -39,6 +39,7 @@ from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.mounts import HOST_TMP
 
 MANIFEST = "manifest.json"  # path -> [mode, blob, inode, ctime_ns] of each file this module wrote
+REFERENCES = "references.json"  # path -> [the source's stat, the copy's (inode, ctime_ns)] of each reference placed
 IDENTITY = {"GIT_AUTHOR_NAME": "nightshift", "GIT_AUTHOR_EMAIL": "nightshift@localhost",
             "GIT_COMMITTER_NAME": "nightshift", "GIT_COMMITTER_EMAIL": "nightshift@localhost",
             "GIT_AUTHOR_DATE": "@0 +0000", "GIT_COMMITTER_DATE": "@0 +0000"}
@@ -224,6 +225,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
         entries, notes = listing(workspace, tree)
     except (subprocess.CalledProcessError, OSError, ValueError, TreeProblem) as exc:
         raise TreeProblem(f"the candidate's tree could not be read from git: {exc}") from None
+    listed = dict(entries)  # the git there lists every path, the references too (no blob of any)
     left = sorted(p for p in entries if left_out(p, leave_out))
     for path in left:
         del entries[path]
@@ -240,7 +242,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
     (home / MANIFEST).unlink(missing_ok=True)  # a crash while writing leaves no manifest: all is written next time
     _write(workspace, root, found.written, entries)
     manifest = {p: [*entries[p], *(_stat(root / p) or [0, 0])] for p in entries}
-    problem = git_without_history(workspace, root, entries)
+    problem = git_without_history(workspace, root, listed)
     found.notes += [problem] if problem else []
     (home / MANIFEST).write_text(json.dumps(manifest))
     return found
@@ -259,14 +261,19 @@ def references_of(boundary: Boundary) -> set[str]:
 
 def boundary_in(boundary: Boundary, tree: Path) -> Boundary:
     """The run's boundary for a command run in the verdict's tree: the workspace hidden whole (its git store, its
-    ignored files, its references), what is read-only there read-only at its place in the tree, the rest as is."""
+    ignored files), the references and what is read-only there at their places in the tree (place_references puts
+    the references there: the oracle command does not see them, the tests read them), the rest as is."""
     ws, tree = boundary.workspace, Path(tree).resolve()
 
     def outside(paths) -> tuple[Path, ...]:
         return tuple(Path(p) for p in paths if not Path(p).is_relative_to(ws))
     mapped = tuple(tree / Path(p).relative_to(ws) for p in boundary.read_only if Path(p).is_relative_to(ws))
-    hidden = (*outside(boundary.hidden), *outside(boundary.references), *outside(boundary.links), ws)
-    return replace(boundary, workspace=tree, hidden=hidden, references=(), links=(),
+    def inside(paths) -> tuple[Path, ...]:
+        return tuple(tree / Path(p).relative_to(ws) for p in paths if Path(p).is_relative_to(ws))
+    hidden = (*outside(boundary.hidden), ws)
+    return replace(boundary, workspace=tree, hidden=hidden, references=(*outside(boundary.references),
+                                                                        *inside(boundary.references)),
+                   links=(*outside(boundary.links), *inside(boundary.links)),
                    read_only=(*outside(boundary.read_only), *mapped))
 
 
@@ -276,6 +283,49 @@ def prepare(workspace: Path, owner: Path, boundary: Boundary, max_bytes: int = M
     of a command run there. Raises TreeProblem."""
     made = sync(workspace, home_for(owner, workspace), references_of(boundary), max_bytes)
     return made, boundary_in(boundary, made.path)
+
+
+def place_references(tree: Path, workspace: Path, visible: list[Path]) -> None:
+    """The visible references, as the workspace holds them now (the oracle restored any the agent changed), copied
+    to their places in the tree: read-only for the tests, absent for the oracle command (its namespace hides them,
+    as in the workspace). Copied only when the source or the copy changed (REFERENCES: the stat of both)."""
+    home, ws = Path(tree).parent, Path(workspace).resolve()
+    try:
+        known = json.loads((home / REFERENCES).read_text())
+    except (OSError, ValueError):
+        known = {}
+    placed = {}
+    for source in visible:
+        if not source.is_relative_to(ws) or not source.is_file():
+            continue
+        rel = str(source.relative_to(ws))
+        st = source.stat()
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+        target = Path(tree) / rel
+        if known.get(rel, [None])[0] != stamp or known[rel][1] != _stat(target):
+            target = _clear(Path(tree), rel.split("/"))
+            shutil.copyfile(source, target, follow_symlinks=False)
+        placed[rel] = [stamp, _stat(target)]
+    (home / REFERENCES).write_text(json.dumps(placed))
+
+
+@contextmanager
+def references_aside(tree: Path, workspace: Path, visible: list[Path]):
+    """Where no namespace hides them: the tree's copies of the references leave it while the command runs."""
+    home, ws = Path(tree).parent, Path(workspace).resolve()
+    aside = make_private_dir(home / "aside")
+    moved = []
+    for n, source in enumerate(visible):
+        target = Path(tree) / source.relative_to(ws) if source.is_relative_to(ws) else None
+        if target is not None and (target.exists() or target.is_symlink()) and not target.is_dir():
+            os.replace(target, aside / str(n))
+            moved.append((aside / str(n), target))
+    try:
+        yield
+    finally:
+        for held, target in moved:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(held, target)
 
 
 def forget(owner: Path, workspace: Path) -> None:

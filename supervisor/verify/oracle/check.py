@@ -156,7 +156,9 @@ def _moved_aside(command: str, where: Path, cfg: OracleConfig, out_dir: Path, st
     if store is not None:
         move_aside(workspace, store, visible)
     try:
-        return run_command(["bash", "-c", command], command, where, cfg.timeout, out_dir)
+        from nightshift.supervisor.verify.verdict_tree import references_aside  # a verdict's only: compare stays lean
+        with references_aside(where, workspace, visible) if where != workspace else contextlib.nullcontext():
+            return run_command(["bash", "-c", command], command, where, cfg.timeout, out_dir)
     finally:
         if store is not None:
             put_back(workspace, store)
@@ -223,6 +225,9 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
             _clean_candidates(entries, tree or workspace)
     except OSError as exc:
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+    if tree is not None:  # the references the tests read, at their places in the verdict's tree (restored first)
+        from nightshift.supervisor.verify.verdict_tree import place_references
+        place_references(tree, workspace, _visible_refs(cfg, workspace))
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
     kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING
 
 from nightshift.supervisor.gitguard import run_git
 from nightshift.supervisor.run import untrusted
-from nightshift.supervisor.verify.oracle.embedded import MAX_FILE, Scan, blob_numbers, file_numbers
+from nightshift.supervisor.verify.oracle.embedded import Scan, file_numbers
 from nightshift.supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
 from nightshift.supervisor.verify.oracle.integrity import heldout_reference, resolve
 from nightshift.supervisor.verify.oracle.kept import CopyCheck
+from nightshift.supervisor.verify.oracle.pasted_history import history_blobs, history_numbers, line_in_blob
 from nightshift.supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
@@ -47,49 +48,10 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
         found = file_numbers(path)
         if found is not None and len(found[0]):
             files[str(rel)] = found
-    history = _history(workspace, base, skip) if refs and run_length else {}
-    for name, blob in history.items():
-        found = blob_numbers(blob)
-        if found is not None and len(found[0]):
-            files[name] = found
+    history = history_blobs(workspace, base, skip) if refs and run_length else {}
+    files.update(history_numbers(workspace, history))
     parts = {c.name: split_part(c.reference)[1] for c in compares or entries}
     return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started, history=history)
-
-
-def _history(workspace: Path, base: str | None, skip: set[Path]) -> dict[str, bytes]:
-    """{"<path> at <commit>": text} of each blob the agent's commits since ``base`` made that the workspace no
-    longer holds (a paste committed and taken out again); the references' and candidates' paths left out."""
-    if not base:
-        return {}
-    out = run_git(workspace, "log", "--format=%H", "--raw", "--no-abbrev", "-z", "--no-renames", "--diff-filter=AM",
-                  f"{base}..HEAD", text=False)
-    if out.returncode != 0:
-        return {}
-    wanted: dict[str, str] = {}
-    commit = ""
-    fields = out.stdout.split(b"\0")
-    i = 0
-    while i < len(fields):  # "<sha>\n\n:100644 100644 <old> <new> M" NUL "<path>" NUL ...
-        item = fields[i].decode("utf-8", "replace").strip()
-        if item.startswith(":") and i + 1 < len(fields):
-            meta, path = item.split(), fields[i + 1].decode("utf-8", "replace")
-            blob = meta[3] if len(meta) > 3 else ""
-            if blob and (workspace / path).resolve() not in skip and blob not in wanted.values():
-                wanted[f"{path} at {commit[:12]}"] = blob
-            i += 2
-            continue
-        commit = item.split()[0] if item else commit
-        i += 1
-    current = run_git(workspace, "ls-files", "-s", "-z", text=False).stdout.split(b"\0")
-    held = {line.split()[1].decode() for line in current if len(line.split()) > 1}
-    texts = {}
-    for name, blob in wanted.items():
-        if blob in held:
-            continue  # the workspace's own file: scanned as a file
-        data = run_git(workspace, "cat-file", "blob", blob, text=False)
-        if data.returncode == 0 and len(data.stdout) <= MAX_FILE:
-            texts[name] = data.stdout
-    return texts
 
 
 def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
@@ -234,7 +196,7 @@ def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
 
 def _line_of(rel: Path, offset: int, scan: Scan) -> int:
     if str(rel) in scan.history:
-        return scan.history[str(rel)][:offset].count(b"\n") + 1
+        return line_in_blob(scan.root, scan.history[str(rel)], offset)
     try:
         return untrusted.read_bytes(scan.root, rel, offset).count(b"\n") + 1
     except OSError:

@@ -93,7 +93,7 @@ class Scan:
     run_length: int
     parts: dict[str, str | None] = field(default_factory=dict)  # comparison -> the part of a container it reads
     seconds: float = 0.0
-    history: dict[str, bytes] = field(default_factory=dict)  # of files: blobs of the agent's commits, by their name
+    history: dict[str, str] = field(default_factory=dict)  # of files: the agent's commits' blobs (pasted_history)
     values: np.ndarray = field(init=False)  # F: every counted value of the files, sorted, unique
     runs: list[np.ndarray] = field(default_factory=list)  # ids (into F) of each reference's runs, -1 between
 
