@@ -8,11 +8,14 @@ one core), a Makefile, a reference committed. Figures: the first verdict (a full
 full build, then after changing one file: the workspace's `make`, and the verdict (sync + oracle command in the
 namespace + the comparison), with the sync alone.
 
-Run: .venv/bin/python bench/bench_verdict_tree.py [--files 40]
+Also: what the tree adds to the verdict's oracle on a small Python workspace (median of --repeat).
+
+Run: .venv/bin/python bench/bench_verdict_tree.py [--files 40] [--repeat 7]
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,12 +80,46 @@ def timed(argv: list[str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
+def small_verdict(root: Path, repeat: int) -> None:
+    """The verdict's oracle on a small Python workspace (the demo's size), in the workspace as before and in the
+    verdict's tree (sync included): what the tree adds to every verdict."""
+    ws = root / "small"
+    (ws / "reference").mkdir(parents=True)
+    rows = "".join(f"{n} {1.0 / (n + 0.5)!r}\n" for n in range(1, 2001))
+    (ws / "reference" / "result.dat").write_text("# 1:x 2:y\n" + rows)
+    (ws / "solver.py").write_text("import os\nos.makedirs('out', exist_ok=True)\nopen('out/result.dat', 'w').write("
+                                  "'# 1:x 2:y\\n' + ''.join(f'{n} {1.0 / (n + 0.5)!r}\\n' for n in range(1, 2001)))\n")
+    for i in range(30):
+        (ws / f"mod{i}.py").write_text(f"X = {i}\n" * 50)
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], cwd=ws, check=True)
+    cfg = OracleConfig.model_validate({"command": f"{sys.executable} solver.py", "compare": [
+        {"name": "result", "candidate": "out/result.dat", "reference": "reference/result.dat", "rtol": 1e-9}]})
+    boundary = boundary_for_oracle(ws, cfg)
+    plain, treed = [], []
+    for n in range(repeat):
+        started = time.perf_counter()
+        run_oracle(cfg, ws, root / f"p{n}", None, boundary=boundary)
+        plain.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        tree, inside = verdict_tree.prepare(ws, ws, boundary)
+        run_oracle(cfg, ws, root / f"t{n}", None, boundary=inside, tree=tree.path)
+        treed.append(time.perf_counter() - started)
+    a, b = statistics.median(plain), statistics.median(treed)
+    print(f"small workspace (32 files), oracle of a verdict, median of {repeat}: in the workspace {a * 1000:.0f} ms, "
+          f"in the verdict's tree {b * 1000:.0f} ms (+{(b - a) * 1000:.0f} ms, sync and its git included)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-verdict-tree-") as tmp:
         root = Path(tmp)
+        small_verdict(root, args.repeat)
         ws, cfg = make_workspace(root, args.files)
         home = root / "home"
         first, _ = verdict(ws, cfg, home, root / "o1")

@@ -104,7 +104,6 @@ class StopContext:
             self._boundary = boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.kept_tests())))
         return self._boundary
 
-
     def in_tree(self) -> tuple[Any, Boundary]:
         """The verdict's tree (verify/verdict_tree.py: the candidate's tracked files, no reference, no git history,
         nightshift's own build outputs of earlier verdicts) and the boundary of a command run there. Made once a

@@ -33,12 +33,13 @@ from pathlib import Path
 
 from nightshift.supervisor.candidate_index import stage_candidate
 from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
-from nightshift.supervisor.gitguard import run_git, safe_env
+from nightshift.supervisor.gitguard import git_dirs, run_git, safe_env
 from nightshift.supervisor.run.paths import STATE_DIR_NAME, make_private_dir, user_state_dir
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.mounts import HOST_TMP
 
 MANIFEST = "manifest.json"  # path -> [mode, blob, inode, ctime_ns] of each file this module wrote
+GIT_STAMP = "git.json"  # the tree the .git there lists, and the stat of its files then (_git_kept)
 REFERENCES = "references.json"  # path -> [the source's stat, the copy's (inode, ctime_ns)] of each reference placed
 IDENTITY = {"GIT_AUTHOR_NAME": "nightshift", "GIT_AUTHOR_EMAIL": "nightshift@localhost",
             "GIT_COMMITTER_NAME": "nightshift", "GIT_COMMITTER_EMAIL": "nightshift@localhost",
@@ -147,6 +148,8 @@ def _stat(path: Path) -> list[int] | None:
 
 
 def _write(workspace: Path, root: Path, todo: list[str], entries: dict[str, tuple[str, str]]) -> None:
+    if not todo:
+        return
     with _blobs(workspace, [entries[p][1] for p in todo]) as blobs:
         for path in todo:
             mode, sha = entries[path]
@@ -181,6 +184,16 @@ def _remove(root: Path, path: str) -> None:
         target.unlink()
 
 
+def _tagged(workspace: Path) -> bool:
+    """Does the repository have a tag at all (its files read: no git process for the usual answer, no)?"""
+    try:
+        common = git_dirs(workspace)[1]
+        packed = common / "packed-refs"
+        return any((common / "refs" / "tags").iterdir()) or (packed.is_file() and b" refs/tags/" in packed.read_bytes())
+    except OSError:
+        return True  # not readable as files: ask git
+
+
 def git_without_history(workspace: Path, root: Path, entries: dict[str, tuple[str, str]],
                         near: str = "HEAD") -> str | None:
     """A fresh ``.git`` in ``root`` of one commit listing ``entries`` (no blob, no history; its id depends on the
@@ -198,19 +211,44 @@ def git_without_history(workspace: Path, root: Path, entries: dict[str, tuple[st
             raise TreeProblem(f"git {args[0]}: {said[-1] if said else proc.returncode}")
         return proc.stdout.decode().strip()
     try:
-        git("init", "-q", "--template=", str(root))
+        for folder in ("objects", "refs/heads", "refs/tags"):  # a repository by hand: one git process less
+            (dotgit / folder).mkdir(parents=True)
+        (dotgit / "HEAD").write_text("ref: refs/heads/main\n")
+        (dotgit / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
         info = b"".join(f"{m} {s}\t".encode() + p.encode("utf-8", "surrogateescape") + b"\0"
                         for p, (m, s) in sorted(entries.items()))
         git("update-index", "--add", "-z", "--index-info", stdin=info)
         commit = git("commit-tree", git("write-tree", "--missing-ok"), "-m", "the verdict's tree (no history)")
-        git("update-ref", "HEAD", commit)
-        tag = run_git(workspace, "describe", "--tags", "--abbrev=0", near).stdout.strip()
+        (dotgit / "refs" / "heads" / "main").write_text(commit + "\n")
+        tag = run_git(workspace, "describe", "--tags", "--abbrev=0", near).stdout.strip() if _tagged(workspace) else ""
         if tag and run_git(workspace, "check-ref-format", f"refs/tags/{tag}").returncode == 0:
             git("update-ref", f"refs/tags/{tag}", commit)
     except (TreeProblem, OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(dotgit, ignore_errors=True)
         return f"no git repository in the verdict's tree ({exc}): a build that asks git for its version gets none"
     return None
+
+
+def _git_stamp(root: Path, tree: str) -> dict:
+    dotgit = root / ".git"
+    try:
+        head, ref = (dotgit / "HEAD").read_text(), (dotgit / "refs" / "heads" / "main").read_text()
+    except OSError:
+        head, ref = "", ""
+    return {"tree": tree, "head": head, "ref": ref, "index": _stat(dotgit / "index"), "dir": _stat(dotgit)}
+
+
+def _git_kept(home: Path, root: Path, tree: str) -> bool:
+    """The git made at the last verdict lists this same tree, and nothing rewrote its index, HEAD or ref since:
+    kept (no git process; nightshift runs none in it afterwards)."""
+    try:
+        return json.loads((home / GIT_STAMP).read_text()) == _git_stamp(root, tree)
+    except (OSError, ValueError):
+        return False
+
+
+def _remember_git(home: Path, root: Path, tree: str) -> None:
+    (home / GIT_STAMP).write_text(json.dumps(_git_stamp(root, tree)))
 
 
 def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_COMMIT_BYTES) -> VerdictTree:
@@ -240,10 +278,19 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
     found.written = [p for p in sorted(entries) if old.get(p, [None, None])[:2] != list(entries[p])
                      or _stat(root / p) != old[p][2:]]
     (home / MANIFEST).unlink(missing_ok=True)  # a crash while writing leaves no manifest: all is written next time
-    _write(workspace, root, found.written, entries)
+    made: list[str | None] = []  # the git there is made while the files are written (it touches only .git)
+    maker = None if _git_kept(home, root, tree) else \
+        threading.Thread(target=lambda: made.append(git_without_history(workspace, root, listed)), daemon=True)
+    if maker is not None:
+        maker.start()
+    try:
+        _write(workspace, root, found.written, entries)
+    finally:
+        if maker is not None:
+            maker.join()
     manifest = {p: [*entries[p], *(_stat(root / p) or [0, 0])] for p in entries}
-    problem = git_without_history(workspace, root, listed)
-    found.notes += [problem] if problem else []
+    found.notes += [p for p in made if p]
+    _remember_git(home, root, tree)
     (home / MANIFEST).write_text(json.dumps(manifest))
     return found
 

@@ -68,11 +68,10 @@ def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) ->
 def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
-    from nightshift.supervisor.verify.oracle import run_oracle
-    from nightshift.supervisor.verify.oracle.exam import Exam
-
     from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
     from nightshift.supervisor.verify import verdict_tree
+    from nightshift.supervisor.verify.oracle import run_oracle
+    from nightshift.supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
     boundary = boundary_for_oracle(ctx.workspace, oracle)
