@@ -300,3 +300,60 @@ def test_verify_result_rerun_gets_the_same_git_the_verdict_had(tmp_path):
     def head(where):
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True).stdout.strip()
     assert head(at_verdict) == head(fresh) and len(head(fresh)) == 40
+
+
+@pytest.mark.parametrize("how", ["float64-dump", "float32-pickle", "history", "input-mesh"])
+def test_reference_values_stored_as_binary_numbers_are_a_finding(tmp_path, how):
+    """A raw dump of the answers (struct.pack, tofile), a pickle of float32 values, or such a file committed and
+    deleted again: named, with the byte offset, whether or not the match is exact. A binary input mesh whose
+    coordinates are the reference's x column (the comparison's x: the solver's input) is no finding."""
+    import pickle
+    import struct
+    import subprocess
+
+    import numpy as np
+
+    from nightshift.supervisor.config.oracle import OracleConfig
+    from nightshift.supervisor.verify.oracle.check import run_oracle
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    xs = np.cumsum(np.linspace(0.1, 0.3, 40)) * 1.000123  # a non-uniform grid
+    ys = (np.float32 if how == "float32-pickle" else np.float64)(1.0 / (xs + 0.123456789))
+    (ws / "reference").mkdir()
+    rows = "".join(f"{float(x)!r} {float(y)!r}\n" for x, y in zip(xs, ys))
+    (ws / "reference" / "result.dat").write_text("# 1:x 2:y\n" + rows)
+    solver = ("import os, numpy as np\nxs = np.cumsum(np.linspace(0.1, 0.3, 40)) * 1.000123\nos.makedirs('out', "
+              "exist_ok=True)\nys = (np.float32 if TYPE else np.float64)(1.0 / (xs + 0.123456789))\n"
+              "open('out/result.dat', 'w').write('# 1:x 2:y\\n' + ''.join(f'{float(x)!r} {float(y)!r}\\n' "
+              "for x, y in zip(xs, ys)))\n").replace("TYPE", str(how == "float32-pickle"))
+    (ws / "solver.py").write_text(solver)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=ws, check=True)
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ws, capture_output=True, text=True).stdout.strip()
+    store = ws / "data" / "cache.bin"
+    store.parent.mkdir()
+    if how == "float32-pickle":
+        store.write_bytes(pickle.dumps({"note": "warm start", "y": ys}))
+    elif how == "input-mesh":
+        store.write_bytes(b"MESH" + xs.tobytes())
+    else:
+        store.write_bytes(b"\x00hdr" + struct.pack("40d", *ys) + b"tail")
+    if how == "history":
+        subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
+        subprocess.run([*git, "commit", "-qm", "warm start"], cwd=ws, check=True)
+        store.unlink()
+        subprocess.run([*git, "commit", "-qam", "taken out"], cwd=ws, check=True)
+    cfg = OracleConfig.model_validate({"command": f"{sys.executable} solver.py", "compare": [
+        {"name": "result", "candidate": "out/result.dat", "reference": "reference/result.dat", "x": "x",
+         "rtol": 1e-6}]})
+    outcome = run_oracle(cfg, ws, tmp_path / "out", None, base=base)
+    said = " ".join(outcome.report["problems"])
+    if how == "input-mesh":
+        assert outcome.passed and "binary" not in said, said
+        return
+    assert not outcome.passed
+    where = "data/cache.bin in commit" if how == "history" else "data/cache.bin stores"
+    assert where in said and "of a reference's values in a row as binary numbers" in said, said

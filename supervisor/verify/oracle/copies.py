@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING
 
 from nightshift.supervisor.gitguard import run_git
 from nightshift.supervisor.run import untrusted
-from nightshift.supervisor.verify.oracle.embedded import Scan, file_numbers
+from nightshift.supervisor.verify.oracle.binary_paste import cached_run, merge
+from nightshift.supervisor.verify.oracle.embedded import MAX_FILE, Scan, file_numbers, stamp
 from nightshift.supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
 from nightshift.supervisor.verify.oracle.integrity import heldout_reference, resolve
 from nightshift.supervisor.verify.oracle.kept import CopyCheck
-from nightshift.supervisor.verify.oracle.pasted_history import history_blobs, history_numbers, line_in_blob
+from nightshift.supervisor.verify.oracle.pasted_history import (binary_blobs, history_blobs, history_numbers,
+                                                                 line_in_blob, read_blob)
 from nightshift.supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
@@ -40,7 +42,7 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
     ``compares`` every comparison (where a reference is a container, the part each reads)."""
     started = time.perf_counter()
     skip = {p.resolve() for p in refs.values()} | {(workspace / split_part(c.candidate)[0]).resolve() for c in entries}
-    files = {}
+    files, binary = {}, {}
     for path in _tracked(workspace) if refs and run_length else []:
         rel = path.relative_to(workspace)
         if rel.parts and rel.parts[0] in (".nightshift", ".git") or not path.is_file() or path.resolve() in skip:
@@ -48,10 +50,15 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
         found = file_numbers(path)
         if found is not None and len(found[0]):
             files[str(rel)] = found
+        elif found is None and 0 < stamp(path)[0] <= MAX_FILE:  # binary (or unreadable: read as nothing)
+            binary[str(rel)] = (str(rel), stamp(path))
     history = history_blobs(workspace, base, skip) if refs and run_length else {}
     files.update(history_numbers(workspace, history))
+    binary.update({name: blob for name, blob in binary_blobs(history).items()})
     parts = {c.name: split_part(c.reference)[1] for c in compares or entries}
-    return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started, history=history)
+    given = {str(c.x) for c in compares or entries if c.x is not None}
+    return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started, history=history,
+                binary=binary, given=given)
 
 
 def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
@@ -171,7 +178,8 @@ def exam_note(held: int, evaluated: bool, passed: bool) -> str:
 def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
     for name, path in refs.items():
         part = scan.parts.get(name)
-        if not scan.cached(path, part):  # no comparison read it (its candidate was missing, or it is not selected)
+        worded = (str(path) if part is None else f"{path}:{part}") in scan.worded or not scan.binary
+        if not scan.cached(path, part) or not worded:  # no comparison read it (its candidate was missing, ...)
             started = time.perf_counter()
             try:
                 table = read_table(path, part)
@@ -191,7 +199,34 @@ def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
                 else f"{rel}:{line}"
             findings.append(f"{where} holds {length} of a reference's values in a row at full printed "
                             f"precision: the answers were pasted into the code; {INSTEAD}")
+    return findings + binary_findings(scan)
+
+
+def binary_findings(scan: Scan) -> list[str]:
+    """binary_paste.py over the scan's binary files and blobs."""
+    if not scan.binary or not scan.words:
+        return []
+    started = time.perf_counter()
+    w64, w32, digest = merge(scan.words)
+    findings = []
+    for name, key in scan.binary.items():
+        blob_of = (lambda k=key: read_blob(scan.root, k)) if name in scan.history else \
+            (lambda n=name: _leaf(scan.root / n))
+        found = cached_run(key, blob_of, w64, w32, digest, scan.run_length)
+        if found:
+            path, _, commit = name.partition(" at ")
+            where = f"{path} in commit {commit} (the agent's history)" if name in scan.history else name
+            findings.append(f"{where} stores {found[1]} of a reference's values in a row as binary numbers (at byte "
+                            f"{found[0]}): the answers were pasted into the workspace; {INSTEAD}")
+    scan.seconds += time.perf_counter() - started
     return findings
+
+
+def _leaf(path: Path) -> bytes:
+    try:
+        return untrusted.read_leaf(path)
+    except OSError:
+        return b""
 
 
 def _line_of(rel: Path, offset: int, scan: Scan) -> int:

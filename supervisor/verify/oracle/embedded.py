@@ -94,6 +94,10 @@ class Scan:
     parts: dict[str, str | None] = field(default_factory=dict)  # comparison -> the part of a container it reads
     seconds: float = 0.0
     history: dict[str, str] = field(default_factory=dict)  # of files: the agent's commits' blobs (pasted_history)
+    binary: dict[str, tuple] = field(default_factory=dict)  # binary files and blobs: name -> cache key (binary_paste)
+    given: set[str] = field(default_factory=set)  # the comparisons' x columns: the solver's input, not a paste
+    words: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # the references' binary words
+    worded: set[str] = field(default_factory=set)  # the tables whose words are in ``words``
     values: np.ndarray = field(init=False)  # F: every counted value of the files, sorted, unique
     runs: list[np.ndarray] = field(default_factory=list)  # ids (into F) of each reference's runs, -1 between
 
@@ -123,6 +127,12 @@ class Scan:
         """The runs of this reference's values that are all in F, down each column and in row order; ``path`` is
         the file ``table`` was read from (a container's part is in ``table.path``)."""
         part = table.path[len(str(path)) + 1:] or None if table.path.startswith(f"{path}:") else None
+        if self.binary and table.path not in self.worded:  # only where a binary file may hold them
+            started = time.perf_counter()
+            from nightshift.supervisor.verify.oracle.binary_paste import reference_words
+            self.words.append(reference_words(table, stamp(path), self.given))
+            self.worded.add(table.path)
+            self.seconds += time.perf_counter() - started
         if self.cached(path, part):
             return
         started = time.perf_counter()

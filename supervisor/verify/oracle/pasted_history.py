@@ -17,6 +17,7 @@ from nightshift.supervisor.gitguard import run_git, safe_env
 from nightshift.supervisor.verify.oracle.embedded import MAX_FILE, blob_numbers
 
 _NUMBERS: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}  # blob id -> blob_numbers (None: binary, too large)
+_BINARY: set[str] = set()  # blob ids of binary blobs of at most MAX_FILE bytes (binary_paste.py reads them)
 
 
 def history_blobs(workspace: Path, base: str | None, skip: set[Path]) -> dict[str, str]:
@@ -76,9 +77,20 @@ def history_numbers(workspace: Path, blobs: dict[str, str]) -> dict[str, tuple[n
             _NUMBERS.clear()
         for blob in new:
             _NUMBERS[blob] = blob_numbers(texts[blob]) if blob in texts else None
+            if blob in texts and _NUMBERS[blob] is None:
+                _BINARY.add(blob)
     return {name: found for name, blob in blobs.items() if (found := _NUMBERS.get(blob)) is not None and len(found[0])}
 
 
 def line_in_blob(workspace: Path, blob: str, offset: int) -> int:
-    text = _read(workspace, [blob]).get(blob, b"")
+    text = read_blob(workspace, blob)
     return text[:offset].count(b"\n") + 1
+
+
+def binary_blobs(blobs: dict[str, str]) -> dict[str, str]:
+    """Of the named blobs (after history_numbers), the binary ones."""
+    return {name: blob for name, blob in blobs.items() if blob in _BINARY}
+
+
+def read_blob(workspace: Path, blob: str) -> bytes:
+    return _read(workspace, [blob]).get(blob, b"")
