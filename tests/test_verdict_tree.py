@@ -149,7 +149,8 @@ def test_a_build_that_asks_git_for_its_version_still_works(workspace):
               "''.join(f'{n} {1.0 / (n + 0.123456789):.17g}\\n' for n in range(1, 41)))\n")
     command = ("git rev-parse HEAD > version.txt && git describe --always --dirty >> version.txt && "
                "git ls-files | grep -c . >> version.txt && (git show HEAD:reference/result.dat "
-               "|| echo no-history) >> version.txt && " + py + " solver.py && cat version.txt && ls -A && (cat reference/result.dat || echo no-reference)")
+               "|| echo no-history) >> version.txt && " + py + " solver.py && cat version.txt && ls -A && "
+               "(cat reference/result.dat || echo no-reference)")
     big = workspace.path / "data" / "big.bin"  # git-ignored gigabytes beside the code: never copied
     big.parent.mkdir()
     with open(big, "wb") as fh:
