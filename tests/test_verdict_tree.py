@@ -44,8 +44,11 @@ def set_up(workspace, files: dict[str, str], script: dict, command: str, pushbac
     for rel, text in {"reference/result.dat": REFERENCE, **files}.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text)
+    before = options.pop("before", None)
     workspace.configure(script, backend="local", pushbacks=pushbacks, max_shifts=shifts, extra=oracle_block(command),
                         **options)
+    if before:
+        before(ws)
     run = workspace.create_run()
     run_until_it_rests(workspace, run)
     return ws, run
@@ -64,6 +67,10 @@ FIXED_C = VALUE_C.replace("OFFSET", "0.123456789")
 GIT_HISTORY = ("import os, subprocess\nos.makedirs('out', exist_ok=True)\n"
                "open('out/result.dat', 'wb').write(subprocess.run(['git', 'show', 'HEAD:reference/result.dat'], "
                "capture_output=True).stdout)\n")
+OTHER_TREE = ("import glob, os, shutil\nos.makedirs('out', exist_ok=True)\n"
+              "home = os.environ.get('XDG_STATE_HOME') or os.path.expanduser('~/.local/state')\n"
+              "found = glob.glob(home + '/nightshift/verdict-trees/*/tree/reference/result.dat')\n"
+              "shutil.copy(found[0], 'out/result.dat') if found else print('none found')\n")
 # Put the fix in, build, put the buggy source back with its old timestamp: the binary is newer than every source.
 STALE_BINARY = ("mkdir -p cache && cp -p value.c cache/value.c.orig && "
                 "printf 'double value(int n) { return 1.0 / (n + 0.123456789); }\\n' > value.c && make && "
@@ -85,10 +92,24 @@ RUN_PKG = ("import os, sys\nsys.path.insert(0, '.venv/site')\nimport solverpkg\n
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("case", ["git-history", "stale-binary", "ignored-output", "stale-venv"])
-def test_answers_or_state_beside_the_commit_never_end_done(workspace, case):
+@pytest.mark.parametrize("case", ["git-history", "stale-binary", "ignored-output", "stale-venv", "check-tree"])
+def test_answers_or_state_beside_the_commit_never_end_done(workspace, case, monkeypatch, request):
     py = sys.executable
-    if case == "git-history":
+    options = {}
+    if case == "check-tree":  # `check` left its own tree, with the references the tests read, beside the run's
+        import shutil
+        import tempfile
+
+        from tests.fixtures_core import nightshift
+        # The state folder outside the host's /tmp (which no namespace shows), where a user's is: the trees in it
+        # are within the solver's sight but for what the verdict hides
+        state = tempfile.mkdtemp(prefix="nightshift-test-state-", dir="/var/tmp")
+        request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+        monkeypatch.setenv("XDG_STATE_HOME", state)
+        files, command = {"solver.py": "print('todo')\n"}, f"{py} solver.py"
+        turn = [["write", "solver.py", OTHER_TREE]]
+        options["before"] = lambda ws: nightshift("check", str(ws), timeout=240)
+    elif case == "git-history":
         files, command = {"solver.py": "print('todo')\n"}, f"{py} solver.py"
         turn = [["write", "solver.py", GIT_HISTORY]]
     elif case == "stale-binary":
@@ -105,7 +126,8 @@ def test_answers_or_state_beside_the_commit_never_end_done(workspace, case):
         command = f"{py} run.py"
         turn = [["write", ".venv/site/solverpkg/__init__.py", PKG.replace("OFFSET", "0.123456789")]]
     ws, run = set_up(workspace, files, {"default": turn + [["write", "check.txt", "ok"],
-                                                           ["claim", "done", "matches the reference"]]}, command)
+                                                           ["claim", "done", "matches the reference"]]}, command,
+                     **options)
     assert finished(workspace, run) != ["done"]
     found = verdicts(workspace, run)
     assert found and not any(v["passed"] for v in found), found

@@ -306,6 +306,13 @@ def references_of(boundary: Boundary) -> set[str]:
     return out
 
 
+def _siblings(home: Path) -> list[Path]:
+    try:
+        return [p for p in home.parent.iterdir() if p != home]
+    except OSError:
+        return []
+
+
 def boundary_in(boundary: Boundary, tree: Path) -> Boundary:
     """The run's boundary for a command run in the verdict's tree: the workspace hidden whole (its git store, its
     ignored files), the references and what is read-only there at their places in the tree (place_references puts
@@ -314,10 +321,14 @@ def boundary_in(boundary: Boundary, tree: Path) -> Boundary:
 
     def outside(paths) -> tuple[Path, ...]:
         return tuple(Path(p) for p in paths if not Path(p).is_relative_to(ws))
-    mapped = tuple(tree / Path(p).relative_to(ws) for p in boundary.read_only if Path(p).is_relative_to(ws))
+
     def inside(paths) -> tuple[Path, ...]:
         return tuple(tree / Path(p).relative_to(ws) for p in paths if Path(p).is_relative_to(ws))
-    hidden = (*outside(boundary.hidden), ws)
+    mapped = inside(boundary.read_only)
+    # The other trees (`check`'s of this workspace, other runs') hold their references: absent too; so is what a
+    # command without a namespace left aside here
+    others = [p for p in (tree.parent / "aside", *_siblings(tree.parent)) if p.is_dir() and not p.is_symlink()]
+    hidden = (*outside(boundary.hidden), ws, *others)
     return replace(boundary, workspace=tree, hidden=hidden, references=(*outside(boundary.references),
                                                                         *inside(boundary.references)),
                    links=(*outside(boundary.links), *inside(boundary.links)),
