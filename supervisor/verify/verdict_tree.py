@@ -343,10 +343,11 @@ def prepare(workspace: Path, owner: Path, boundary: Boundary, max_bytes: int = M
     return made, boundary_in(boundary, made.path)
 
 
-def place_references(tree: Path, workspace: Path, visible: list[Path]) -> None:
+def place_references(tree: Path, workspace: Path, visible: list[Path]) -> dict[tuple[int, int], str]:
     """The visible references, as the workspace holds them now (the oracle restored any the agent changed), copied
     to their places in the tree: read-only for the tests, absent for the oracle command (its namespace hides them,
-    as in the workspace). Copied only when the source or the copy changed (REFERENCES: the stat of both)."""
+    as in the workspace). Copied only when the source or the copy changed (REFERENCES: the stat of both).
+    Returns {(st_dev, st_ino): path} of the copies (a candidate that is one of them is refused, as a reference)."""
     home, ws = Path(tree).parent, Path(workspace).resolve()
     try:
         known = json.loads((home / REFERENCES).read_text())
@@ -365,6 +366,14 @@ def place_references(tree: Path, workspace: Path, visible: list[Path]) -> None:
             shutil.copyfile(source, target, follow_symlinks=False)
         placed[rel] = [stamp, _stat(target)]
     (home / REFERENCES).write_text(json.dumps(placed))
+    copies = {}
+    for rel in placed:
+        try:
+            st = os.stat(Path(tree) / rel)
+        except OSError:
+            continue
+        copies[(st.st_dev, st.st_ino)] = rel
+    return copies
 
 
 @contextmanager

@@ -225,11 +225,13 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
             _clean_candidates(entries, tree or workspace)
     except OSError as exc:
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+    placed = {}
     if tree is not None:  # the references the tests read, at their places in the verdict's tree (restored first)
         from nightshift.supervisor.verify.verdict_tree import place_references
-        place_references(tree, workspace, _visible_refs(cfg, workspace))
+        placed = place_references(tree, workspace, _visible_refs(cfg, workspace))
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
+    inodes.update(placed)  # a candidate linked to the tree's copy of a reference reads the reference's bytes
     kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from
     if command:
         began = time.time_ns()
