@@ -232,14 +232,16 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
     inodes.update(placed)  # a candidate linked to the tree's copy of a reference reads the reference's bytes
+    computed = [w for w in [window(store)] if w]  # what sealed commands wrote, untouched since: their output
     kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from
     if command:
         began = time.time_ns()
         result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary, tree)
         if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
-            remember_window(store, began, time.time_ns())
+            computed.append((began, time.time_ns()))
+            remember_window(store, *computed[-1])
     started = time.monotonic()
-    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare, base)
+    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare, base, computed)
     results = [_one(comp, workspace, store, scan, inodes, tree) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):

@@ -35,17 +35,22 @@ INSTEAD = "produce it from the solver; the references are not readable while the
 
 
 def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Path], run_length: int,
-               compares: list[CompareConfig] | None = None, base: str | None = None) -> Scan:
+               compares: list[CompareConfig] | None = None, base: str | None = None,
+               computed: list[tuple[int, int]] = ()) -> Scan:
     """The scan of this verdict, over every file of the workspace but the references and the candidates of
     ``entries`` (the comparisons this verdict makes), and every version of a file the agent's commits since
     ``base`` (the run's first commit) held; ``refs``: every comparison's reference file by name, and
-    ``compares`` every comparison (where a reference is a container, the part each reads)."""
+    ``compares`` every comparison (where a reference is a container, the part each reads); ``computed``: the
+    windows (ns) of sealed oracle commands: a file whose inode changed within one (ctime, which no process can set
+    back) and not since is their output (a checkpoint equal to the final output), not a paste (kept.py)."""
     started = time.perf_counter()
     skip = {p.resolve() for p in refs.values()} | {(workspace / split_part(c.candidate)[0]).resolve() for c in entries}
     files, binary = {}, {}
     for path in _tracked(workspace) if refs and run_length else []:
         rel = path.relative_to(workspace)
         if rel.parts and rel.parts[0] in (".nightshift", ".git") or not path.is_file() or path.resolve() in skip:
+            continue
+        if computed and _written_in(path, computed):
             continue
         found = file_numbers(path)
         if found is not None and len(found[0]):
@@ -59,6 +64,14 @@ def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Pa
     given = {str(c.x) for c in compares or entries if c.x is not None}
     return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started, history=history,
                 binary=binary, given=given)
+
+
+def _written_in(path: Path, windows: list[tuple[int, int]]) -> bool:
+    try:
+        changed = os.lstat(path).st_ctime_ns
+    except OSError:
+        return False
+    return any(began <= changed <= ended for began, ended in windows)
 
 
 def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
