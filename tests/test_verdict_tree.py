@@ -290,7 +290,8 @@ def test_the_tree_is_synced_incrementally_and_only_nightshift_state_survives(tmp
     assert tree_git("rev-list", "--all").stdout.count("\n") == 1  # one commit, no history
     assert tree_git("cat-file", "--batch-all-objects", "--batch-check").stdout.count(" blob ") == 0
     assert tree_git("show", "HEAD:reference/result.dat").returncode != 0  # listed, its bytes are not there
-    verdict_tree.place_references(tree, ws, [(ws / "reference" / "result.dat").resolve()])  # what the tests read
+    from nightshift.supervisor.verify.verdict_references import place_references
+    place_references(tree, ws, [(ws / "reference" / "result.dat").resolve()])  # what the tests read
     assert (tree / "reference" / "result.dat").read_text() == REFERENCE
     assert tree_git("status", "--porcelain", "--untracked-files=no").stdout == ""  # clean: `describe --dirty` too
 

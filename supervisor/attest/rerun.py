@@ -102,12 +102,13 @@ def _git_as_in_the_verdict(workspace: Path, commit: str, tree: Path, found: Find
     """The verdict's tree has a git of one commit without history (verify/verdict_tree.py): the same one here, so a
     build that asks git for its version gets the answer it got at the verdict."""
     from nightshift.supervisor.verify import verdict_tree
+    from nightshift.supervisor.verify.verdict_git import git_without_history
     try:
         entries, _notes = verdict_tree.listing(workspace, commit)
     except Exception as exc:  # noqa: BLE001 - a listing git refuses: the rerun goes on without a git
         found.note(f"--rerun: no git repository in the fresh tree ({exc})")
         return
-    problem = verdict_tree.git_without_history(workspace, tree, entries, commit)
+    problem = git_without_history(workspace, tree, entries, commit)
     if problem:
         found.note(f"--rerun: {problem}")
 

@@ -4,17 +4,16 @@ the commit the verdict names (candidate_index: what the stop's commit will hold)
 Why: a verdict is about that commit. In the workspace, the agent can leave state beside the tree (binaries newer
 than the source after a `cp -p` of the old source, ignored build outputs, caches, a stale install in a venv) and
 the answers in reach (the references committed to git: `git show HEAD:reference/...`, a stash, another branch).
-Here there is only the commit's tracked files, without the references, and what nightshift's own earlier verdicts
-of this run built there; the workspace itself is hidden while the command runs (check.py).
+Here there is only the commit's files (the references written by nightshift where the workspace has them, for the
+tests: verdict_references.py; the oracle command's namespace hides them) and what nightshift's own earlier verdicts
+of this run built there; the workspace itself, and every other verdict tree, is hidden while a command runs.
 
 Incremental: the tree persists between the run's verdicts (a private folder of the user's state, out of every
 agent process's reach: the namespace shows it read-only at most, and only to the agent's turn). A file whose blob
 and mode are those of the last verdict, and whose inode and ctime are still the ones written then (no process can
 set a ctime back), keeps its mtime, so make rebuilds only what changed; every other tracked file is written anew
-(mtime now); a file the commit no longer holds is removed; build outputs stay. Git is not there with its history:
-``.git`` is a fresh repository of one commit whose tree lists the candidate's paths and blob ids, without a single
-blob (a build's `git describe --always`, `git rev-parse HEAD`, `git ls-files` answer; nothing of the repository's
-history, stash, reflog, other branches or packs is there to read), with the nearest tag of HEAD when there is one.
+(mtime now); a file the commit no longer holds is removed; build outputs stay. Git is there without its history:
+a repository of one commit listing the candidate's paths and blob ids, without a blob (verdict_git.py).
 
 Git runs through gitguard (nothing the workspace names is executed); the blobs are read with cat-file, so no
 filter, hook or attribute of the repository runs.
@@ -33,17 +32,13 @@ from pathlib import Path
 
 from nightshift.supervisor.candidate_index import stage_candidate
 from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
-from nightshift.supervisor.gitguard import git_dirs, run_git, safe_env
+from nightshift.supervisor.gitguard import run_git, safe_env
 from nightshift.supervisor.run.paths import STATE_DIR_NAME, make_private_dir, user_state_dir
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.mounts import HOST_TMP
+from nightshift.supervisor.verify.verdict_git import git_kept, git_without_history, remember_git
 
 MANIFEST = "manifest.json"  # path -> [mode, blob, inode, ctime_ns] of each file this module wrote
-GIT_STAMP = "git.json"  # the tree the .git there lists, and the stat of its files then (_git_kept)
-REFERENCES = "references.json"  # path -> [the source's stat, the copy's (inode, ctime_ns)] of each reference placed
-IDENTITY = {"GIT_AUTHOR_NAME": "nightshift", "GIT_AUTHOR_EMAIL": "nightshift@localhost",
-            "GIT_COMMITTER_NAME": "nightshift", "GIT_COMMITTER_EMAIL": "nightshift@localhost",
-            "GIT_AUTHOR_DATE": "@0 +0000", "GIT_COMMITTER_DATE": "@0 +0000"}
 
 
 class TreeProblem(Exception):
@@ -122,7 +117,7 @@ def listing(workspace: Path, tree: str) -> tuple[dict[str, tuple[str, str]], lis
     return entries, notes
 
 
-def _clear(root: Path, parts: list[str]) -> Path:
+def clear_place(root: Path, parts: list[str]) -> Path:
     """The file's folder made a real folder of the tree (a link or a file on the way, left by a command, removed),
     and whatever is at the file's own place removed; returns the file's path."""
     folder = root
@@ -157,7 +152,7 @@ def _write(workspace: Path, root: Path, todo: list[str], entries: dict[str, tupl
             if len(header) != 3 or header[0].decode() != sha:
                 raise TreeProblem(f"git cat-file did not give blob {sha} of {path}")
             size = int(header[2])
-            target = _clear(root, path.split("/"))
+            target = clear_place(root, path.split("/"))
             if mode == "120000":
                 os.symlink(blobs.read(size).decode("utf-8", "surrogateescape"), target)
             else:
@@ -182,73 +177,6 @@ def _remove(root: Path, path: str) -> None:
         shutil.rmtree(target, ignore_errors=True)
     elif target.exists() or target.is_symlink():
         target.unlink()
-
-
-def _tagged(workspace: Path) -> bool:
-    """Does the repository have a tag at all (its files read: no git process for the usual answer, no)?"""
-    try:
-        common = git_dirs(workspace)[1]
-        packed = common / "packed-refs"
-        return any((common / "refs" / "tags").iterdir()) or (packed.is_file() and b" refs/tags/" in packed.read_bytes())
-    except OSError:
-        return True  # not readable as files: ask git
-
-
-def git_without_history(workspace: Path, root: Path, entries: dict[str, tuple[str, str]],
-                        near: str = "HEAD") -> str | None:
-    """A fresh ``.git`` in ``root`` of one commit listing ``entries`` (no blob, no history; its id depends on the
-    entries alone, so `verify-result --rerun` makes the same one); the nearest tag of ``near`` in the workspace
-    named on it. Returns why it could not be made, or None."""
-    dotgit = root / ".git"
-    _clear(root, [".git"])
-    env = {**safe_env(root), "GIT_DIR": str(dotgit), "GIT_WORK_TREE": str(root), **IDENTITY}
-    env.pop("GIT_INDEX_FILE", None)
-
-    def git(*args: str, stdin: bytes | None = None) -> str:
-        proc = subprocess.run(["git", *args], cwd=root, env=env, input=stdin, capture_output=True, timeout=300)
-        if proc.returncode:
-            said = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise TreeProblem(f"git {args[0]}: {said[-1] if said else proc.returncode}")
-        return proc.stdout.decode().strip()
-    try:
-        for folder in ("objects", "refs/heads", "refs/tags"):  # a repository by hand: one git process less
-            (dotgit / folder).mkdir(parents=True)
-        (dotgit / "HEAD").write_text("ref: refs/heads/main\n")
-        (dotgit / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
-        info = b"".join(f"{m} {s}\t".encode() + p.encode("utf-8", "surrogateescape") + b"\0"
-                        for p, (m, s) in sorted(entries.items()))
-        git("update-index", "--add", "-z", "--index-info", stdin=info)
-        commit = git("commit-tree", git("write-tree", "--missing-ok"), "-m", "the verdict's tree (no history)")
-        (dotgit / "refs" / "heads" / "main").write_text(commit + "\n")
-        tag = run_git(workspace, "describe", "--tags", "--abbrev=0", near).stdout.strip() if _tagged(workspace) else ""
-        if tag and run_git(workspace, "check-ref-format", f"refs/tags/{tag}").returncode == 0:
-            git("update-ref", f"refs/tags/{tag}", commit)
-    except (TreeProblem, OSError, subprocess.SubprocessError) as exc:
-        shutil.rmtree(dotgit, ignore_errors=True)
-        return f"no git repository in the verdict's tree ({exc}): a build that asks git for its version gets none"
-    return None
-
-
-def _git_stamp(root: Path, tree: str) -> dict:
-    dotgit = root / ".git"
-    try:
-        head, ref = (dotgit / "HEAD").read_text(), (dotgit / "refs" / "heads" / "main").read_text()
-    except OSError:
-        head, ref = "", ""
-    return {"tree": tree, "head": head, "ref": ref, "index": _stat(dotgit / "index"), "dir": _stat(dotgit)}
-
-
-def _git_kept(home: Path, root: Path, tree: str) -> bool:
-    """The git made at the last verdict lists this same tree, and nothing rewrote its index, HEAD or ref since:
-    kept (no git process; nightshift runs none in it afterwards)."""
-    try:
-        return json.loads((home / GIT_STAMP).read_text()) == _git_stamp(root, tree)
-    except (OSError, ValueError):
-        return False
-
-
-def _remember_git(home: Path, root: Path, tree: str) -> None:
-    (home / GIT_STAMP).write_text(json.dumps(_git_stamp(root, tree)))
 
 
 def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_COMMIT_BYTES) -> VerdictTree:
@@ -279,7 +207,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
                      or _stat(root / p) != old[p][2:]]
     (home / MANIFEST).unlink(missing_ok=True)  # a crash while writing leaves no manifest: all is written next time
     made: list[str | None] = []  # the git there is made while the files are written (it touches only .git)
-    maker = None if _git_kept(home, root, tree) else \
+    maker = None if git_kept(home, root, tree) else \
         threading.Thread(target=lambda: made.append(git_without_history(workspace, root, listed)), daemon=True)
     if maker is not None:
         maker.start()
@@ -290,7 +218,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
             maker.join()
     manifest = {p: [*entries[p], *(_stat(root / p) or [0, 0])] for p in entries}
     found.notes += [p for p in made if p]
-    _remember_git(home, root, tree)
+    remember_git(home, root, tree)
     (home / MANIFEST).write_text(json.dumps(manifest))
     return found
 
@@ -341,58 +269,6 @@ def prepare(workspace: Path, owner: Path, boundary: Boundary, max_bytes: int = M
     of a command run there. Raises TreeProblem."""
     made = sync(workspace, home_for(owner, workspace), references_of(boundary), max_bytes)
     return made, boundary_in(boundary, made.path)
-
-
-def place_references(tree: Path, workspace: Path, visible: list[Path]) -> dict[tuple[int, int], str]:
-    """The visible references, as the workspace holds them now (the oracle restored any the agent changed), copied
-    to their places in the tree: read-only for the tests, absent for the oracle command (its namespace hides them,
-    as in the workspace). Copied only when the source or the copy changed (REFERENCES: the stat of both).
-    Returns {(st_dev, st_ino): path} of the copies (a candidate that is one of them is refused, as a reference)."""
-    home, ws = Path(tree).parent, Path(workspace).resolve()
-    try:
-        known = json.loads((home / REFERENCES).read_text())
-    except (OSError, ValueError):
-        known = {}
-    placed = {}
-    for source in visible:
-        if not source.is_relative_to(ws) or not source.is_file():
-            continue
-        rel = str(source.relative_to(ws))
-        st = source.stat()
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
-        target = Path(tree) / rel
-        if known.get(rel, [None])[0] != stamp or known[rel][1] != _stat(target):
-            target = _clear(Path(tree), rel.split("/"))
-            shutil.copyfile(source, target, follow_symlinks=False)
-        placed[rel] = [stamp, _stat(target)]
-    (home / REFERENCES).write_text(json.dumps(placed))
-    copies = {}
-    for rel in placed:
-        try:
-            st = os.stat(Path(tree) / rel)
-        except OSError:
-            continue
-        copies[(st.st_dev, st.st_ino)] = rel
-    return copies
-
-
-@contextmanager
-def references_aside(tree: Path, workspace: Path, visible: list[Path]):
-    """Where no namespace hides them: the tree's copies of the references leave it while the command runs."""
-    home, ws = Path(tree).parent, Path(workspace).resolve()
-    aside = make_private_dir(home / "aside")
-    moved = []
-    for n, source in enumerate(visible):
-        target = Path(tree) / source.relative_to(ws) if source.is_relative_to(ws) else None
-        if target is not None and (target.exists() or target.is_symlink()) and not target.is_dir():
-            os.replace(target, aside / str(n))
-            moved.append((aside / str(n), target))
-    try:
-        yield
-    finally:
-        for held, target in moved:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(held, target)
 
 
 def forget(owner: Path, workspace: Path) -> None:

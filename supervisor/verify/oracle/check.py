@@ -156,7 +156,7 @@ def _moved_aside(command: str, where: Path, cfg: OracleConfig, out_dir: Path, st
     if store is not None:
         move_aside(workspace, store, visible)
     try:
-        from nightshift.supervisor.verify.verdict_tree import references_aside  # a verdict's only: compare stays lean
+        from nightshift.supervisor.verify.verdict_references import references_aside  # a verdict's only
         with references_aside(where, workspace, visible) if where != workspace else contextlib.nullcontext():
             return run_command(["bash", "-c", command], command, where, cfg.timeout, out_dir)
     finally:
@@ -227,7 +227,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
     placed = {}
     if tree is not None:  # the references the tests read, at their places in the verdict's tree (restored first)
-        from nightshift.supervisor.verify.verdict_tree import place_references
+        from nightshift.supervisor.verify.verdict_references import place_references
         placed = place_references(tree, workspace, _visible_refs(cfg, workspace))
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
