@@ -381,3 +381,30 @@ def test_reference_values_stored_as_binary_numbers_are_a_finding(tmp_path, how):
     assert not outcome.passed
     where = "data/cache.bin in commit" if how == "history" else "data/cache.bin stores"
     assert where in said and "of a reference's values in a row as binary numbers" in said, said
+
+
+def test_an_exact_match_outside_a_verdict_says_the_git_history_was_in_reach(tmp_path):
+    """`check` and a user's `nightshift compare` run the oracle command in the workspace, where its git history is
+    (its namespace hides the reference files, not the history): an exact match there says so, and names the verdict
+    as where it is run without one."""
+    import subprocess
+
+    from nightshift.supervisor.config.oracle import OracleConfig
+    from nightshift.supervisor.verify.oracle.check import run_oracle
+
+    need_bwrap()
+    ws = tmp_path / "ws"
+    (ws / "reference").mkdir(parents=True)
+    (ws / "reference" / "result.dat").write_text(REFERENCE)
+    (ws / "solver.py").write_text("import os\nos.makedirs('out', exist_ok=True)\nopen('out/result.dat', 'w').write("
+                                  "'# 1:x 2:y\\n' + ''.join(f'{n} {1.0 / (n + 0.123456789):.17g}\\n' "
+                                  "for n in range(1, 41)))\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"], cwd=ws, check=True)
+    cfg = OracleConfig.model_validate({"command": f"{sys.executable} solver.py", "compare": [
+        {"name": "result", "candidate": "out/result.dat", "reference": "reference/result.dat", "rtol": 1e-9}]})
+    outcome = run_oracle(cfg, ws, tmp_path / "out", None)
+    assert outcome.passed, outcome.pushback
+    said = " ".join(outcome.pushback)
+    assert "the workspace's git history in its reach (each verdict runs it in a clean checkout" in said, said

@@ -264,7 +264,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
                            + [p for p in problems if p not in tampered])
     exact = [] if reach is not None or problems else \
         exact_notes(shown, results, exam is None or record is not None,
-                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace")
+                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace",
+                    tree is None and any(e.get("ratio") == 0 for e in shown) and _has_history(workspace))
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"
@@ -283,6 +284,15 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     lines += [f"note: {n}" for n in warnings + exact]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered, record)
+
+
+def _has_history(workspace: Path) -> bool:
+    """Does the workspace's git hold a commit (a process in it can read the history: `git show HEAD:...`)?"""
+    from nightshift.supervisor.gitguard import run_git
+    try:
+        return run_git(workspace, "rev-parse", "-q", "--verify", "HEAD").returncode == 0
+    except Exception:  # noqa: BLE001 - no git, a git that hangs: say nothing of a history
+        return False
 
 
 def _visible_refs(cfg: OracleConfig, workspace: Path) -> list[Path]:

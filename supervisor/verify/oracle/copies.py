@@ -152,14 +152,16 @@ IN_TURN_EXACT = ("matched bit for bit here; whether it was computed with the ref
 
 
 def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int,
-                in_turn: bool = False) -> list[str]:
+                in_turn: bool = False, history: bool = False) -> list[str]:
     """What the report, the verdict and `nightshift compare` say about exact agreement computed with the references
     out of reach: each visible comparison that matched bit for bit, and what proves the answers were computed
     (the held-out exam: passed, still to come, or missing). ``shown``: the entries as the agent sees them (a
     held-out one carries only its word, so no figure of it is told here); ``evaluated``: the held-out comparisons
     were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none, the
     agent's own compare leaves them out); ``in_turn``: the agent's own look in its turn, where the command did not
-    run sealed (IN_TURN_EXACT: its stop decides). Marks each such entry ``exact``."""
+    run sealed (IN_TURN_EXACT: its stop decides); ``history``: the command ran in a workspace with git history
+    (`check`, a user's `nightshift compare`), which its namespace does not hide: a verdict runs it in a clean
+    checkout without one (verify/verdict_tree.py). Marks each such entry ``exact``."""
     exact = [e for e in shown if "result" not in e and not e.get("error") and e.get("ratio") == 0]
     if not exact:
         return []
@@ -167,8 +169,10 @@ def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configu
         entry["exact"] = True  # the report's comparison says it too (`nightshift compare` marks it)
     if in_turn:
         return [IN_TURN_EXACT]
+    how = ("with the reference files hidden but the workspace's git history in its reach (each verdict runs it in a "
+           "clean checkout without history)" if history else "with the references out of reach")
     lines = [f"{e['name']}: matched {e.get('reference', 'its reference')} bit for bit (every compared value "
-             "equal), computed by the oracle command with the references out of reach" for e in exact]
+             f"equal), computed by the oracle command {how}" for e in exact]
     held = [e for e in results if e.get("heldout")]
     evaluated = evaluated and bool(held) and len(held) == configured
     return lines + [exam_note(configured, evaluated, all(e["passed"] for e in held))]
