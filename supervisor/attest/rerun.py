@@ -78,6 +78,7 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         part = split_part(comp.reference)[1]
         kept.append(comp.model_copy(update={"reference": str(at) + (f":{part}" if part else "")}))
     cfg = config.oracle.model_copy(update={"compare": kept})
+    _git_as_in_the_verdict(workspace, commit, tree, found)
     # "auto" whatever the commit's [policy] says: the commit is the stranger here, and may not turn the namespace off
     boundary = boundary_for_oracle(tree, cfg, "auto")
     outcome = run_oracle(cfg, tree, folder / "oracle", None, full=True, boundary=boundary, exam=None)
@@ -95,6 +96,21 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
     found.claim("comparisons.figures", "commit")  # the commit's own outputs measured: what it claims is what it does
     from nightshift.supervisor.attest.rerun_tests import rerun_tests
     rerun_tests(predicate, config, tree, folder, found)
+
+
+def _git_as_in_the_verdict(workspace: Path, commit: str, tree: Path, found: Findings) -> None:
+    """The verdict's tree has a git of one commit without history (verify/verdict_tree.py): the same one here, so a
+    build that asks git for its version gets the answer it got at the verdict."""
+    from nightshift.supervisor.verify import verdict_tree
+    from nightshift.supervisor.verify.verdict_git import git_without_history
+    try:
+        entries, _notes = verdict_tree.listing(workspace, commit)
+    except Exception as exc:  # noqa: BLE001 - a listing git refuses: the rerun goes on without a git
+        found.note(f"--rerun: no git repository in the fresh tree ({exc})")
+        return
+    problem = git_without_history(workspace, tree, entries, commit)
+    if problem:
+        found.note(f"--rerun: {problem}")
 
 
 def _reference(comp, ref: dict[str, Any], tree: Path, workspace: Path, finder: DigestFinder,

@@ -312,6 +312,8 @@ class Supervisor:
         self.session.release()
         self.session.settle()
         self.restore_git_controls()
+        from nightshift.supervisor.verify.verdict_tree import forget
+        forget(self.run_paths.root, self.run_paths.workspace)  # the verdicts' build tree: gigabytes, maybe
         self.emit("run.finished", self.state["shift"] or None, outcome=outcome, reason=reason)
         self.say(f"run {outcome}: {reason}")
         self.tell_human("done" if outcome == "done" else "failed" if outcome == "failed" else "paused", reason)

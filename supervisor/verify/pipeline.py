@@ -79,6 +79,7 @@ class StopContext:
     held: set[str] = field(default_factory=set)  # every test whose file is kept: each collected at the start too
     goal: set[str] = field(default_factory=set)  # the goal's tests: failing at the start, the user's all the same
     _boundary: Boundary | None = field(default=None, repr=False, compare=False)  # boundary(), made once a stop
+    _tree: Any = field(default=None, repr=False, compare=False)  # in_tree(), made once a stop
 
     def kept_tests(self) -> set[str]:
         """The tests whose files and selecting configuration are the user's: the ratchet's and the goal's."""
@@ -106,6 +107,22 @@ class StopContext:
             self._boundary = boundary_for(ws, self.config, self.run.root, sorted(test_files(ws, self.kept_tests())))
         return self._boundary
 
+    def in_tree(self) -> tuple[Any, Boundary]:
+        """The verdict's tree (verify/verdict_tree.py: the candidate's tracked files, no reference, no git history,
+        nightshift's own build outputs of earlier verdicts) and the boundary of a command run there. Made once a
+        stop, after the boundary's restores and moves (the tree is what the stop's commit holds). Raises
+        verdict_tree.TreeProblem."""
+        if self._tree is None:
+            from nightshift.supervisor.verify.verdict_tree import prepare
+            self._tree = prepare(self.run.workspace, self.run.root, self.boundary(),
+                                 int(self.config.verify.max_commit_mb * (1 << 20)))
+        return self._tree
+
+
+NOT_BUILT = ("the committed tree does not build or run: the oracle command failed in a clean checkout of the stop's "
+             "commit (tracked files only: no ignored build output, cache or environment of the workspace; the command "
+             "builds what it needs)")
+
 
 def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     from nightshift.supervisor.verify.oracle import run_oracle
@@ -115,9 +132,13 @@ def _oracle_check(ctx: StopContext, full: bool) -> tuple[Check, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     claimed = bool(ctx.claim and ctx.claim.get("status") == "done")
     exam = Exam.from_state(ctx.state, claimed, ctx.config.oracle.heldout_budget, private_folder(ctx.run.root))
+    tree, inside = ctx.in_tree()
     outcome = run_oracle(ctx.config.oracle, ctx.run.workspace, out_dir, ctx.run.references, full=full,
-                         boundary=ctx.boundary(), exam=exam, base=ctx.run_base())
+                         boundary=inside, exam=exam, base=ctx.run_base(), tree=tree.path)
     lines = list(outcome.tampered) + list(outcome.pushback)
+    if (outcome.report.get("command") or {}).get("status") not in (0, None):
+        lines.insert(0, NOT_BUILT)
+    lines += [f"note: {n}" for n in tree.notes]
     return Check("oracle", outcome.passed, outcome.summary, lines,
                  {"metric": outcome.metric, "metrics": outcome.metrics, "report": outcome.report}), outcome
 
@@ -196,8 +217,9 @@ def verify_stop(ctx: StopContext) -> Verdict:
             tests_dir.mkdir(parents=True, exist_ok=True)
             ratchet = Ratchet(kept=set(ctx.passed_before), baseline=set(ctx.baseline),
                               passed_total=ctx.passed_total, restored=restored, moved=moved, goal=set(ctx.goal))
-            return check_tests(cfg.verify.test_command, ws, cfg.verify.timeout, tests_dir, cfg.verify.junit,
-                               ratchet, ctx.boundary())
+            tree, inside = ctx.in_tree()  # the tests of the commit's tree, beside nightshift's own build
+            return check_tests(cfg.verify.test_command, tree.path, cfg.verify.timeout, tests_dir, cfg.verify.junit,
+                               ratchet, inside)
         check = _guarded("tests", tests)
         passed_tests = check.data.get("passed_tests", [])
         checks.append(check)
@@ -205,7 +227,8 @@ def verify_stop(ctx: StopContext) -> Verdict:
         def commands() -> Check:
             cmd_dir = ctx.run.turn_file(ctx.shift, ctx.turn, "commands")
             cmd_dir.mkdir(parents=True, exist_ok=True)
-            return check_commands(cfg.verify.commands, ws, cfg.verify.timeout, cmd_dir, ctx.boundary())
+            tree, inside = ctx.in_tree()
+            return check_commands(cfg.verify.commands, tree.path, cfg.verify.timeout, cmd_dir, inside)
         checks.append(_guarded("commands", commands))
     plan = _guarded("plan", lambda: check_plan(ws / "CLAUDE.md", ctx.plan_known, claimed == "done",
                                                cfg.verify.require_plan))

@@ -68,15 +68,27 @@ def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) ->
 def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
+    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+    from nightshift.supervisor.verify import verdict_tree
     from nightshift.supervisor.verify.oracle import run_oracle
     from nightshift.supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
+    boundary = boundary_for_oracle(ctx.workspace, oracle)
+    try:  # where every verdict runs it (verify/verdict_tree.py), so check says what the verdicts will
+        tree, boundary = verdict_tree.prepare(ctx.workspace, ctx.workspace, boundary)
+    except (verdict_tree.TreeProblem, OSError) as exc:
+        tree = None
+        yield Line(FAIL, "oracle", f"the verdicts' clean checkout of the candidate cannot be made ({exc}): the "
+                                   "workspace must be a git repository git can read")
     # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
-    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam())
+    outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam(),
+                         boundary=boundary if tree else None, tree=tree.path if tree else None)
     line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
     if line:
         yield line
+    if tree is not None and (outcome.report.get("command") or {}).get("status") not in (0, None):
+        yield Line(NOTE, "oracle", verdict_tree.CLEAN_CHECKOUT)
     ctx.baseline = {"metric": outcome.metric, "metrics": outcome.metrics, "summary": outcome.summary,
                     "report": str(ctx.out_dir / "oracle" / "oracle.json")}
     for entry in outcome.report["comparisons"]:

@@ -117,9 +117,10 @@ def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
 
 
 def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | None = None,
-         references: dict[tuple[int, int], str] | None = None) -> dict:
+         references: dict[tuple[int, int], str] | None = None, outputs: Path | None = None) -> dict:
     """One comparison's entry. ``references``: copies.reference_inodes (a candidate that is a reference file is
-    refused)."""
+    refused); ``outputs``: where the candidate is read (the verdict's tree; default the workspace)."""
+    outputs = outputs or workspace
     entry: dict = {"name": comp.name, "heldout": comp.heldout, "passed": False, "ratio": math.inf,
                    "candidate": comp.candidate, "x": comp.x, "interpolate": comp.interpolate,
                    "range": list(comp.range) if comp.range else None, "error": None}
@@ -129,7 +130,7 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
         try:
             path, part = reference_path(comp, workspace, store)
             with contextlib.ExitStack() as stack:
-                found = field_entry(comp, path, part, *opened_candidate(comp, workspace, stack, references), scan)
+                found = field_entry(comp, path, part, *opened_candidate(comp, outputs, stack, references), scan)
             if found is not None:  # the reference is an N-d field (else: a table, read below)
                 entry.update(found)
                 return entry
@@ -145,7 +146,7 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     # a candidate's error is still the one reported first.
     with ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            cand_reading = pool.submit(read_candidate, comp, workspace, references)
+            cand_reading = pool.submit(read_candidate, comp, outputs, references)
             ref_reading = pool.submit(read_reference, comp, workspace, store)
             cand = cand_reading.result()
             side = "reference"
@@ -162,30 +163,34 @@ def _one(comp: CompareConfig, workspace: Path, store: Path | None, scan: Scan | 
     return entry
 
 
-def _moved_aside(command: str, workspace: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,
-                 visible: list[Path]) -> dict:
+def _moved_aside(command: str, where: Path, cfg: OracleConfig, out_dir: Path, store: Path | None,
+                 visible: list[Path], workspace: Path) -> dict:
     """No namespace: the visible references leave the workspace for the command's length (the run's store keeps
-    their copies); without a store (a user's `nightshift compare`) they stay readable."""
+    their copies); without a store (a user's `nightshift compare`) they stay readable. It runs in ``where``."""
     if store is not None:
         move_aside(workspace, store, visible)
     try:
-        return run_command(["bash", "-c", command], command, workspace, cfg.timeout, out_dir)
+        from nightshift.supervisor.verify.verdict_references import references_aside  # a verdict's only
+        with references_aside(where, workspace, visible) if where != workspace else contextlib.nullcontext():
+            return run_command(["bash", "-c", command], command, where, cfg.timeout, out_dir)
     finally:
         if store is not None:
             put_back(workspace, store)
 
 
 def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: Path, store: Path | None,
-                    boundary: Boundary) -> tuple[dict, Seal]:
-    """Run the command where no reference can be read; the result and how far that held (``Seal``)."""
+                    boundary: Boundary, tree: Path | None = None) -> tuple[dict, Seal]:
+    """Run the command where no reference can be read; the result and how far that held (``Seal``). ``tree``: the
+    verdict's tree (verify/verdict_tree.py), where it runs instead of the workspace, which it does not see."""
     visible = [resolve(workspace, split_part(c.reference)[0]).resolve() for c in cfg.compare if not c.heldout]
-    written = frozenset(resolve(workspace, split_part(c.candidate)[0]).resolve().parent for c in cfg.compare)
+    where = tree or workspace
+    written = frozenset(resolve(where, split_part(c.candidate)[0]).resolve().parent for c in cfg.compare)
     empty = out_dir / ".empty"  # what a reference in a folder the solver writes to reads as (private, empty)
     empty.write_bytes(b"")
     problem = boundary.problem
     if problem is None or boundary.tier.hides_files:  # a namespace, or Landlock without one (sandbox/tier.py)
         with command_namespace(boundary, "oracle", command, written, empty) as ns:
-            result = run_command(ns.argv, command, workspace, cfg.timeout, out_dir)
+            result = run_command(ns.argv, command, where, cfg.timeout, out_dir)
             leftovers = ns.leftovers()
         bwrap_said = [line for line in result.get("stderr_tail", []) if line.startswith("bwrap:")]
         if not (result.get("status") == 1 and bwrap_said):
@@ -197,7 +202,7 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
                                   "empty files while the oracle command runs; keep references in a folder of their own")
             return result, seal
         problem = bwrap_said[0]  # bubblewrap could not mask a path (a filesystem it cannot mount over)
-    result = _moved_aside(command, workspace, cfg, out_dir, store, visible)
+    result = _moved_aside(command, where, cfg, out_dir, store, visible, workspace)
     seal = Seal("moved" if store is not None else "none", heldout_protected=not any(c.heldout for c in cfg.compare))
     seal.notes.append(f"visible references {'were moved out of the workspace' if store else 'stayed readable'} while "
                       f"the oracle command ran ({problem})")
@@ -210,12 +215,14 @@ def _sealed_command(cfg: OracleConfig, command: str, workspace: Path, out_dir: P
 
 def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | None, full: bool = True,
                boundary: Boundary | None = None, exam: Exam | None = None, base: str | None = None,
-               in_turn: bool = False, heldout_left_out: int = 0) -> OracleOutcome:
+               in_turn: bool = False, heldout_left_out: int = 0, tree: Path | None = None) -> OracleOutcome:
     """``boundary``: the run's (supervisor/sandbox); without one, the oracle's own references and defaults.
     ``exam``: what a held-out comparison may tell (supervisor/verify/oracle/exam.py); None only for `nightshift
     compare`, which shows everything it reads. ``base``: the run's first commit (kept.py). ``in_turn``: the agent's
     own compare inside its turn (copies.not_out_of_reach); ``heldout_left_out``: held-out comparisons the caller
-    took out of ``cfg`` (evaluated at a claim of done), still counted as the exam that proves the answers."""
+    took out of ``cfg`` (evaluated at a claim of done), still counted as the exam that proves the answers.
+    ``tree``: the verdict's tree (verify/verdict_tree.py) with ``boundary`` made for it: the command runs there and
+    the candidates are read there; the references, kept copies and pasted values are the workspace's."""
     workspace, out_dir = Path(workspace), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_problems = []
@@ -229,20 +236,27 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     boundary = boundary or boundary_for_oracle(workspace, cfg)
     try:
         if command and cfg.clean_candidates:
-            _clean_candidates(entries, workspace)
+            _clean_candidates(entries, tree or workspace)
     except OSError as exc:
         setup_problems.append(f"a stale candidate could not be removed before the command: {exc}")
+    placed = {}
+    if tree is not None:  # the references the tests read, at their places in the verdict's tree (restored first)
+        from nightshift.supervisor.verify.verdict_references import place_references
+        placed = place_references(tree, workspace, _visible_refs(cfg, workspace))
     refs = reference_files(cfg, workspace, store)
     inodes = reference_inodes(cfg, refs)
+    inodes.update(placed)  # a candidate linked to the tree's copy of a reference reads the reference's bytes
+    computed = [w for w in [window(store)] if w]  # what sealed commands wrote, untouched since: their output
     kept = kept_copies(cfg, workspace, refs, base, window(store))  # what the command could copy from
     if command:
         began = time.time_ns()
-        result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary)
+        result, seal = _sealed_command(cfg, command, workspace, out_dir, store, boundary, tree)
         if seal.how == "namespace":  # what it wrote was computed: not a copy at the next verdict (kept.py)
-            remember_window(store, began, time.time_ns())
+            computed.append((began, time.time_ns()))
+            remember_window(store, *computed[-1])
     started = time.monotonic()
-    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare)
-    results = [_one(comp, workspace, store, scan, inodes) for comp in entries]
+    scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare, base, computed)
+    results = [_one(comp, workspace, store, scan, inodes, tree) for comp in entries]
     problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
@@ -264,7 +278,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
                            + [p for p in problems if p not in tampered])
     exact = [] if reach is not None or problems else \
         exact_notes(shown, results, exam is None or record is not None,
-                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace")
+                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace",
+                    tree is None and any(e.get("ratio") == 0 for e in shown) and _has_history(workspace))
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
         summary += " [held-out references not protected from the solver on this machine]"
@@ -283,6 +298,15 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     lines += [f"note: {n}" for n in warnings + exact]
     return OracleOutcome(passed, summary, lines, metrics, max(metrics.values()) if metrics else None,
                          report, tampered, record)
+
+
+def _has_history(workspace: Path) -> bool:
+    """Does the workspace's git hold a commit (a process in it can read the history: `git show HEAD:...`)?"""
+    from nightshift.supervisor.gitguard import run_git
+    try:
+        return run_git(workspace, "rev-parse", "-q", "--verify", "HEAD").returncode == 0
+    except Exception:  # noqa: BLE001 - no git, a git that hangs: say nothing of a history
+        return False
 
 
 def _visible_refs(cfg: OracleConfig, workspace: Path) -> list[Path]:

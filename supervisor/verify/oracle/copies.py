@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING
 
 from nightshift.supervisor.gitguard import run_git
 from nightshift.supervisor.run import untrusted
-from nightshift.supervisor.verify.oracle.embedded import Scan, file_numbers
+from nightshift.supervisor.verify.oracle.binary_paste import cached_run, merge
+from nightshift.supervisor.verify.oracle.embedded import MAX_FILE, Scan, file_numbers, stamp
 from nightshift.supervisor.verify.oracle.evidence import COPY_MIN_DISTINCT
 from nightshift.supervisor.verify.oracle.integrity import heldout_reference, resolve
 from nightshift.supervisor.verify.oracle.kept import CopyCheck
+from nightshift.supervisor.verify.oracle.pasted_history import (binary_blobs, history_blobs, history_numbers,
+                                                                 line_in_blob, read_blob)
 from nightshift.supervisor.verify.oracle.readers import read_table, split_part
 
 if TYPE_CHECKING:  # the validated models load pydantic: `nightshift compare` may run without it
@@ -32,22 +35,43 @@ INSTEAD = "produce it from the solver; the references are not readable while the
 
 
 def start_scan(workspace: Path, entries: list[CompareConfig], refs: dict[str, Path], run_length: int,
-               compares: list[CompareConfig] | None = None) -> Scan:
+               compares: list[CompareConfig] | None = None, base: str | None = None,
+               computed: list[tuple[int, int]] = ()) -> Scan:
     """The scan of this verdict, over every file of the workspace but the references and the candidates of
-    ``entries`` (the comparisons this verdict makes); ``refs``: every comparison's reference file by name, and
-    ``compares`` every comparison (where a reference is a container, the part each reads)."""
+    ``entries`` (the comparisons this verdict makes), and every version of a file the agent's commits since
+    ``base`` (the run's first commit) held; ``refs``: every comparison's reference file by name, and
+    ``compares`` every comparison (where a reference is a container, the part each reads); ``computed``: the
+    windows (ns) of sealed oracle commands: a file whose inode changed within one (ctime, which no process can set
+    back) and not since is their output (a checkpoint equal to the final output), not a paste (kept.py)."""
     started = time.perf_counter()
     skip = {p.resolve() for p in refs.values()} | {(workspace / split_part(c.candidate)[0]).resolve() for c in entries}
-    files = {}
+    files, binary = {}, {}
     for path in _tracked(workspace) if refs and run_length else []:
         rel = path.relative_to(workspace)
         if rel.parts and rel.parts[0] in (".nightshift", ".git") or not path.is_file() or path.resolve() in skip:
             continue
+        if computed and _written_in(path, computed):
+            continue
         found = file_numbers(path)
         if found is not None and len(found[0]):
             files[str(rel)] = found
+        elif found is None and 0 < stamp(path)[0] <= MAX_FILE:  # binary (or unreadable: read as nothing)
+            binary[str(rel)] = (str(rel), stamp(path))
+    history = history_blobs(workspace, base, skip) if refs and run_length else {}
+    files.update(history_numbers(workspace, history))
+    binary.update({name: blob for name, blob in binary_blobs(history).items()})
     parts = {c.name: split_part(c.reference)[1] for c in compares or entries}
-    return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started)
+    given = {str(c.x) for c in compares or entries if c.x is not None}
+    return Scan(workspace, files, run_length, parts, seconds=time.perf_counter() - started, history=history,
+                binary=binary, given=given)
+
+
+def _written_in(path: Path, windows: list[tuple[int, int]]) -> bool:
+    try:
+        changed = os.lstat(path).st_ctime_ns
+    except OSError:
+        return False
+    return any(began <= changed <= ended for began, ended in windows)
 
 
 def reference_files(cfg: OracleConfig, workspace: Path, store: Path | None) -> dict[str, Path]:
@@ -128,14 +152,16 @@ IN_TURN_EXACT = ("matched bit for bit here; whether it was computed with the ref
 
 
 def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configured: int,
-                in_turn: bool = False) -> list[str]:
+                in_turn: bool = False, history: bool = False) -> list[str]:
     """What the report, the verdict and `nightshift compare` say about exact agreement computed with the references
     out of reach: each visible comparison that matched bit for bit, and what proves the answers were computed
     (the held-out exam: passed, still to come, or missing). ``shown``: the entries as the agent sees them (a
     held-out one carries only its word, so no figure of it is told here); ``evaluated``: the held-out comparisons
     were evaluated at this verdict; ``configured``: how many the config has (a fast verdict may select none, the
     agent's own compare leaves them out); ``in_turn``: the agent's own look in its turn, where the command did not
-    run sealed (IN_TURN_EXACT: its stop decides). Marks each such entry ``exact``."""
+    run sealed (IN_TURN_EXACT: its stop decides); ``history``: the command ran in a workspace with git history
+    (`check`, a user's `nightshift compare`), which its namespace does not hide: a verdict runs it in a clean
+    checkout without one (verify/verdict_tree.py). Marks each such entry ``exact``."""
     exact = [e for e in shown if "result" not in e and not e.get("error") and e.get("ratio") == 0]
     if not exact:
         return []
@@ -143,8 +169,10 @@ def exact_notes(shown: list[dict], results: list[dict], evaluated: bool, configu
         entry["exact"] = True  # the report's comparison says it too (`nightshift compare` marks it)
     if in_turn:
         return [IN_TURN_EXACT]
+    how = ("with the reference files hidden but the workspace's git history in its reach (each verdict runs it in a "
+           "clean checkout without history)" if history else "with the references out of reach")
     lines = [f"{e['name']}: matched {e.get('reference', 'its reference')} bit for bit (every compared value "
-             "equal), computed by the oracle command with the references out of reach" for e in exact]
+             f"equal), computed by the oracle command {how}" for e in exact]
     held = [e for e in results if e.get("heldout")]
     evaluated = evaluated and bool(held) and len(held) == configured
     return lines + [exam_note(configured, evaluated, all(e["passed"] for e in held))]
@@ -167,7 +195,8 @@ def exam_note(held: int, evaluated: bool, passed: bool) -> str:
 def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
     for name, path in refs.items():
         part = scan.parts.get(name)
-        if not scan.cached(path, part):  # no comparison read it (its candidate was missing, or it is not selected)
+        worded = (str(path) if part is None else f"{path}:{part}") in scan.worded or not scan.binary
+        if not scan.cached(path, part) or not worded:  # no comparison read it (its candidate was missing, ...)
             started = time.perf_counter()
             try:
                 table = read_table(path, part)
@@ -182,12 +211,44 @@ def embedded_findings(scan: Scan, refs: dict[str, Path]) -> list[str]:
         if found:
             at, length = found
             line = _line_of(Path(rel), at, scan)
-            findings.append(f"{rel}:{line} holds {length} of a reference's values in a row at full printed "
+            path, _, commit = rel.partition(" at ")
+            where = f"{path}:{line} in commit {commit} (the agent's history)" if rel in scan.history \
+                else f"{rel}:{line}"
+            findings.append(f"{where} holds {length} of a reference's values in a row at full printed "
                             f"precision: the answers were pasted into the code; {INSTEAD}")
+    return findings + binary_findings(scan)
+
+
+def binary_findings(scan: Scan) -> list[str]:
+    """binary_paste.py over the scan's binary files and blobs."""
+    if not scan.binary or not scan.words:
+        return []
+    started = time.perf_counter()
+    w64, w32, digest = merge(scan.words)
+    findings = []
+    for name, key in scan.binary.items():
+        blob_of = (lambda k=key: read_blob(scan.root, k)) if name in scan.history else \
+            (lambda n=name: _leaf(scan.root / n))
+        found = cached_run(key, blob_of, w64, w32, digest, scan.run_length)
+        if found:
+            path, _, commit = name.partition(" at ")
+            where = f"{path} in commit {commit} (the agent's history)" if name in scan.history else name
+            findings.append(f"{where} stores {found[1]} of a reference's values in a row as binary numbers (at byte "
+                            f"{found[0]}): the answers were pasted into the workspace; {INSTEAD}")
+    scan.seconds += time.perf_counter() - started
     return findings
 
 
+def _leaf(path: Path) -> bytes:
+    try:
+        return untrusted.read_leaf(path)
+    except OSError:
+        return b""
+
+
 def _line_of(rel: Path, offset: int, scan: Scan) -> int:
+    if str(rel) in scan.history:
+        return line_in_blob(scan.root, scan.history[str(rel)], offset)
     try:
         return untrusted.read_bytes(scan.root, rel, offset).count(b"\n") + 1
     except OSError:

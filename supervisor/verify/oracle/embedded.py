@@ -66,15 +66,22 @@ def file_numbers(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
         blob = untrusted.read_leaf(path)  # a symlink listed by git is not followed, a FIFO never opened
     except OSError:
         return None
-    if b"\0" in blob[:8192]:
+    found = blob_numbers(blob)
+    if found is None:
         return None
-    found = [(m.start(), float(m.group()) if significant(m.group()) else np.nan) for m in NUMBER.finditer(blob)]
-    offsets = np.array([f[0] for f in found], dtype=np.int64)
-    values = np.array([f[1] for f in found], dtype=np.float64)
+    offsets, values = found
     if len(_FILES) > 4096:  # a workspace that churns through files: forget the old ones
         _FILES.clear()
     _FILES[str(path)] = (key, offsets, values)
     return offsets, values
+
+
+def blob_numbers(blob: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+    """file_numbers of bytes already read (a blob of the agent's commits); None for a binary one."""
+    if b"\0" in blob[:8192] or len(blob) > MAX_FILE:
+        return None
+    found = [(m.start(), float(m.group()) if significant(m.group()) else np.nan) for m in NUMBER.finditer(blob)]
+    return np.array([f[0] for f in found], dtype=np.int64), np.array([f[1] for f in found], dtype=np.float64)
 
 
 @dataclass
@@ -86,6 +93,11 @@ class Scan:
     run_length: int
     parts: dict[str, str | None] = field(default_factory=dict)  # comparison -> the part of a container it reads
     seconds: float = 0.0
+    history: dict[str, str] = field(default_factory=dict)  # of files: the agent's commits' blobs (pasted_history)
+    binary: dict[str, tuple] = field(default_factory=dict)  # binary files and blobs: name -> cache key (binary_paste)
+    given: set[str] = field(default_factory=set)  # the comparisons' x columns: the solver's input, not a paste
+    words: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # the references' binary words
+    worded: set[str] = field(default_factory=set)  # the tables whose words are in ``words``
     values: np.ndarray = field(init=False)  # F: every counted value of the files, sorted, unique
     runs: list[np.ndarray] = field(default_factory=list)  # ids (into F) of each reference's runs, -1 between
 
@@ -115,6 +127,12 @@ class Scan:
         """The runs of this reference's values that are all in F, down each column and in row order; ``path`` is
         the file ``table`` was read from (a container's part is in ``table.path``)."""
         part = table.path[len(str(path)) + 1:] or None if table.path.startswith(f"{path}:") else None
+        if self.binary and table.path not in self.worded:  # only where a binary file may hold them
+            started = time.perf_counter()
+            from nightshift.supervisor.verify.oracle.binary_paste import reference_words
+            self.words.append(reference_words(table, stamp(path), self.given))
+            self.worded.add(table.path)
+            self.seconds += time.perf_counter() - started
         if self.cached(path, part):
             return
         started = time.perf_counter()
