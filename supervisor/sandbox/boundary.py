@@ -49,6 +49,7 @@ class Boundary:
     deny_read: tuple[Path, ...] = field(default_factory=lambda: tuple(credential_places()))  # credential places
     sockets: tuple[Path, ...] = ()  # host sockets reachable inside ([policy] sockets; munge's for a Slurm run)
     open_doors: tuple[str, ...] = ()  # parts of the sandbox accepted missing ([policy] open_doors)
+    outputs: tuple[Path, ...] = ()  # the folders the oracle writes its candidates to (confinement.py makes them)
 
     @property
     def missing(self) -> list[tuple[str, str]]:
@@ -108,7 +109,14 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                     unprotected_ok=config.policy.heldout == "unprotected", run_root=run_root,
                     agent_state=tuple(Path(p).expanduser() for p in config.policy.agent_state),
                     deny_read=tuple(credential_places(config.policy.deny_read, config.policy.allow_read)),
-                    sockets=tuple(_sockets(config)), open_doors=tuple(config.policy.open_doors))
+                    sockets=tuple(_sockets(config)), open_doors=tuple(config.policy.open_doors),
+                    outputs=outputs_of(ws, comps))
+
+
+def outputs_of(ws: Path, comps) -> tuple[Path, ...]:
+    """The folders of the candidates, inside the workspace (a candidate elsewhere is the user's business)."""
+    folders = {(ws / Path(c.candidate.split(":", 1)[0]).expanduser()).parent for c in comps}
+    return tuple(sorted(f for f in folders if f != ws and f.is_relative_to(ws)))
 
 
 def _sockets(config: Config) -> list[Path]:
@@ -138,7 +146,7 @@ def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary
                     links=tuple(p for p in configured if p.is_symlink()),
                     read_only=(ws / CONFIG_NAME, ws / STATE_DIR_NAME, *git_controls(ws)), heldout=tuple(heldout),
                     network=True,
-                    command_network=False, unprotected_ok=False)
+                    command_network=False, unprotected_ok=False, outputs=outputs_of(ws, comps))
 
 
 def start_problems(boundary: Boundary) -> list[str]:

@@ -79,7 +79,7 @@ def command_namespace(boundary: Boundary | None, kind: str, command: str, writte
                    new_session=False)
     try:  # with command_network, bwrap_argv ends in the Landlock launcher: abstract sockets out of reach
         if tier is not None:  # no namespace: the launcher's Landlock and seccomp (no PID namespace to scan)
-            argv = confine_argv(ns, tier, tmp.with_name(tmp.name + ".confine.json"))
+            argv = confine_argv(ns, tier, tmp.with_name(tmp.name + ".confine.json"), boundary.outputs)
             yield CommandRun(argv + ["bash", "-c", command], tier.hides_files, tmp,
                              notes=[f"the {kind} command ran without a namespace ({boundary.problem}), held by "
                                     f"{tier.label()}"])

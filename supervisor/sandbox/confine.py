@@ -48,16 +48,23 @@ def drop_capabilities() -> str | None:
     regain) and the ambient set cleared; with no_new_privs, no setuid program gives one back."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    bounding = _bounding()
     for cap in range(64):
+        if not bounding >> cap & 1:  # not there: nothing to drop (dropping it anyway needs CAP_SETPCAP, which a
+            continue                 # namespace's root started by bubblewrap no longer has)
         if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (22,):  # EINVAL: no such cap
             return f"capability {cap} could not be dropped: {os.strerror(ctypes.get_errno())}"
     return None
 
 
-def _privileged() -> bool:
+def _bounding() -> int:
+    """The capability bounding set, as its bits."""
     with open("/proc/self/status", encoding="ascii") as fh:
-        bounding = next((line.split()[1] for line in fh if line.startswith("CapBnd:")), "0")
-    return os.getuid() == 0 or int(bounding, 16) != 0 and os.geteuid() == 0
+        return int(next((line.split()[1] for line in fh if line.startswith("CapBnd:")), "0"), 16)
+
+
+def _privileged() -> bool:
+    return (os.getuid() == 0 or os.geteuid() == 0) and _bounding() != 0
 
 
 def apply(policy: dict) -> str | None:

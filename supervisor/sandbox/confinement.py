@@ -59,9 +59,30 @@ def grant(root: Path, rights: int, excluded: list[Path]) -> list[tuple[str, int]
     return rules
 
 
-def policy(ns, tier: Tier) -> dict:
-    """The launcher's policy for the Namespace ``ns`` (mounts.Namespace) under ``tier``."""
+def make_outputs(ws: Path, folders) -> None:
+    """The candidates' folders (out/), made beforehand where missing: a new folder beside nightshift.toml can never
+    be made inside (Landlock only grants), and a solver that writes out/ is the common shape. Made here, outside,
+    a component at a time, never through a link (the workspace is a stranger's ground)."""
+    for folder in folders:
+        here = ws
+        for part in Path(folder).relative_to(ws).parts:
+            here = here / part
+            try:
+                os.mkdir(here, 0o755)
+            except FileExistsError:
+                pass
+            except OSError:
+                break
+            if here.is_symlink() or not here.is_dir():
+                break
+
+
+def policy(ns, tier: Tier, outputs=()) -> dict:
+    """The launcher's policy for the Namespace ``ns`` (mounts.Namespace) under ``tier``; ``outputs``: folders inside
+    the workspace that must take new files (Boundary.outputs)."""
     ws = Path(os.path.realpath(ns.workspace))
+    if tier.name == "landlock":
+        make_outputs(ws, [Path(os.path.realpath(f)) for f in outputs if Path(os.path.realpath(f)).is_relative_to(ws)])
     writable = _real([ws, ns.tmp, *ns.writable])
     hidden = _real([*ns.hidden, *ns.deny_read])
     # git's control files (.git/config, hooks/, info/) are held after the fact here (verify/git_controls.py puts
@@ -90,9 +111,9 @@ def policy(ns, tier: Tier) -> dict:
     return out
 
 
-def confine_argv(ns, tier: Tier, policy_file: Path) -> list[str]:
+def confine_argv(ns, tier: Tier, policy_file: Path, outputs=()) -> list[str]:
     """Writes the policy (outside, before the agent starts; not writable inside) and returns the launcher's argv,
     up to and including ``--`` (as bwrap_argv does): the command follows."""
-    policy_file.write_text(json.dumps(policy(ns, tier)))
+    policy_file.write_text(json.dumps(policy(ns, tier, outputs)))
     os.chmod(policy_file, 0o600)
     return [*bare_argv("nightshift.supervisor.sandbox.confine", str(policy_file)), "--"]

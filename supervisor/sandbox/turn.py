@@ -75,7 +75,7 @@ def turn_namespace(boundary: Boundary, run: RunPaths, shift: int, name: str, age
     problems = run.turn_file(shift, int(name.rsplit("t", 1)[1]), "pretool-problems")
     helper = decisions and (http_settings is not None or shutil.which("socat"))
     if problem is not None:  # no namespace: the launcher's Landlock and seccomp; the machine's network and PIDs
-        out = TurnNamespace(confine_argv(ns, tier, tmp.parent / f"{name}.confine.json"), tmp,
+        out = TurnNamespace(confine_argv(ns, tier, tmp.parent / f"{name}.confine.json", boundary.outputs), tmp,
                             notes=[f"the agent's turn runs without a namespace ({problem}), held by {tier.label()}"])
         if helper:
             _decision_helper(out, tmp.parent / f"{name}.hook", http_settings, True, problems, bound=False)

@@ -19,12 +19,17 @@ def start_ratchet(run: RunPaths, config: Config, state: dict[str, Any], emit, sa
     ws = run.workspace
     if config.verify.test_command.strip() and state.get("ratchet") is None:
         from nightshift.supervisor.sandbox.boundary import boundary_for
+        from nightshift.supervisor.verify import verdict_tree
         from nightshift.supervisor.verify.baseline import take_baseline
 
         out_dir = run.root / "baseline"
         out_dir.mkdir(mode=0o700, exist_ok=True)
-        baseline = take_baseline(config.verify.test_command, ws, config.verify.timeout, out_dir, config.verify.junit,
-                                 "start", boundary_for(ws, config, run.root))
+        try:  # in the verdicts' own tree (verify/verdict_tree.py): the starting set is what a verdict would see
+            tree, boundary = verdict_tree.prepare(ws, run.root, boundary_for(ws, config, run.root))
+        except (verdict_tree.TreeProblem, OSError) as exc:
+            return f"the verdicts' clean checkout of the candidate cannot be made ({exc})"
+        baseline = take_baseline(config.verify.test_command, tree.path, config.verify.timeout, out_dir,
+                                 config.verify.junit, "start", boundary)
         if baseline.problem:
             return baseline.problem
         emit("tests.baseline", None, **baseline)

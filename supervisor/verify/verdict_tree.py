@@ -260,7 +260,7 @@ def boundary_in(boundary: Boundary, tree: Path) -> Boundary:
     return replace(boundary, workspace=tree, hidden=hidden, references=(*outside(boundary.references),
                                                                         *inside(boundary.references)),
                    links=(*outside(boundary.links), *inside(boundary.links)),
-                   read_only=(*outside(boundary.read_only), *mapped))
+                   read_only=(*outside(boundary.read_only), *mapped), outputs=inside(boundary.outputs))
 
 
 def prepare(workspace: Path, owner: Path, boundary: Boundary, max_bytes: int = MAX_COMMIT_BYTES) \
@@ -276,6 +276,11 @@ def forget(owner: Path, workspace: Path) -> None:
     shutil.rmtree(home_for(owner, workspace), ignore_errors=True)
 
 
-CLEAN_CHECKOUT = ("the oracle command runs, at every verdict, in a clean checkout of the stop's commit (tracked files "
-                  "only: no ignored build output, cache, data or environment of the workspace); it builds what it "
-                  "needs there, and what it reads must be committed")
+def clean_checkout(what: str = "the oracle command") -> str:
+    """Where ``what`` runs at every verdict, and what follows for the user (check's note when it fails there)."""
+    return (f"{what} runs, at every verdict, in a clean checkout of the stop's commit (tracked files only: no ignored "
+            "build output, cache, data or environment of the workspace); it builds what it needs there, and what it "
+            "reads must be committed")
+
+
+CLEAN_CHECKOUT = clean_checkout()

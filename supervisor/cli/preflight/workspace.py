@@ -57,8 +57,15 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
         return
     # In the namespace a run gives it (the test command runs the agent's code): what passes here passes there.
     # Twice when quick: the run's starting set leaves out a test whose outcome differs (verify/baseline.py).
-    base = take_baseline(cfg.test_command, ctx.workspace, cfg.timeout, ctx.out_dir, cfg.junit, "preflight",
-                         boundary_for(ctx.workspace, ctx.config))
+    from nightshift.supervisor.verify import verdict_tree
+
+    try:  # where every verdict runs it: a command that needs what no commit holds fails here, not at every stop
+        tree, boundary = verdict_tree.prepare(ctx.workspace, ctx.workspace, boundary_for(ctx.workspace, ctx.config))
+    except (verdict_tree.TreeProblem, OSError) as exc:
+        yield Line(FAIL, "tests", f"the verdicts' clean checkout of the candidate cannot be made ({exc}): the "
+                                  "workspace must be a git repository git can read")
+        return
+    base = take_baseline(cfg.test_command, tree.path, cfg.timeout, ctx.out_dir, cfg.junit, "preflight", boundary)
     ctx.scratch["tests_baseline"] = base  # the run's ``tests.baseline`` event (cli/check.py record_preflight)
     log = ctx.out_dir / "baseline-1" / "tests.log"
     output = log.read_text(errors="replace") if log.is_file() else ""
@@ -75,6 +82,8 @@ def test_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(NOTE, "tests", base.describe())
     else:
         yield Line(NOTE, "tests", f"{base.describe()} ({tail[:160]})")
+    if status not in (0, None) or base.problem:
+        yield Line(NOTE, "tests", verdict_tree.clean_checkout("the test command"))
     held = heldout_tests_line(ctx)
     if held is not None:
         yield held

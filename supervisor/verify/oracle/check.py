@@ -278,7 +278,7 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
                            + [p for p in problems if p not in tampered])
     exact = [] if reach is not None or problems else \
         exact_notes(shown, results, exam is None or record is not None,
-                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn and seal.how != "namespace",
+                    sum(c.heldout for c in cfg.compare) + heldout_left_out, in_turn,  # the agent's look: its stop decides
                     tree is None and any(e.get("ratio") == 0 for e in shown) and _has_history(workspace))
     summary += f" ({', '.join(e['name'] for e in shown if e.get('exact'))} matched bit for bit)" if exact else ""
     if not seal.heldout_protected and any(e["heldout"] for e in results):
