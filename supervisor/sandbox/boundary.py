@@ -8,6 +8,7 @@ be made (fail closed unless ``[policy] heldout = "unprotected"``), a reference t
 from __future__ import annotations
 
 import glob
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,11 +107,18 @@ def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
 
 
 def _sockets(config: Config) -> list[Path]:
-    """The sockets a run names, and munge's where the agent runs in Slurm jobs (``srun`` inside an allocation)."""
+    """The sockets a run names, and munge's where the agent runs in Slurm jobs or the oracle command starts its
+    ranks with Slurm (``srun`` inside an allocation signs its requests through munge)."""
     named = [Path(p).expanduser() for p in config.policy.sockets]
-    if config.backend.kind == "slurm" and MUNGE_SOCKET not in named:
+    if (config.backend.kind == "slurm" or uses_slurm(config)) and MUNGE_SOCKET not in named:
         named.append(MUNGE_SOCKET)
     return named
+
+
+def uses_slurm(config: Config) -> bool:
+    """Does the oracle command name a Slurm launcher as a word of its own (``srun -n 2 ./solver``)?"""
+    command = (config.oracle.command or "") if config.oracle is not None else ""
+    return bool(re.search(r"(?<![\w./-])(?:srun|salloc)(?![\w.-])", command))
 
 
 def heldout_tests_hidden(config: Config) -> list[Path]:

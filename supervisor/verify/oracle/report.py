@@ -78,7 +78,7 @@ def _column_line(entry: dict, col: dict) -> str:
         return (f"{head}: {bad}; {col['failing']} of {col['points']} points fail vs rtol {col['rtol']:g}, atol "
                 f"{col['atol']:g}")
     return (f"{head}: {worst_words(entry, col)} ({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of "
-            f"{col['points']} points fail")
+            f"{col['points']} points fail" + (f"; {col['storage']}" if col.get("storage") else ""))
 
 
 def _entry_lines(entry: dict) -> list[str]:
@@ -134,11 +134,13 @@ def _worst_phrase(entry: dict) -> str:
     if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
         return (f"{prefix}{what} abs err {fmt(col.get('abs_worst', col['max_abs']))} {sign} atol {col['atol']:g} "
                 f"where the reference is 0, at {where(entry, col)}")
+    if not float(col["ratio"]) and not col.get("nonfinite"):  # bit for bit: no point is worse than another
+        return f"{prefix}{what} equal to its reference at every point"
     line = f"{prefix}{what} {fmt(col['rel_worst'])} {sign} rtol {col['rtol']:g} at {where(entry, col)}"
     if col["ratio"] > 1 and "ref_worst" in col:  # a failing worst point: its absolute error and |ref| beside
         line += (f", |cand - ref| = {fmt(float(col.get('abs_worst', col['max_abs'])))}, |ref| = "
                  f"{fmt(abs(float(col['ref_worst'])))}, atol {col['atol']:g}")
-    return line
+    return line + (f"; {col['storage']}" if col.get("storage") else "")
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
@@ -155,7 +157,8 @@ def summary_line(entries: list[dict], problems: list[str]) -> str:
         text = f"oracle: {len(failing)} of {len(entries)} comparisons fail (worst: {_worst_phrase(worst)})"
     else:
         worst = max(entries, key=_ratio)
-        text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
+        text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})" if _ratio(worst) else \
+            f"oracle: all {len(entries)} comparisons pass, equal to their references at every point"
         if problems:  # what fails the check leads: a FAIL that opened with "all pass" read as a pass
             count = f"{len(problems)} finding{'s' * (len(problems) > 1)}"
             return (f"oracle: {count} {'fails' if len(problems) == 1 else 'fail'} it: " + "; ".join(problems)
