@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
 # what 2 ranks compute with the right weight: sum over ranks of (rank + 1) * x * 0.5
 REFERENCE = "x y\n" + "".join(f"{x} {1.5 * x!r}\n" for x in range(8))
 ORACLE = "mkdir -p out && mpicc -O2 -o solver solver.c && srun --mpi=pmi2 -n 2 ./solver"
-DONE = "import re, pathlib; p = pathlib.Path('CLAUDE.md'); p.write_text(re.sub(r'- \\[ \\] (Understand|Build|Make)', " \
+DONE = "import re, pathlib; p = pathlib.Path('CLAUDE.md'); p.write_text(re.sub(r'- \\[ \\] (Understand|Build|Make|Clean)', " \
        "r'- [x] \\1', p.read_text()))"
 SLURM = '\n[slurm]\nclient = "cli"\ntime = "5:00"\npoll_interval = "1s"\nmax_job_retries = 1\n'
 
