@@ -182,7 +182,7 @@ def _along(cand: Field, ref: Field, cfg: CompareConfig, label: str) -> str:
     axis = axes[0]
     n, m = cand.shape[axis], ref.shape[axis]
     name = ref.dims[axis] if axis < len(ref.dims) and ref.dims[axis] else f"axis {axis}"
-    unit = "frames" if axis == 0 or str(name).lower() in TIME_AXES else "points"
+    unit = "frames" if str(name).lower() in TIME_AXES else "points"
     if n > m:
         return f"; along {name}: {n} {unit} written, the reference has {m}"
     said = f"; along {name}: {n} of {m} {unit} written"
