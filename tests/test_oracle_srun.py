@@ -104,6 +104,11 @@ def test_check_names_what_srun_needs_then_a_run_ends_verified_done(slurm_cluster
     verdicts = [e["data"] for e in events if e["type"] == "verify.finished"]
     assert verdicts and not verdicts[0]["passed"], verdicts[:1]
     assert events[-1]["data"]["outcome"] == "done", [e["type"] for e in events][-8:]
+    # inside an allocation (salloc: SLURM_JOB_ID set), the oracle's srun starts its ranks as a step of that job
+    inside = subprocess.run(["salloc", "-n", "2", "--time=5", sys.executable, "-m", "nightshift.supervisor.cli.main",
+                             "compare", str(ws), "--json"], capture_output=True, text=True, timeout=300)
+    said = json.loads(inside.stdout)
+    assert inside.returncode == 0 and said["passed"] and said["command"]["status"] == 0, (said["summary"], inside.stderr)
 
 
 def test_srun_missing_on_the_node_is_named_with_its_fix(mpi_workspace, tmp_path):

@@ -82,7 +82,11 @@ def git_controls(workspace: Path) -> list[Path]:
 
 def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                  protected: list[Path] | tuple[Path, ...] = ()) -> Boundary:
-    """``protected``: the files of tests that have passed once (read-only like the references)."""
+    """The one place a nightshift.toml becomes what the agent's code may see and reach: the turns and every command
+    (the oracle command's in check, the preflight, `nightshift compare`, the verdict and `verify-result --rerun`), so a
+    [policy] setting holds alike in each. ``config``: the validated model, or compare's cached view of the same
+    sections (config/oracle_view.py). ``protected``: the files of tests that have passed once (read-only like the
+    references)."""
     ws = Path(workspace).resolve()
     comps = config.oracle.compare if config.oracle else []
     configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]
@@ -128,8 +132,8 @@ def heldout_tests_hidden(config: Config) -> list[Path]:
 
 
 def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary:
-    """A boundary from the oracle's own declarations and [policy]'s defaults: for a `nightshift compare` or a
-    preflight that has no run (and no config beyond [oracle])."""
+    """A boundary from the oracle's own declarations and [policy]'s defaults, where there is no config beyond
+    [oracle] (`doctor` without a nightshift.toml, a caller of run_oracle that gives no boundary)."""
     ws = Path(workspace).resolve()
     comps = oracle.compare if oracle else []
     configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]

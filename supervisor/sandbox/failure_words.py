@@ -66,14 +66,14 @@ def _uses_slurm(lines: list[str]) -> bool:
 
 def _classify(line: str, lines: list[str], network: bool, sockets: tuple[Path, ...]) -> tuple[str, str] | None:
     found = NOT_FOUND.search(line)
-    if found:
+    if found:  # a launcher missing on the node is where it runs; a misspelt solver is the command's own
         name = found.group(1)
         if name in SLURM_TOOLS or name in ("mpirun", "mpiexec"):
             return (f"{name} is not on this node's PATH",
                     f"run nightshift where the {'Slurm' if name in SLURM_TOOLS else 'MPI'} client commands are "
                     f"installed, or put their folder on PATH for the oracle command (e.g. `module load slurm` in it)"
                     + ("; `nightshift check --job` checks a job's node" if name in SLURM_TOOLS else ""))
-        return f"{name} is not found on this node", f"install {name}, or fix [oracle] command"
+        return None  # any other program not found: the caller's "cannot run: fix the command" says it
     if MUNGE.search(line):
         if MUNGE_SOCKET not in sockets:
             return ("Slurm's client cannot reach munge's socket, which nightshift's namespace covers",
