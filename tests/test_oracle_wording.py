@@ -10,6 +10,7 @@ import numpy as np
 
 from tests.fixtures_core import nightshift
 from tests.fixtures_fields import hydro_state, write_hdf5
+from tests.test_check import ready  # noqa: F401 - pytest fixture
 from tests.test_oracle_fields_bad_input import H5, failing_entry, workspace
 
 
@@ -91,3 +92,56 @@ def test_a_failure_where_the_command_runs_is_read_in_its_own_words(tmp_path):
     # the solver's own failure is the agent's to fix: no cause is made up for it
     assert said("Traceback (most recent call last):\nZeroDivisionError: division by zero\n") is None
     assert said("out/result.txt: No such file or directory\n") is None
+
+
+LOADER = ("echo './solver: error while loading shared libraries: libpnetcdf.so.4: cannot open shared object file: "
+          "No such file or directory' >&2; exit 127")
+
+
+def test_check_names_a_failure_where_the_command_runs_and_leaves_the_solvers_own_a_note(ready):  # noqa: F811
+    from tests.test_check import check, edit_toml
+    edit_toml(ready, "make_out.py 0.005", "make_out.py 0.005; " + LOADER)
+    out = check(ready)
+    line = next(l for l in out.stdout.splitlines() if l.startswith("FAIL  oracle"))
+    assert "a shared library is missing on this node" in line and "libpnetcdf.so.4" in line, out.stdout
+    assert "expected while" not in out.stdout
+    edit_toml(ready, "; " + LOADER, "; exit 3")
+    out = check(ready)
+    assert any(l.startswith("note  oracle") and "expected while the solver is not written" in l
+               for l in out.stdout.splitlines()), out.stdout
+
+
+def _compare_with(tmp_path, command: str) -> str:
+    root = workspace(tmp_path, H5)
+    write_hdf5(root / "reference" / "t.h5", {"rho": hydro_state()["rho"]})
+    toml = root / "nightshift.toml"
+    toml.write_text(toml.read_text().replace("[oracle]\n", f"[oracle]\ncommand = {json.dumps(command)}\n"))
+    out = nightshift("compare", str(root), "--json")
+    assert out.returncode == 1
+    return json.loads(out.stdout)["summary"]
+
+
+def test_the_verdict_says_why_a_candidate_was_not_written_in_the_commands_words(tmp_path):
+    srun = "echo 'srun: error: Unable to allocate resources: Address family not supported by protocol' >&2; exit 1"
+    summary = _compare_with(tmp_path / "a", srun)
+    assert "out/t.h5: no such file: not written: the oracle command failed (status 1" in summary, summary
+    assert "Address family not supported by protocol" in summary and "command_network = true" in summary
+    # exit 0 all the same (a script without `set -e`): the words still come out of its output, not a stdout file
+    summary = _compare_with(tmp_path / "b", LOADER.replace("exit 127", "true"))
+    assert "not written; the oracle command exited 0, but a shared library is missing" in summary, summary
+    # the solver's own error: its last words, no cause made up for it
+    summary = _compare_with(tmp_path / "c", "python3 -c '1/0'")
+    assert "ZeroDivisionError" in summary and "command_network" not in summary and "library" not in summary, summary
+
+
+def test_an_oracle_command_naming_srun_gets_munges_socket_whatever_the_backend(tmp_path):
+    from nightshift.supervisor.config.schema import parse_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
+    from nightshift.supervisor.sandbox.hardening import MUNGE_SOCKET
+
+    def sockets(command: str) -> tuple:
+        text = f'goal = "g"\n[backend]\nkind = "local"\n[oracle]\ncommand = {json.dumps(command)}\n'
+        return boundary_for(tmp_path, parse_config(text, "nightshift.toml")).sockets
+
+    assert MUNGE_SOCKET in sockets("make && srun --mpi=pmi2 -n 2 ./solver")
+    assert MUNGE_SOCKET not in sockets("python srun_like.py && ./bin/srun-report")
