@@ -58,6 +58,12 @@ def test_a_bit_for_bit_pass_names_no_worst_point():
     assert exact == "oracle: all 1 comparisons pass, equal to their references at every point", exact
     close = summary_line([entry(0.0), entry(0.25)], [])
     assert "(worst: tube 2.50e-07 <= rtol 1e-06 at index (3, 4))" in close, close
+    from nightshift.supervisor.cli.oracle_verbs import render_table
+    for ratio, shown in ((0.0, False), (0.25, True)):  # compare's table: the "at" column too
+        found = entry(ratio)
+        found["columns"][0].update(max_rel=ratio * 1e-6, where_max_rel="index (3, 4)", points=6, failing=0,
+                                   median_rel=0.0, p95_rel=0.0)
+        assert ("index (3, 4)" in render_table({"comparisons": [found], "summary": ""})) is shown
 
 
 def test_init_takes_names_from_the_files_not_from_the_goals_english(tmp_path):

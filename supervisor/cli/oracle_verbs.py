@@ -107,7 +107,9 @@ def render_table(report: dict, per_column: bool = False) -> str:
             failing = col["failing"] if len(shown) == len(cols) else sum(c["failing"] for c in cols)
             points = col["points"] if len(shown) == len(cols) else sum(c["points"] for c in cols)
             rows.append((name, label, str(points), str(failing), fmt(float(col["max_rel"])),
-                         where(entry, col, "max_rel"), fmt(float(col["max_abs"])), fmt(float(col["median_rel"])),
+                         # bit for bit: no point is the worst one
+                         where(entry, col, "max_rel") if float(col["max_rel"]) else "-", fmt(float(col["max_abs"])),
+                         fmt(float(col["median_rel"])),
                          fmt(float(col["p95_rel"])), fmt(float(col["ratio"])), verdict))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

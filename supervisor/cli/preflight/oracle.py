@@ -116,6 +116,7 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
     # the point furthest outside its tolerance (atol included), not the largest relative error: that one sits
     # where the reference is near zero by symmetry, which is rarely where the physics is wrong
     said = (nonfinite_words(entry, worst) or worst_words(entry, worst)) if worst.get("x_worst") is not None else ""
+    said += f"; {worst['storage']}" if said and worst.get("storage") else ""  # float32 against rtol 1e-10
     return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}"
                                    + (f": {said})" if said else ")"))
 
