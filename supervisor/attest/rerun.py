@@ -8,6 +8,8 @@ tolerance, with the attested figure beside it. Then the ratchet's tests, by id, 
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import shutil
 import tempfile
@@ -44,7 +46,7 @@ def rerun_oracle(predicate: dict[str, Any], workspace: Path, finder: DigestFinde
 
 def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, found: Findings, folder: Path) -> None:
     from nightshift.supervisor.config.schema import ConfigError, parse_config
-    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+    from nightshift.supervisor.sandbox.boundary import boundary_for
     from nightshift.supervisor.verify.oracle.check import run_oracle
 
     commit = predicate["commit"]
@@ -79,8 +81,9 @@ def _rerun(predicate: dict[str, Any], workspace: Path, finder: DigestFinder, fou
         kept.append(comp.model_copy(update={"reference": str(at) + (f":{part}" if part else "")}))
     cfg = config.oracle.model_copy(update={"compare": kept})
     _git_as_in_the_verdict(workspace, commit, tree, found)
-    # "auto" whatever the commit's [policy] says: the commit is the stranger here, and may not turn the namespace off
-    boundary = boundary_for_oracle(tree, cfg, "auto")
+    # the boundary the verdict gave the command (one place: boundary_for), but "auto" whatever the commit's [policy]
+    # says: the commit is the stranger here, and may not turn the namespace off
+    boundary = dataclasses.replace(boundary_for(tree, config.model_copy(update={"oracle": cfg})), mode="auto")
     outcome = run_oracle(cfg, tree, folder / "oracle", None, full=True, boundary=boundary, exam=None)
     command = outcome.report.get("command") or {}
     if command and command.get("status") != 0:

@@ -41,18 +41,20 @@ def compare_fast(argv: list[str]) -> int:
 
 
 def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = False) -> int:
-    from nightshift.supervisor.config.oracle_view import cached_oracle, keep_oracle
+    from nightshift.supervisor.config.oracle_view import cached_config, keep_config
+    from nightshift.supervisor.sandbox.boundary import boundary_for
     from nightshift.supervisor.verify.oracle.check import run_oracle
     from nightshift.supervisor.verify.oracle.exam import AT_CLAIM
 
-    oracle, key = cached_oracle(Path(workspace))  # the same bytes validated before: no pydantic to load
-    if oracle is None:
+    config, key = cached_config(Path(workspace))  # the same bytes validated before: no pydantic to load
+    if config is None:
         from nightshift.supervisor.config.schema import ConfigError, load_config
         try:
-            oracle = load_config(Path(workspace)).oracle
+            config = load_config(Path(workspace))
         except ConfigError as exc:
             return _fail("compare", str(exc))
-        keep_oracle(Path(workspace), key, oracle)
+        keep_config(Path(workspace), key, config)
+    oracle = config.oracle
     if oracle is None or not (oracle.compare or oracle.command):
         return _fail("compare", f"{Path(workspace) / 'nightshift.toml'} has no [oracle] comparisons; add "
                      "[[oracle.compare]] entries (see README, 'Oracle')")
@@ -64,8 +66,9 @@ def compare_main(workspace: Path, as_json: bool, full: bool, columns: bool = Fal
     if later:  # not even read here (the namespace hides them): each is named with when it is evaluated
         oracle = oracle.model_copy(update={"compare": [c for c in oracle.compare if not c.heldout]})
     with tempfile.TemporaryDirectory(prefix="nightshift-compare-") as tmp:
+        # the boundary the run's verdict gives the command ([policy] command_network, sockets, ...): one place
         outcome = run_oracle(oracle, Path(workspace).resolve(), Path(tmp), None, full=full, in_turn=in_turn,
-                             heldout_left_out=len(later))
+                             heldout_left_out=len(later), boundary=boundary_for(Path(workspace), config))
         report = dict(outcome.report)
         report["comparisons"] = report["comparisons"] + [
             {"name": name, "heldout": True, "result": AT_CLAIM, "passed": None} for name in later]
@@ -104,7 +107,9 @@ def render_table(report: dict, per_column: bool = False) -> str:
             failing = col["failing"] if len(shown) == len(cols) else sum(c["failing"] for c in cols)
             points = col["points"] if len(shown) == len(cols) else sum(c["points"] for c in cols)
             rows.append((name, label, str(points), str(failing), fmt(float(col["max_rel"])),
-                         where(entry, col, "max_rel"), fmt(float(col["max_abs"])), fmt(float(col["median_rel"])),
+                         # bit for bit: no point is the worst one
+                         where(entry, col, "max_rel") if float(col["max_rel"]) else "-", fmt(float(col["max_abs"])),
+                         fmt(float(col["median_rel"])),
                          fmt(float(col["p95_rel"])), fmt(float(col["ratio"])), verdict))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

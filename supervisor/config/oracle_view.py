@@ -1,4 +1,5 @@
-"""The [oracle] section of a nightshift.toml that was validated before, without loading pydantic.
+"""The [oracle] section of a nightshift.toml that was validated before, without loading pydantic (and the
+settings its command's boundary is made of).
 
 `nightshift compare` is called again and again on the same file (by the user, by the agent in its turn), and
 loading pydantic and building the schema is most of a whole-process compare on a mid-sized table (about 0.13 s
@@ -74,8 +75,20 @@ def _folder() -> Path:
     return Path(base) / "nightshift" / "oracle-config"
 
 
-def cached_oracle(workspace: Path) -> tuple[OracleView | None, str | None]:
-    """(the validated section, or None to validate in full; the key to keep it under, None if the file is
+class ConfigView:
+    """What `nightshift compare` reads of a validated nightshift.toml: [oracle], and the settings the oracle
+    command's boundary is made of ([policy], the backend's kind, the held-out tests' store), so the user's and the
+    agent's compare run the command inside the boundary the run's verdict gives it (sandbox/boundary.py)."""
+
+    def __init__(self, saved: dict[str, Any]):
+        self.oracle = OracleView(saved["oracle"]) if isinstance(saved.get("oracle"), dict) else None
+        self.policy = Record(saved["policy"])
+        self.backend = Record(saved["backend"])
+        self.verify = Record(saved["verify"])
+
+
+def cached_config(workspace: Path) -> tuple[ConfigView | None, str | None]:
+    """(the validated sections, or None to validate in full; the key to keep them under, None if the file is
     unreadable: the full validation says why)."""
     try:
         text = (Path(workspace) / CONFIG_NAME).read_bytes()
@@ -86,17 +99,21 @@ def cached_oracle(workspace: Path) -> tuple[OracleView | None, str | None]:
         saved = json.loads((_folder() / f"{key}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None, key
-    if not isinstance(saved, dict) or saved.get("key") != key or not isinstance(saved.get("oracle"), dict):
+    if not isinstance(saved, dict) or saved.get("key") != key or \
+            not all(isinstance(saved.get(k), dict) for k in ("policy", "backend", "verify")):
         return None, key
-    return OracleView(saved["oracle"]), key
+    return ConfigView(saved), key
 
 
-def keep_oracle(workspace: Path, key: str | None, oracle) -> None:
-    """After a full validation: the oracle section for the next compare of the same bytes (best effort: a
-    read-only cache, as inside the namespace, only means validating in full next time)."""
-    if key is None or oracle is None:
+def keep_config(workspace: Path, key: str | None, config) -> None:
+    """After a full validation: the sections for the next compare of the same bytes (best effort: a read-only
+    cache, as inside the namespace, only means validating in full next time)."""
+    if key is None or config is None:
         return
     folder = _folder()
+    saved = {"key": key, "oracle": config.oracle.model_dump(mode="json") if config.oracle is not None else None,
+             "policy": config.policy.model_dump(mode="json"), "backend": {"kind": config.backend.kind},
+             "verify": {"heldout_tests": config.verify.heldout_tests}}
     try:
         if _key(workspace, (Path(workspace) / CONFIG_NAME).read_bytes()) != key:
             return  # the file changed while it was validated: what was validated is not what the key names
@@ -107,7 +124,7 @@ def keep_oracle(workspace: Path, key: str | None, oracle) -> None:
         tmp = folder / f".{key}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "oracle": oracle.model_dump(mode="json")}, handle)
+            json.dump(saved, handle)
         os.replace(tmp, folder / f"{key}.json")
     except OSError:
         pass

@@ -8,6 +8,7 @@ be made (fail closed unless ``[policy] heldout = "unprotected"``), a reference t
 from __future__ import annotations
 
 import glob
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -88,7 +89,11 @@ def git_controls(workspace: Path) -> list[Path]:
 
 def boundary_for(workspace: Path, config: Config, run_root: Path | None = None,
                  protected: list[Path] | tuple[Path, ...] = ()) -> Boundary:
-    """``protected``: the files of tests that have passed once (read-only like the references)."""
+    """The one place a nightshift.toml becomes what the agent's code may see and reach: the turns and every command
+    (the oracle command's in check, the preflight, `nightshift compare`, the verdict and `verify-result --rerun`), so a
+    [policy] setting holds alike in each. ``config``: the validated model, or compare's cached view of the same
+    sections (config/oracle_view.py). ``protected``: the files of tests that have passed once (read-only like the
+    references)."""
     ws = Path(workspace).resolve()
     comps = config.oracle.compare if config.oracle else []
     configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]
@@ -120,11 +125,18 @@ def outputs_of(ws: Path, comps) -> tuple[Path, ...]:
 
 
 def _sockets(config: Config) -> list[Path]:
-    """The sockets a run names, and munge's where the agent runs in Slurm jobs (``srun`` inside an allocation)."""
+    """The sockets a run names, and munge's where the agent runs in Slurm jobs or the oracle command starts its
+    ranks with Slurm (``srun`` inside an allocation signs its requests through munge)."""
     named = [Path(p).expanduser() for p in config.policy.sockets]
-    if config.backend.kind == "slurm" and MUNGE_SOCKET not in named:
+    if (config.backend.kind == "slurm" or uses_slurm(config)) and MUNGE_SOCKET not in named:
         named.append(MUNGE_SOCKET)
     return named
+
+
+def uses_slurm(config: Config) -> bool:
+    """Does the oracle command name a Slurm launcher as a word of its own (``srun -n 2 ./solver``)?"""
+    command = (config.oracle.command or "") if config.oracle is not None else ""
+    return bool(re.search(r"(?<![\w./-])(?:srun|salloc)(?![\w.-])", command))
 
 
 def heldout_tests_hidden(config: Config) -> list[Path]:
@@ -134,8 +146,8 @@ def heldout_tests_hidden(config: Config) -> list[Path]:
 
 
 def boundary_for_oracle(workspace: Path, oracle, mode: str = "auto") -> Boundary:
-    """A boundary from the oracle's own declarations and [policy]'s defaults: for a `nightshift compare` or a
-    preflight that has no run (and no config beyond [oracle])."""
+    """A boundary from the oracle's own declarations and [policy]'s defaults, where there is no config beyond
+    [oracle] (`doctor` without a nightshift.toml, a caller of run_oracle that gives no boundary)."""
     ws = Path(workspace).resolve()
     comps = oracle.compare if oracle else []
     configured = [(ws / Path(c.reference.split(":", 1)[0]).expanduser()) for c in comps if not c.heldout]

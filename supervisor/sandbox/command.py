@@ -16,6 +16,7 @@ from typing import Iterator
 
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.confinement import confine_argv
+from nightshift.supervisor.sandbox.hardening import MUNGE_SOCKET
 from nightshift.supervisor.sandbox.mounts import Namespace, bwrap_argv
 
 LEFTOVERS = ".nightshift-leftovers"  # in the private TMPDIR, written inside after the command ended
@@ -96,6 +97,13 @@ def leftover_line(kind: str, leftovers: list[str]) -> str | None:
     names = ", ".join(sorted({line.split(" ", 1)[-1] for line in leftovers}))
     return (f"the {kind} command left {len(leftovers)} process(es) running ({names}): ended with it; nothing a "
             "command starts outlives it")
+
+
+def command_reach(boundary: Boundary | None) -> tuple[bool, tuple[Path, ...]]:
+    """(does a command have the machine's network, the host sockets it reaches): what its failure is read against."""
+    if boundary is None or boundary.problem is not None:
+        return True, (MUNGE_SOCKET,)  # no namespace: the machine's network and every socket, as in the user's shell
+    return boundary.command_network, tuple(boundary.sockets)
 
 
 def network_hint(kind: str, output: str, boundary: Boundary | None) -> str | None:

@@ -161,7 +161,10 @@ def survey_references(workspace: Path, reference_dir: str, candidate_dir: str = 
                 name += "'"
             taken.add(name)
             comparisons.append(_comparison(ws_rel, under, candidate_dir.rstrip("/") or ".", data, name))
-    names = {short_name(f) for c in comparisons for f in c.fields} | {c.name for c in comparisons if c.shapes}
+    # Names come from the files: a field's own name, or a one-array file's name (an .npy is its one field). A file of
+    # several fields is not a name the goal gives a tolerance to: its stem is often an English word ("output").
+    names = {short_name(f) for c in comparisons for f in c.fields} | \
+        {c.name for c in comparisons if c.shapes and not c.fields}
     general, own = goal_tolerances(goal, names)
     survey = Survey(comparisons, skipped, general, own)
     derive(workspace, survey)

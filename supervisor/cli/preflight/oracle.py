@@ -11,6 +11,8 @@ import shlex
 from typing import Iterable
 
 from nightshift.supervisor.cli.preflight.lines import FAIL, NOTE, OK, Line, PreflightContext
+from nightshift.supervisor.sandbox.command import command_reach
+from nightshift.supervisor.sandbox.failure_words import environment_failure
 from nightshift.supervisor.verify.oracle.report import nonfinite_words, worst_words
 
 
@@ -42,7 +44,7 @@ def reference_lines(ctx: PreflightContext) -> Iterable[Line]:
         yield Line(OK, "references", f"{len(files)} reference file(s) present, unchanged since init")
 
 
-def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) -> tuple[Line | None, bool]:
+def _command_line(ctx: PreflightContext, result: dict | None, timeout: float, boundary) -> tuple[Line | None, bool]:
     """(the line about the oracle command, whether it ran and succeeded)."""
     command = ctx.config.oracle.command
     if not command.strip():
@@ -56,6 +58,10 @@ def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) ->
     if result["timed_out"]:
         return Line(FAIL, "oracle", f"`{command}` did not finish within its timeout ({timeout:g} s) and was stopped "
                                     f"(output: {result['stdout']}); make it faster or raise [oracle] timeout"), False
+    failure = environment_failure(result, *command_reach(boundary)) if result["status"] != 0 else None
+    if failure is not None:  # no change to the solver fixes it: said in the command's own words, with the fix
+        return Line(FAIL, "oracle", f"`{command}` exits {result['status']} where it runs, whatever the solver does: "
+                                    f"{failure.words()}"), False
     if result["status"] in (126, 127):
         return Line(FAIL, "oracle", f"`{command}` cannot run ({tail or 'command not found'}): fix [oracle] "
                                     "command"), False
@@ -68,13 +74,14 @@ def _command_line(ctx: PreflightContext, result: dict | None, timeout: float) ->
 def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     if not _comparisons(ctx):
         return
-    from nightshift.supervisor.sandbox.boundary import boundary_for_oracle
+    from nightshift.supervisor.sandbox.boundary import boundary_for
     from nightshift.supervisor.verify import verdict_tree
     from nightshift.supervisor.verify.oracle import run_oracle
     from nightshift.supervisor.verify.oracle.exam import Exam
 
     oracle = ctx.config.oracle
-    boundary = boundary_for_oracle(ctx.workspace, oracle)
+    # the boundary the run's verdict gives the command ([policy] command_network, sockets, ...): one place
+    boundary = boundary_for(ctx.workspace, ctx.config)
     try:  # where every verdict runs it (verify/verdict_tree.py), so check says what the verdicts will
         tree, boundary = verdict_tree.prepare(ctx.workspace, ctx.workspace, boundary)
     except (verdict_tree.TreeProblem, OSError) as exc:
@@ -84,7 +91,7 @@ def oracle_lines(ctx: PreflightContext) -> Iterable[Line]:
     # The baseline becomes the run's first event and report, both readable to the agent: held-out kept out (Exam)
     outcome = run_oracle(oracle, ctx.workspace, ctx.out_dir / "oracle", store=None, full=True, exam=Exam(),
                          boundary=boundary if tree else None, tree=tree.path if tree else None)
-    line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout)
+    line, command_ok = _command_line(ctx, outcome.report.get("command"), oracle.timeout, boundary)
     if line:
         yield line
     if tree is not None and (outcome.report.get("command") or {}).get("status") not in (0, None):
@@ -118,6 +125,7 @@ def _gap_line(entry: dict, command_ok: bool, command: str) -> Line:
     # the point furthest outside its tolerance (atol included), not the largest relative error: that one sits
     # where the reference is near zero by symmetry, which is rarely where the physics is wrong
     said = (nonfinite_words(entry, worst) or worst_words(entry, worst)) if worst.get("x_worst") is not None else ""
+    said += f"; {worst['storage']}" if said and worst.get("storage") else ""  # float32 against rtol 1e-10
     return Line(NOTE, "gap today", f"{name}: {entry['ratio']:.3g} x the tolerance (worst {worst.get('column')}"
                                    + (f": {said})" if said else ")"))
 

@@ -31,7 +31,8 @@ from nightshift.supervisor.verify.oracle.readers import split_part
 from nightshift.supervisor.verify.oracle.sides import opened_candidate, read_candidate, read_reference, reference_path
 from nightshift.supervisor.verify.oracle.seal import Seal, missing_reference_hint, move_aside, put_back
 from nightshift.supervisor.sandbox.boundary import Boundary, boundary_for_oracle
-from nightshift.supervisor.sandbox.command import command_env, command_namespace, leftover_line
+from nightshift.supervisor.sandbox.command import command_env, command_namespace, command_reach, leftover_line
+from nightshift.supervisor.sandbox.failure_words import environment_failure
 from nightshift.supervisor.verify.oracle.report import pushback_lines, strict_json, summary_line
 from nightshift.supervisor.verify.oracle.table import OracleInputError
 
@@ -87,7 +88,7 @@ def _kill_group(pid: int) -> None:
         pass  # it ended as the timer fired
 
 
-def _command_problem(result: dict | None, timeout: float) -> str | None:
+def _command_problem(result: dict | None, timeout: float, boundary: Boundary) -> str | None:
     if result is None:
         return None
     if result.get("error"):
@@ -95,9 +96,29 @@ def _command_problem(result: dict | None, timeout: float) -> str | None:
     if result["timed_out"]:
         return f"oracle command timed out after {timeout:g} s and was killed (output in {result['stdout']})"
     if result["status"] != 0:
+        failure = environment_failure(result, *command_reach(boundary))
+        if failure is not None:  # where it runs, in its own words and with the fix, before its last lines
+            return f"oracle command exited with status {result['status']}: {failure.words()}"
         tail = " | ".join(result["stderr_tail"])
         return f"oracle command exited with status {result['status']}" + (f": {tail}" if tail else "")
     return None
+
+
+def _not_written(results: list[dict], result: dict | None, boundary: Boundary) -> None:
+    """A candidate the command did not write because the command failed says so, not only "no such file": the
+    command's own words are the finding (the problem line quotes them, or here where it exited 0 regardless)."""
+    if not result or result.get("error") or result.get("timed_out"):
+        return
+    if result["status"] != 0:
+        why = f"not written: the oracle command failed (status {result['status']}, its words below)"
+    else:
+        failure = environment_failure(result, *command_reach(boundary))
+        if failure is None:
+            return
+        why = f"not written; the oracle command exited 0, but {failure.words()}"
+    for entry in results:
+        if entry.get("error_kind") == "missing file" and entry.get("error_side") == "candidate":
+            entry["error"] = f"{entry['error']}: {why}"
 
 
 def _clean_candidates(entries: list[CompareConfig], workspace: Path) -> None:
@@ -257,7 +278,8 @@ def run_oracle(cfg: OracleConfig, workspace: Path, out_dir: Path, store: Path | 
     started = time.monotonic()
     scan = start_scan(workspace, entries, refs, cfg.embedded_run, cfg.compare, base, computed)
     results = [_one(comp, workspace, store, scan, inodes, tree) for comp in entries]
-    problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout)] if p] + tampered
+    _not_written(results, result, boundary)
+    problems = setup_problems + [p for p in [_command_problem(result, cfg.timeout, boundary)] if p] + tampered
     if result is not None and result.get("status") not in (0, None):
         hint = missing_reference_hint(result.get("stderr_tail", []), _visible_refs(cfg, workspace), workspace)
         problems += [hint] if hint else []

@@ -29,11 +29,11 @@ SCAN_VALUES = 1 << 20  # of a field, the embedded-values scan looks at the first
 BLOCK_ELEMENTS = 1 << 19  # 4 MB of float64 per temporary: the dozen passes over a block stay in cache
 
 
-def _same_shape(cand: Field, ref: Field) -> None:
+def _same_shape(cand: Field, ref: Field, cfg: CompareConfig, label: str) -> None:
     if cand.shape != ref.shape:
         raise OracleInputError(f"{cand.where} has shape {cand.shape} and its reference {ref.shape}"
-                               f"{stated_lengths(cand, ref)}; write the candidate on the reference's grid (same "
-                               "dimensions, same order)", "both", "wrong shape")
+                               f"{stated_lengths(cand, ref)}{_along(cand, ref, cfg, label)}; write the candidate on "
+                               "the reference's grid (same dimensions, same order)", "both", "wrong shape")
     for axis, (a, b) in enumerate(zip(cand.coords, ref.coords)):
         if a is None or b is None:
             continue
@@ -69,7 +69,7 @@ def _blocks(found: Field):
 
 def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> dict:
     """The comparison's result: one entry in ``columns`` (the field), with ``where_*`` locations."""
-    _same_shape(cand, ref)
+    _same_shape(cand, ref, cfg, label)
     rtol, atol, scale = _tolerances(cfg, label, label)
     fixed = _scale_of(cfg, scale, ref)
     total = ref.size
@@ -132,6 +132,9 @@ def compare_fields(cfg: CompareConfig, cand: Field, ref: Field, label: str) -> d
              "max_rel": rel_at, "x_max_rel": float(i_rel), "row_max_rel": i_rel, "where_max_rel": _at(ref, i_rel),
              "rel_worst": rel_worst, "passed": failing == 0}
     found.update(_quoted(cand, ref, worst, first_bad, where_finite), nan=nan)
+    storage = storage_words(cand, rtol, atol) if failing else None
+    if storage:
+        found["storage"] = storage
     found["median_rel"], found["p95_rel"] = _percentiles(rel_all)
     del rel_all
     if ratio_at == 0:  # every element equal: is that a copy, or values that carry no information?
@@ -163,6 +166,57 @@ def field_entry(comp: CompareConfig, ref_path: Path, ref_part: str | None, cand_
     if "distinct" in result:  # the copy finding reads it from the entry (copies.py)
         found["distinct"] = result.pop("distinct")
     return found
+
+
+TIME_AXES = {"t", "time", "times", "step", "steps", "frame", "frames", "nt", "record", "iteration"}
+
+
+def _along(cand: Field, ref: Field, cfg: CompareConfig, label: str) -> str:
+    """Where the shapes differ along one axis only: which axis, how many frames (or points) each side has, and
+    whether what was written matches the reference's first ones (a run cut short, not a wrong one)."""
+    if len(cand.shape) != len(ref.shape):
+        return ""
+    axes = [i for i, (a, b) in enumerate(zip(cand.shape, ref.shape)) if a != b]
+    if len(axes) != 1:
+        return ""
+    axis = axes[0]
+    n, m = cand.shape[axis], ref.shape[axis]
+    name = ref.dims[axis] if axis < len(ref.dims) and ref.dims[axis] else f"axis {axis}"
+    unit = "frames" if str(name).lower() in TIME_AXES else "points"
+    if n > m:
+        return f"; along {name}: {n} {unit} written, the reference has {m}"
+    said = f"; along {name}: {n} of {m} {unit} written"
+    if n == 0 or cand.size * 8 > 1 << 30:  # nothing to compare, or too large to read at once on an error path
+        return said
+    part = tuple(slice(0, n) if i == axis else slice(None) for i in range(len(ref.shape)))
+    try:
+        c = np.asarray(cand.source[...], dtype=np.float64).reshape(-1)
+        r = np.asarray(ref.source[part], dtype=np.float64).reshape(-1)
+    except Exception:  # noqa: BLE001 - the shape finding stands on its own; this is only its detail
+        return said
+    rtol, atol, scale = _tolerances(cfg, label, label)
+    with np.errstate(all="ignore"):
+        diff = np.abs(c - r)
+        if not diff.any() and np.array_equal(np.isnan(c), np.isnan(r)):
+            return said + f"; the {n} written match bit for bit"
+        fixed = _scale_of(cfg, scale, ref)
+        ratio = point_ratios(diff, np.abs(r) if fixed is None else np.full(len(r), fixed), rtol, atol, cfg.tolerance)
+    worst = float(np.nanmax(ratio)) if ratio.size else 0.0
+    if np.isfinite(worst) and worst <= 1:
+        return said + f"; the {n} written match within the tolerance"
+    return said + f"; the {n} written differ from the reference's first {n} ({worst:.3g}x the tolerance)"
+
+
+def storage_words(cand: Field, rtol: float, atol: float) -> str | None:
+    """A candidate stored in a floating type too coarse for the tolerance (float32 against rtol 1e-10): no value it
+    can hold meets it, whatever the solver computes."""
+    if cand.dtype.kind != "f" or cand.dtype.itemsize >= 8 or rtol <= 0:
+        return None
+    eps = float(np.finfo(cand.dtype).eps)
+    if rtol >= eps:
+        return None
+    return (f"the candidate stores {cand.dtype} values (relative spacing {eps:.2g}), which cannot meet rtol {rtol:g}: "
+            "write it as float64")
 
 
 def stated_lengths(cand: Field, ref: Field) -> str:

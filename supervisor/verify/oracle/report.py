@@ -98,7 +98,7 @@ def _column_line(entry: dict, col: dict) -> str:
         return (f"{head}: {bad}; {col['failing']} of {col['points']} points fail vs rtol {col['rtol']:g}, atol "
                 f"{col['atol']:g}")
     return (f"{head}: {worst_words(entry, col)} ({fmt_ratio(col['ratio'])}x the tolerance); {col['failing']} of "
-            f"{col['points']} points fail")
+            f"{col['points']} points fail" + (f"; {col['storage']}" if col.get("storage") else ""))
 
 
 def _entry_lines(entry: dict) -> list[str]:
@@ -150,6 +150,8 @@ def _worst_phrase(entry: dict) -> str:
     bad = nonfinite_words(entry, col, counted=False)
     if bad:  # never "inf > rtol": the candidate is not a number there
         return f"{prefix}{what} {bad}"
+    if not float(col["ratio"]) and not col.get("nonfinite"):  # bit for bit: no point is worse than another
+        return f"{prefix}{what} equal to its reference at every point"
     if col["ratio"] <= 1:  # the bound that held, never "0.0499 <= rtol 0.001"
         return f"{prefix}{what} {passing_words(entry, col)}"
     if col.get("ref_zero_worst"):  # no relative error to quote: the absolute one against atol
@@ -160,7 +162,7 @@ def _worst_phrase(entry: dict) -> str:
     if col["ratio"] > 1 and "ref_worst" in col:  # a failing worst point: its absolute error and |ref| beside
         line += (f", |cand - ref| = {fmt(float(col.get('abs_worst', col['max_abs'])))}, |ref| = "
                  f"{fmt(abs(float(col['ref_worst'])))}, atol {col['atol']:g}")
-    return line
+    return line + (f"; {col['storage']}" if col.get("storage") else "")
 
 
 def summary_line(entries: list[dict], problems: list[str]) -> str:
@@ -177,7 +179,8 @@ def summary_line(entries: list[dict], problems: list[str]) -> str:
         text = f"oracle: {len(failing)} of {len(entries)} comparisons fail (worst: {_worst_phrase(worst)})"
     else:
         worst = max(entries, key=_ratio)
-        text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})"
+        text = f"oracle: all {len(entries)} comparisons pass (worst: {_worst_phrase(worst)})" if _ratio(worst) else \
+            f"oracle: all {len(entries)} comparisons pass, equal to their references at every point"
         if problems:  # what fails the check leads: a FAIL that opened with "all pass" read as a pass
             count = f"{len(problems)} finding{'s' * (len(problems) > 1)}"
             return (f"oracle: {count} {'fails' if len(problems) == 1 else 'fail'} it: " + "; ".join(problems)
