@@ -30,7 +30,7 @@ from nightshift.supervisor.verify.oracle.readers import split_part
 
 if TYPE_CHECKING:
     from nightshift.supervisor.cli.init.goal_words import Tolerance
-    from nightshift.supervisor.cli.init.references import Comparison, Survey
+    from nightshift.supervisor.cli.init.survey import Comparison, Survey
 
 SUMMARY_LIMIT = 8  # derived tolerances listed one a line in init's summary; the rest are counted
 

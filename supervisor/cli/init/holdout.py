@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from nightshift.supervisor.gitguard import run_git
-from nightshift.supervisor.cli.init.references import Survey
+from nightshift.supervisor.cli.init.survey import Survey
 from nightshift.supervisor.errors import UserError
 from nightshift.supervisor.run.paths import make_private_dir, user_state_dir
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from nightshift.supervisor.cli.init.derived_atol import Derived, block_overrides, derive, field_overrides, summary_lines
-from nightshift.supervisor.cli.init.goal_words import Tolerance, goal_tolerances, short_name
+from nightshift.supervisor.cli.init.derived_atol import block_overrides, derive, field_overrides, summary_lines
+from nightshift.supervisor.cli.init.goal_words import goal_tolerances, short_name
+from nightshift.supervisor.cli.init.survey import Comparison, Survey
 from nightshift.supervisor.verify.oracle.layout import monotonic
 from nightshift.supervisor.verify.oracle.peek import DataSet, peek_file
 from nightshift.supervisor.verify.oracle.pointers import absent_content
@@ -30,30 +30,6 @@ NOT_DATA = {".py": "a script", ".sh": "a script", ".ipynb": "a notebook", ".jl":
             ".gz": "an archive", ".tar": "an archive", ".tgz": "an archive", ".zip": "an archive",
             ".xz": "an archive", ".bz2": "an archive", ".pkl": "a pickle", ".so": "a binary", ".o": "a binary"}
 X_NAMES = ("l", "ell", "L", "k", "x", "t", "z", "r", "time", "times", "a", "tau")
-
-@dataclass
-class Comparison:
-    name: str
-    reference: str
-    candidate: str
-    x: str | int | None
-    columns: list[str | int]
-    rows_seen: int
-    notes: list[str] = field(default_factory=list)
-    heldout: bool = False  # --holdout: the reference moved to nightshift's private store (cli/init_holdout.py)
-    fields: list[str] = field(default_factory=list)  # N-d fields of the file, each compared over all its elements
-    shapes: list[tuple[int, ...]] = field(default_factory=list)  # the fields' shapes, for the comment
-    derived: list[Derived] = field(default_factory=list)  # atol from the reference's scale (cli/init/derived_atol.py)
-    sample: object = None  # a table's first rows as the survey read them (peek.py): what a big table's scale starts from
-
-
-@dataclass
-class Survey:
-    comparisons: list[Comparison]
-    skipped: list[tuple[str, str]]  # (file relative to the workspace, why it is not compared)
-    tolerance: Tolerance
-    own: dict[str, Tolerance] = field(default_factory=dict)  # a field's own, where the goal names it (short_name)
-
 
 def pick_x(names: list[str | None], columns) -> int | None:
     """The x column: a monotonic column, preferring a usual grid name, then any named one (a pandas index, an

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from nightshift.supervisor import gitops
 from nightshift.supervisor.cli.init.judge_choice import JudgeChoice, choose_judge
-from nightshift.supervisor.cli.init.references import Survey, oracle_section, survey_references
+from nightshift.supervisor.cli.init.references import oracle_section, survey_references
+from nightshift.supervisor.cli.init.survey import Survey
 from nightshift.supervisor.config.schema import CONFIG_NAME, parse_config
 from nightshift.supervisor.resources import render
 from nightshift.supervisor.errors import UserError
