@@ -118,3 +118,54 @@ def test_a_test_that_cannot_run_twice_in_one_process_is_not_held_against_honest_
     out.mkdir()
     check = check_tests(COMMAND, ws, 120, out, True, Ratchet(kept=ids, baseline=ids))
     assert check.passed and not any("forge" in line or "apart" in line for line in check.lines), check.lines
+
+
+FORGE_PLUGIN = CONFTEST  # the same ten lines, loaded by pytest as a plugin by entry point instead of as a conftest
+ENTRY_POINTS = "[pytest11]\nforge = forge_plugin\n"
+
+
+def _with_entry_point(ws: Path) -> Path:
+    """A plugin registered as a distribution in the workspace's top folder: `PYTHONPATH=.` puts it on pytest's path,
+    and pytest loads every [pytest11] entry point it finds there."""
+    (ws / "forge_plugin.py").write_text(FORGE_PLUGIN)
+    (ws / "forge-1.0.dist-info").mkdir()
+    (ws / "forge-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: forge\nVersion: 1.0\n")
+    (ws / "forge-1.0.dist-info" / "entry_points.txt").write_text(ENTRY_POINTS)
+    return ws / "forge-1.0.dist-info" / "entry_points.txt"
+
+
+def test_a_plugin_the_agent_registers_by_entry_point_is_moved_aside_and_its_forgery_named(tmp_path):
+    """A new entry point on the tests' path is test configuration: moved aside before the graded run, like a new
+    conftest.py; where it runs all the same (a verdict's own run with it in place), the sentinels name the forgery."""
+    from nightshift.supervisor.verify.boundary import move_new_config
+    from nightshift.supervisor.verify.suite_config import config_files
+
+    ws = _workspace(tmp_path, WRONG)
+    (tmp_path / "store").mkdir()
+    made = _with_entry_point(ws)
+    assert made in config_files(ws, {ws / "tests" / "test_lib.py"})
+    out = tmp_path / "out"
+    out.mkdir()
+    forged = check_tests(f"PYTHONPATH=. {COMMAND}", ws, 120, out, True, Ratchet(kept=set(IDS), baseline=set(IDS)))
+    assert not forged.passed and any("must fail as passed" in line for line in forged.lines), forged.lines
+    moved = move_new_config(ws, tmp_path / "store", set(IDS), tmp_path / "aside")  # (pytest.ini is new here too)
+    where = moved["forge-1.0.dist-info/entry_points.txt"]
+    assert where == str(tmp_path / "aside" / "forge-1.0.dist-info" / "entry_points.txt"), moved
+    assert not made.exists()
+    again = tmp_path / "again"
+    again.mkdir()
+    honest = check_tests(f"PYTHONPATH=. {COMMAND}", ws, 120, again, True, Ratchet(kept=set(IDS), baseline=set(IDS)))
+    assert not honest.passed and not any("forge" in line for line in honest.lines), honest.lines  # wrong, honestly
+
+
+def test_an_entry_point_without_a_pytest_plugin_is_not_test_configuration(tmp_path):
+    """Honest shape: a project's own distribution metadata (console scripts) stays the agent's to edit. (A link is
+    never followed to find one, as for conftest.py: what loads through a link is left to the sentinels.)"""
+    from nightshift.supervisor.verify.suite_config import config_files
+
+    ws = _workspace(tmp_path, HONEST)
+    (ws / "tool-1.0.dist-info").mkdir()
+    (ws / "tool-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\ntool = lib:add\n")
+    assert config_files(ws, {ws / "tests" / "test_lib.py"}) == {ws / "pytest.ini"}
+    check = _verdict(ws, tmp_path)
+    assert check.passed, check.lines

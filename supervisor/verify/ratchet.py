@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nightshift.supervisor.verify.suite_config import SELECTING
+from nightshift.supervisor.verify.suite_config import SELECTING, WHOLE_FILE
 
 SHOWN = 30  # regressions named in the verdict (every one is in the turn's tests/regressions.txt)
 GOAL = "a goal test, failing when the run began: the goal's tests are the user's"
@@ -136,7 +136,7 @@ def judge(ratchet: Ratchet, results: dict[str, dict[str, str]], root: Path) -> t
         regressed.append(test_id)
         lines.append(line)
     for rel in sorted(ratchet.restored):  # what selects the tests: an edit there can change what runs
-        if Path(rel).name in SELECTING and ratchet.kept:
+        if (Path(rel).name in SELECTING or Path(rel).name in WHOLE_FILE) and ratchet.kept:
             regressed.append(rel)
             lines.append(f"changed: {rel} ({'deleted' if ratchet.restored[rel] is None else 'edited'}: it is the test "
                          "configuration that selects the ratchet's tests; nightshift put it back)")

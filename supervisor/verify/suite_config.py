@@ -1,6 +1,8 @@
 """The test configuration that selects a suite's tests: the files pytest reads to decide what runs (every conftest.py
-on the way to a test, and the rootdir's pytest.ini, tox.ini, setup.cfg or pyproject.toml), and the startup files
-Python runs before it (sitecustomize.py, usercustomize.py). The test ratchet keeps
+on the way to a test, and the rootdir's pytest.ini, tox.ini, setup.cfg or pyproject.toml), the startup files
+Python runs before it (sitecustomize.py, usercustomize.py), and the plugins it loads by entry point from a folder
+on its path (a *.dist-info or *.egg-info whose entry_points.txt has a [pytest11] section: `PYTHONPATH=.` puts the
+workspace's own on it). A *.pth file is read only in a site folder, which a verdict's tree is not. The test ratchet keeps
 them with the files of its tests: an edit there can deselect, skip or xfail a test without touching it.
 """
 from __future__ import annotations
@@ -31,7 +33,19 @@ def config_files(workspace: Path, test_files: set[Path]) -> set[Path]:
             path = folder / name
             if path.is_file() and not path.is_symlink() and (section is None or section in _text(path)):
                 found.add(path)
+        found |= _entry_points(folder)
     return found
+
+
+def _entry_points(folder: Path) -> set[Path]:
+    """The plugins pytest would load from ``folder`` by entry point (never through a link)."""
+    out = set()
+    for pattern in ("*.dist-info/entry_points.txt", "*.egg-info/entry_points.txt"):
+        for path in folder.glob(pattern):
+            if not path.parent.is_symlink() and path.is_file() and not path.is_symlink() \
+                    and "[pytest11]" in _text(path):
+                out.add(path)
+    return out
 
 
 # Files pytest reads to decide what runs, and the section that makes a shared file one of them (a pyproject.toml
@@ -44,7 +58,7 @@ SELECTING = {"conftest.py": None, "pytest.ini": None, ".pytest.ini": None, "tox.
 
 
 # The files that are pytest's configuration and nothing else: one the agent adds beside kept tests is moved aside.
-WHOLE_FILE = ("conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py")
+WHOLE_FILE = ("conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py", "entry_points.txt")
 
 
 def _text(path: Path) -> str:
