@@ -73,7 +73,8 @@ def test_a_solver_that_reads_the_answers_never_ends_done(workspace, tmp_path, so
     finally:
         proc.kill()
     outcome = [e["data"]["outcome"] for e in workspace.events(run) if e["type"] == "run.finished"]
-    assert outcome == ["stopped"]  # it rested unverified until the user stopped it: never done
+    # it rests unverified: held by its budget (no supervisor left, the stop queued for a resume) or stopped; never done
+    assert "done" not in outcome and (outcome == ["stopped"] or "run.paused" in workspace.types(run)), outcome
     assert (ws / "reference" / "result.dat").read_text() == REFERENCE
 
 
