@@ -94,9 +94,11 @@ def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_ho
     ended = [(d["lane"], d["outcome"]) for d in fleet.of("lane.ended")]
     firsts = [k for k, outcome in ended if outcome == "verified"]
     assert firsts == [1, 2], show(fleet)  # the worse lane was verified first
-    assert (3, "failed") in ended and (1, "dominated") in ended
-    three = next(d for d in fleet.of("lane.verified") if d["lane"] == 3)
-    assert not three["passed"] and "tests" in three["summary"]
+    # lane 3's own verdicts already run in a clean checkout of its commit (the ignored check.txt is not there): its
+    # claim never passes, and it spends its budget; a lane's verdict the fleet re-checks fails it, if it gets there
+    assert (3, "spent") in ended or (3, "failed") in ended, ended
+    assert (1, "dominated") in ended
+    assert not any(d["passed"] for d in fleet.of("lane.verified") if d["lane"] == 3)
     decided = fleet.of("fleet.decided")[0]
     assert decided["winner"] == 2 and "lowest worst error over tolerance (0.0118, held-out" in decided["reason"]
     assert 0.8 < next(d for d in fleet.of("lane.verified") if d["lane"] == 1)["metric"] < 0.9  # ranked with held-out
@@ -119,7 +121,7 @@ def test_select_best_keeps_the_lowest_error_and_a_claim_only_the_lanes_folder_ho
     assert "lane 1: its own choice: dominated, worst error / tolerance 0.5" in report.stdout
     from pathlib import Path
     page = Path(report.stdout.splitlines()[0].split(": ", 1)[1]).read_text()  # "report of run X: <path>"
-    assert "<table id=lanes>" in page and page.count("<tr><td>") >= 3 and "failed the fleet&#x27;s check" in page
+    assert "<table id=lanes>" in page and page.count("<tr><td>") >= 3
     assert "<td>dominated</td><td>0.501</td><td>0.501</td>" in page  # lane 1's accuracy over its verdicts, then its end
 
 
