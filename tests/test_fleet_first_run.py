@@ -1,6 +1,6 @@
 """A new user's first fleet, typed as they would: `nightshift init`, write the oracle, commit, `nightshift run
---lanes 3`. The preflight's oracle writes out/result.dat after the commit; a fleet refuses only for changes to
-tracked files, so it starts, and its start line names the untracked file its lanes will not see. The real Claude
+--lanes 3`. The preflight's oracle runs in a clean checkout of the commit, so the workspace stays as committed and
+the fleet starts with nothing its lanes would miss (a fleet refuses only for changes to tracked files). The real Claude
 Code CLI runs the lanes against the fake model API (only the model is faked)."""
 from __future__ import annotations
 
@@ -56,10 +56,11 @@ def test_init_oracle_commit_then_run_lanes_3_starts_and_names_what_the_lanes_mis
 
     proc = nightshift("run", "--lanes", "3", cwd=ws, timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (ws / "out" / "result.dat").is_file()  # the preflight's oracle wrote it, after the user's commit
+    # the preflight's oracle ran where every verdict runs it, in a clean checkout of the commit (#45): the workspace
+    # stays as the user committed it, so the lanes miss nothing of it
+    assert not (ws / "out" / "result.dat").exists()
     start = next(line for line in proc.stdout.splitlines() if line.startswith("run "))
-    assert "(3 lanes)" in start and "do not see 2 untracked file(s): out/heldout.dat, out/result.dat" in start, \
-        proc.stdout
+    assert "(3 lanes)" in start and "untracked" not in start, proc.stdout
     run_dir = next((ws / ".nightshift" / "runs").glob("*"))
     wait_for(lambda: any(e["type"] == "lane.created" for e in events(run_dir)), timeout=120,
              what="the fleet to make its lanes")

@@ -37,7 +37,11 @@ def test_links_out_and_fifos_are_named_never_read_or_written_through(workspace, 
             f"ln -s {secret} out/result.dat; mkfifo out/piped.dat")
     # the agent's own link in out/ is stale output, removed before the oracle command runs (never its target); the
     # command then makes one itself: what the oracle measures is the command's output, a link out named, never read
-    oracle = ORACLE.replace('command = "true"', f'command = "mkdir -p out; ln -sfn {secret} out/result.dat"')
+    # command then makes one itself: what the oracle measures is the command's output, a link out named, never read.
+    # The agent's FIFO is no part of its commit (git holds none), so the verdict's clean checkout never meets it: the
+    # command makes one there too, where the verdict reads its candidates
+    oracle = ORACLE.replace('command = "true"', f'command = "mkdir -p out; ln -sfn {secret} out/result.dat; '
+                                                'rm -f out/piped.dat; mkfifo out/piped.dat"')
     workspace.configure({"default": [["shell", swap], ["write", "check.txt", "ok"], ["claim", "done", "done"]]},
                         backend="local", pushbacks=1, max_shifts=1, extra=oracle)
     run = workspace.create_run()
