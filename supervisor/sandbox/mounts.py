@@ -121,7 +121,11 @@ def bwrap_argv(ns: Namespace) -> list[str]:
     if dotgit.is_dir() and not dotgit.is_symlink():  # a mount point: the agent cannot swap .git for another one
         argv += ["--bind", str(dotgit), str(dotgit)]
     outside = [p for p in ns.writable if not p.is_relative_to(ws) and p.exists()]
-    for path in outside:
+    # Bound after the hides, so a folder named writable stays reachable inside a hidden one (a command run in the
+    # verdict's tree writes its report into the run's folder, inside the hidden workspace); before them where it
+    # holds something hidden (the hides then cover that again)
+    early = [p for p in outside if any(Path(h).is_relative_to(p) for h in ns.hidden)]
+    for path in early:
         argv += ["--bind", str(path), str(path)]
     hidden_folders = [p for p in ns.hidden if p.is_dir()]
     for path in ns.read_only:  # before the hidden ones: a bind of a folder would bring back what is hidden in it
@@ -129,6 +133,9 @@ def bwrap_argv(ns: Namespace) -> list[str]:
             argv += ["--ro-bind", str(path), str(path)]
     hides, empty_folders = hide_argv(ns)
     argv += hides
+    for path in outside:
+        if path not in early:
+            argv += ["--bind", str(path), str(path)]
     for path in ns.writable:
         if path.is_relative_to(ws) and path.exists() and not _within(path, empty_folders):
             argv += ["--bind", str(path), str(path)]
