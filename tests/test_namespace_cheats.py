@@ -54,7 +54,7 @@ def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path
                  ["claim", "done", "it matches"]],
         "default": [["write", "solver.py", HONEST], ["claim", "done", "honest now"]],
     }, backend=backend, pushbacks=3, max_shifts=1,
-        test_command=f"ls /tmp > tmp-seen.txt; {sys.executable} -m pytest -q tests",
+        test_command=f"echo TMP-SEEN; ls /tmp; {sys.executable} -m pytest -q tests",  # /tmp as the command sees it
         extra=oracle_block(str(held)) + (SLURM if backend == "slurm" else ""))
     config_before = (ws / "nightshift.toml").read_text()
     run = workspace.create_run()
@@ -64,7 +64,10 @@ def test_every_door_from_the_agents_turn_is_closed_and_named(workspace, tmp_path
     for name in ("stolen.dat", "stolen2.dat", "stolen3.dat"):
         assert not (ws / name).exists() or (ws / name).read_text() == "", name
     assert str(held) not in (ws / "found.txt").read_text()
-    assert planted not in (ws / "tmp-seen.txt").read_text() and not (Path("/tmp") / planted).exists()
+    # the test command runs in the verdict's clean checkout (gone with the run): what it saw is in its logs
+    logs = [p.read_text(errors="replace") for p in run.root.rglob("tests.log")]
+    assert any("TMP-SEEN" in log for log in logs), "the test command's output was not logged"
+    assert not any(planted in log for log in logs) and not (Path("/tmp") / planted).exists()
     assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
     # nothing protected changed
     assert (ws / "tests" / "test_ref.py").read_text() == TEST
