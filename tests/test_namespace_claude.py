@@ -109,6 +109,9 @@ def test_a_test_that_passes_mid_shift_is_protected_before_the_next_launch(worksp
     config = (ws / "nightshift.toml").read_text().replace(
         'test_command = "test \\"$(cat check.txt)\\" = ok"', f'test_command = "{sys.executable} -m pytest -q tests"')
     (ws / "nightshift.toml").write_text(config)
+    (ws / "tests").mkdir(exist_ok=True)  # the suite the command names is there at the start (#46 refuses one that is not)
+    (ws / "tests" / "test_start.py").write_text("def test_start():\n    pass\n")
+    subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "pytest"], cwd=ws, check=True)
     test_file = str(ws / "tests" / "test_ok.py")
     honest = "def test_ok():\n    assert open('check.txt').read() == 'ok'\n"
