@@ -67,7 +67,7 @@ def test_check_in_a_terminal_prints_each_line_as_it_finishes_and_says_the_slow_s
     ws = slow_workspace(tmp_path)
     chunks = under_pty([sys.executable, "-m", "nightshift.supervisor.cli.main", "check", str(ws)])
     config, status = first_seen(chunks, b"ok    config"), first_seen(chunks, b"check: running the tests")
-    tests, end = first_seen(chunks, b"ok    tests"), chunks[-1][0]
+    tests, end = first_seen(chunks, b"  tests        "), chunks[-1][0]
     # the config line was on the screen while the slow test command still ran (twice: 2 x SLOW seconds)
     assert config < status < tests and tests - config >= SLOW, (config, status, tests)
     # the status line counts the seconds of the step under way
@@ -80,7 +80,7 @@ def test_check_in_a_terminal_prints_each_line_as_it_finishes_and_says_the_slow_s
 def test_check_in_a_pipe_prints_the_lines_and_nothing_of_the_status_line(tmp_path):
     ws = slow_workspace(tmp_path)
     out = nightshift("check", str(ws), timeout=120)
-    assert "ok    config" in out.stdout and "ok    tests" in out.stdout, out.stdout + out.stderr
+    assert "ok    config" in out.stdout and "  tests        " in out.stdout, out.stdout + out.stderr
     assert "check:" not in out.stdout + out.stderr and "\x1b" not in out.stdout + out.stderr, out.stderr
     assert "(0 s)" not in out.stderr
 

@@ -53,7 +53,7 @@ def test_claude_codes_tool_calls_meet_a_closed_sandbox(workspace, fake_claude, s
         item = json.loads(line)
         found[item["surface"]] = item
     expected = {"capabilities", "mounts", "unix sockets", "abstract sockets", "socket environment", "terminals and /dev", "/dev/shm",
-                "TIOCSTI", "syscalls", "credentials"} | ({"session"} if mode == "headless" else set())
+                "TIOCSTI", "syscalls", "credentials", "processes", "host /tmp"} | ({"session"} if mode == "headless" else set())
     assert set(found) == expected, found
     for name, item in found.items():
         assert item["closed"], item
