@@ -29,6 +29,10 @@ def stage_candidate(workspace: Path, index: Path, max_bytes: int = MAX_COMMIT_BY
         regular = False
     if regular:
         shutil.copyfile(real, index, follow_symlinks=False)
+        # the copy keeps the index's own times: git tells a file changed within the second the index was written
+        # ("racily clean") by comparing with the index file's mtime, and a copy made now hid every such change (a
+        # one-byte file rewritten within a second went into the verdict's tree as its old blob)
+        shutil.copystat(real, index, follow_symlinks=False)
     elif index.exists():
         index.unlink()  # git wants a missing index, not an empty file
     env = {"GIT_INDEX_FILE": str(index)}
