@@ -56,9 +56,10 @@ def run_until_it_stops(ws):
     types = lambda: [e["type"] for e in read_events(run.events).events]  # noqa: E731
     try:
         wait_for(lambda: "run.finished" in types() or "run.paused" in types(), timeout=240, what="the run to stop")
-        if "run.finished" not in types():
+        if "run.finished" not in types():  # held by its budget: its supervisor ends there, a stop is queued (#47)
             nightshift("stop", run.run_id)
-            wait_for(lambda: "run.finished" in types(), timeout=60, what="the run to finish after stop")
+            wait_for(lambda: "run.finished" in types() or proc.poll() is not None, timeout=60,
+                     what="the run to finish after stop, or its held supervisor to end")
         proc.wait(timeout=60)
     finally:
         proc.kill()
