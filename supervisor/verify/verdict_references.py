@@ -11,17 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nightshift.supervisor.run.paths import make_private_dir
-from nightshift.supervisor.verify.verdict_tree import clear_place
+from nightshift.supervisor.verify.verdict_tree import clear_place, identity
 
 REFERENCES = "references.json"  # path -> [the source's stat, the copy's (inode, ctime_ns)] of each reference placed
-
-
-def _stat(path: Path) -> list[int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return [st.st_ino, st.st_ctime_ns]
 
 
 def place_references(tree: Path, workspace: Path, visible: list[Path]) -> dict[tuple[int, int], str]:
@@ -42,10 +34,10 @@ def place_references(tree: Path, workspace: Path, visible: list[Path]) -> dict[t
         st = source.stat()
         stamp = [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
         target = Path(tree) / rel
-        if known.get(rel, [None])[0] != stamp or known[rel][1] != _stat(target):
+        if known.get(rel, [None])[0] != stamp or known[rel][1] != identity(target):
             target = clear_place(Path(tree), rel.split("/"))
             shutil.copyfile(source, target, follow_symlinks=False)
-        placed[rel] = [stamp, _stat(target)]
+        placed[rel] = [stamp, identity(target)]
     (home / REFERENCES).write_text(json.dumps(placed))
     copies = {}
     for rel in placed:

@@ -134,7 +134,8 @@ def clear_place(root: Path, parts: list[str]) -> Path:
     return target
 
 
-def _stat(path: Path) -> list[int] | None:
+def identity(path: Path) -> list[int] | None:
+    """A file's inode and ctime (what tells a copy of ours from one a command rewrote; no one can set a ctime)."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -204,7 +205,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
         _remove(root, path)
         found.removed.append(path)
     found.written = [p for p in sorted(entries) if old.get(p, [None, None])[:2] != list(entries[p])
-                     or _stat(root / p) != old[p][2:]]
+                     or identity(root / p) != old[p][2:]]
     (home / MANIFEST).unlink(missing_ok=True)  # a crash while writing leaves no manifest: all is written next time
     made: list[str | None] = []  # the git there is made while the files are written (it touches only .git)
     maker = None if git_kept(home, root, tree) else \
@@ -216,7 +217,7 @@ def sync(workspace: Path, home: Path, leave_out: set[str], max_bytes: int = MAX_
     finally:
         if maker is not None:
             maker.join()
-    manifest = {p: [*entries[p], *(_stat(root / p) or [0, 0])] for p in entries}
+    manifest = {p: [*entries[p], *(identity(root / p) or [0, 0])] for p in entries}
     found.notes += [p for p in made if p]
     remember_git(home, root, tree)
     (home / MANIFEST).write_text(json.dumps(manifest))
