@@ -21,6 +21,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -234,3 +236,28 @@ def control_paths(workspace: Path) -> list[Path]:
             if (config.parent / "HEAD").exists():
                 out += [config, config.parent / "hooks", config.parent / "info"]
     return list(dict.fromkeys(out))
+
+
+@contextmanager
+def cat_file_batch(argv: list[str], env: dict[str, str], shas: list[str], cwd: Path | None = None):
+    """``git ... cat-file --batch`` (``argv``, the caller's guarded git) over ``shas``, its output read as a stream
+    (a blob of gigabytes never sits in memory); the ids are fed from a thread so neither side waits on a full pipe.
+    Shared by the verdict's tree and the attestation's --rerun checkout."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env)
+
+    def feed() -> None:
+        try:
+            proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        yield proc.stdout
+    finally:
+        proc.kill()
+        proc.wait()
+        feeder.join(timeout=5)

@@ -13,12 +13,10 @@ import json
 import os
 import subprocess
 import tempfile
-import threading
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from nightshift.supervisor.errors import UserError
-from nightshift.supervisor.gitguard import safe_env
+from nightshift.supervisor.gitguard import cat_file_batch, safe_env
 
 NOTES_REF = "refs/notes/nightshift"
 SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
@@ -100,29 +98,9 @@ def _safe_parts(path: bytes) -> list[str]:
     return list(parts)
 
 
-@contextmanager
 def _batch(repo: Path, shas: list[str]):
-    """git cat-file --batch over ``shas``, its output read as a stream (a blob of gigabytes never sits in memory);
-    the names are fed from a thread so neither side waits on a full pipe."""
-    proc = subprocess.Popen(["git", *SAFE, "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env(repo))
-
-    def feed() -> None:
-        try:
-            for sha in shas:
-                proc.stdin.write(f"{sha}\n".encode())
-            proc.stdin.close()
-        except OSError:
-            pass
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    try:
-        yield proc.stdout
-    finally:
-        proc.kill()
-        proc.wait()
-        feeder.join(timeout=5)
+    """The blobs of ``shas``, streamed (gitguard.cat_file_batch) by this module's guarded git."""
+    return cat_file_batch(["git", *SAFE, "-C", str(repo), "cat-file", "--batch"], git_env(repo), shas)
 
 
 def _write_blob(dest: Path, parts: list[str], mode: str, stream, size: int) -> None:

@@ -26,13 +26,12 @@ import os
 import shutil
 import subprocess
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nightshift.supervisor.candidate_index import stage_candidate
 from nightshift.supervisor.commit_refusals import MAX_COMMIT_BYTES
-from nightshift.supervisor.gitguard import run_git, safe_env
+from nightshift.supervisor.gitguard import cat_file_batch, run_git, safe_env
 from nightshift.supervisor.run.paths import STATE_DIR_NAME, make_private_dir, user_state_dir
 from nightshift.supervisor.sandbox.boundary import Boundary
 from nightshift.supervisor.sandbox.mounts import HOST_TMP
@@ -55,27 +54,9 @@ class VerdictTree:
     notes: list[str] = field(default_factory=list)
 
 
-@contextmanager
 def _blobs(workspace: Path, shas: list[str]):
-    """git cat-file --batch over ``shas``, read as a stream (a blob of gigabytes never sits in memory); the ids are
-    fed from a thread so neither side waits on a full pipe."""
-    proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=workspace, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=safe_env(workspace))
-
-    def feed() -> None:
-        try:
-            proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
-            proc.stdin.close()
-        except OSError:
-            pass
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    try:
-        yield proc.stdout
-    finally:
-        proc.kill()
-        proc.wait()
-        feeder.join(timeout=5)
+    """The candidate's blobs, streamed (gitguard.cat_file_batch) with the guarded environment."""
+    return cat_file_batch(["git", "cat-file", "--batch"], safe_env(workspace), shas, cwd=workspace)
 
 
 def _safe(path: str) -> None:
